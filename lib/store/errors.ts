@@ -1,0 +1,36 @@
+/**
+ * Typed store errors. Every error names the object it concerns (`uri`) so a user
+ * reading a one-line message knows what failed and where.
+ */
+export interface StoreErrorOptions {
+  /** Full URI of the object or prefix concerned, e.g. `s3://bucket/t.lance/_versions/1.manifest`. */
+  uri: string;
+  cause?: unknown;
+}
+
+export class StoreError extends Error {
+  readonly uri: string;
+  constructor(message: string, options: StoreErrorOptions) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.uri = options.uri;
+  }
+}
+
+/** The object does not exist (S3 404 NoSuchKey / NotFound, ENOENT on disk). */
+export class NotFoundError extends StoreError {}
+
+/** A conditional write lost: If-Match saw another ETag, or If-None-Match: * saw an existing object (S3 412). */
+export class PreconditionFailedError extends StoreError {}
+
+/** A conflicting operation landed during a conditional write (S3 409 ConditionalRequestConflict): retry. */
+export class ConflictError extends StoreError {}
+
+/** The caller lacks permission (S3 403 AccessDenied, EACCES on disk). */
+export class AccessDeniedError extends StoreError {}
+
+/** The store could not be reached or answered with a server error after the SDK's retries. */
+export class StoreUnavailableError extends StoreError {}
+
+/** A key that would escape the store's root (`..`, absolute, empty segment) or a URI that cannot be parsed. */
+export class InvalidLocationError extends StoreError {}
