@@ -1,0 +1,28 @@
+/**
+ * The `lakewarden` program: one commander program, one file per command under commands/.
+ * Every command that touches a table takes the same `--json`, `--stats` and `--verbose`
+ * meanings: `--json` puts one JSON document on stdout, `--stats` ends stderr with one line
+ * `{"requests":{...}}`, `--verbose` adds stack traces to errors.
+ */
+import { Command } from "commander";
+import type { CliIO } from "./io.ts";
+import { registerVersionsCommand } from "./commands/versions.ts";
+
+export interface ProgramContext {
+  io: CliIO;
+}
+
+export function buildProgram(context: ProgramContext): Command {
+  const program = new Command("lakewarden")
+    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .option("--verbose", "print stack traces with errors")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({
+      writeOut: (text) => context.io.out(text),
+      writeErr: (text) => context.io.err(text),
+    })
+    .exitOverride();
+
+  registerVersionsCommand(program, context);
+  return program;
+}

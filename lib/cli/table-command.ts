@@ -1,0 +1,39 @@
+/** What every table command shares: opening the table's store and the `--stats` line. */
+import type { Command } from "commander";
+import { openStore } from "../store/index.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { CliIO } from "./io.ts";
+
+export interface OutputOptions {
+  json?: boolean;
+  stats?: boolean;
+}
+
+/** Adds the flags every table command has. */
+export function withOutputOptions(command: Command): Command {
+  return command
+    .option("--json", "print one JSON document on stdout")
+    .option("--stats", "end stderr with one JSON line counting the storage requests made");
+}
+
+/**
+ * Opens the table's store, runs the command body, and with `--stats` prints the request
+ * counts as the last line on stderr, whether the body succeeded or not.
+ */
+export async function runOnTable<T>(
+  location: string,
+  options: OutputOptions,
+  io: CliIO,
+  body: (store: ObjectStore) => Promise<T>,
+): Promise<T> {
+  const store = openStore(location);
+  try {
+    return await body(store);
+  } finally {
+    if (options.stats) io.err(`${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
+  }
+}
+
+export function printJson(io: CliIO, value: unknown): void {
+  io.out(`${JSON.stringify(value, null, 2)}\n`);
+}

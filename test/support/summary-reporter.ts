@@ -1,0 +1,21 @@
+/**
+ * Ends a test run with one plain line, `N passed, N failed, N skipped`, which any CI reads
+ * without knowing vitest's own summary format.
+ */
+import type { Reporter, TestModule } from "vitest/node";
+
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const module of testModules) {
+      for (const test of module.children.allTests()) {
+        const state = test.result().state;
+        if (state === "passed") counts.passed++;
+        else if (state === "failed") counts.failed++;
+        else counts.skipped++;
+      }
+      if (module.state() === "failed" && module.children.size === 0) counts.failed++;
+    }
+    process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  }
+}
