@@ -34,3 +34,6 @@ export class StoreUnavailableError extends StoreError {}
 
 /** A key that would escape the store's root (`..`, absolute, empty segment) or a URI that cannot be parsed. */
 export class InvalidLocationError extends StoreError {}
+
+/** A ranged read asked for bytes the object does not have (S3 416 InvalidRange), or the range itself is malformed. */
+export class InvalidRangeError extends StoreError {}

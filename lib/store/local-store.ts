@@ -1,0 +1,468 @@
+/**
+ * ObjectStore on a local directory, with the same conditional semantics as S3.
+ *
+ * - Every write goes to a temp file that is fsynced, then renamed (or hard-linked, for
+ *   create-only) onto the key: readers see the old bytes or the new bytes, never a torn file.
+ * - Create-only (`ifNoneMatch: "*"`) is `link(temp, key)`, which fails atomically if the key exists.
+ * - Other writes hold a per-key lock (in-process mutex + lock file for other processes) around
+ *   "stat, compare ETag, rename", so compare-and-swap has exactly one winner.
+ * - The ETag is derived from inode, mtime (ns) and size. Writes under the lock set the new
+ *   file's mtime strictly after the current one's, so every write yields a new ETag.
+ * - Temp and lock files sit next to their key with a reserved marker in their name and are
+ *   invisible to get, head and list; keys containing the marker are rejected.
+ */
+import { randomUUID } from "node:crypto";
+import type { BigIntStats, Dirent } from "node:fs";
+import { link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { checkRange, resolveRange } from "./byte-range.ts";
+import { AccessDeniedError, InvalidLocationError, NotFoundError, PreconditionFailedError, StoreError } from "./errors.ts";
+import { KeyedMutex } from "./key-mutex.ts";
+import { checkKey, checkPrefix, checkSubpath, compareKeys } from "./keys.ts";
+import { withLockFile } from "./local-lock.ts";
+import type { LockTiming } from "./local-lock.ts";
+import { RequestStats } from "./object-store.ts";
+import type {
+  ByteRange,
+  DeleteFailure,
+  DeleteResult,
+  GetResult,
+  ListOptions,
+  ObjectInfo,
+  ObjectStore,
+  PutOptions,
+  PutResult,
+} from "./object-store.ts";
+
+/** Marks our temp and lock files; any file name containing it is not an object. */
+export const LOCAL_RESERVED_MARKER = ".~lw";
+const PAGE_SIZE = 1000;
+const DELETE_BATCH = 1000;
+const DELETE_CONCURRENCY = 32;
+
+export interface LocalStoreOptions {
+  /** Counters to share (scope() passes its own). */
+  stats?: RequestStats;
+  /** A per-key lock file older than this is presumed left by a crashed writer (default 10 s). */
+  staleLockMs?: number;
+  /** Waiting longer than this for another writer's lock fails with ConflictError (default 30 s). */
+  lockTimeoutMs?: number;
+}
+
+/** One mutex per process: every LocalStore (and scope) on the same file shares it. */
+const processMutex = new KeyedMutex();
+
+export class LocalStore implements ObjectStore {
+  /** Absolute path of the root directory (it need not exist yet). */
+  readonly root: string;
+  readonly uri: string;
+  readonly stats: RequestStats;
+  private readonly lockTiming: LockTiming;
+
+  constructor(root: string, options: LocalStoreOptions = {}) {
+    this.root = resolve(root);
+    this.uri = pathToFileURL(this.root).href.replace(/\/$/, "");
+    this.stats = options.stats ?? new RequestStats();
+    this.lockTiming = { staleMs: options.staleLockMs ?? 10_000, timeoutMs: options.lockTimeoutMs ?? 30_000 };
+  }
+
+  uriOf(key: string): string {
+    return `${this.uri}/${key}`;
+  }
+
+  scope(subpath: string): LocalStore {
+    const clean = checkSubpath(subpath, this.uri);
+    this.checkNotReserved(clean);
+    return new LocalStore(join(this.root, ...clean.split("/")), {
+      stats: this.stats,
+      staleLockMs: this.lockTiming.staleMs,
+      lockTimeoutMs: this.lockTiming.timeoutMs,
+    });
+  }
+
+  async get(key: string, range?: ByteRange): Promise<GetResult> {
+    const path = this.pathOf(key);
+    const uri = this.uriOf(key);
+    if (range) checkRange(range, uri);
+    this.stats.record("get");
+    let handle: FileHandle;
+    try {
+      handle = await open(path, "r");
+    } catch (err) {
+      throw fsError(err, uri);
+    }
+    try {
+      const info = await handle.stat({ bigint: true });
+      if (!info.isFile()) throw notFound(uri);
+      const size = Number(info.size);
+      const { start, end } = range ? resolveRange(range, size, uri) : { start: 0, end: size };
+      const body = new Uint8Array(end - start);
+      let filled = 0;
+      while (filled < body.length) {
+        const { bytesRead } = await handle.read(body, filled, body.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return { ...objectInfo(key, info), body: filled === body.length ? body : body.subarray(0, filled) };
+    } catch (err) {
+      throw err instanceof StoreError ? err : fsError(err, uri);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo> {
+    const path = this.pathOf(key);
+    const uri = this.uriOf(key);
+    this.stats.record("head");
+    let info: BigIntStats;
+    try {
+      info = await stat(path, { bigint: true });
+    } catch (err) {
+      throw fsError(err, uri);
+    }
+    if (!info.isFile()) throw notFound(uri);
+    return objectInfo(key, info);
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    const path = this.pathOf(key);
+    const uri = this.uriOf(key);
+    this.stats.record("put");
+    const tempPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}tmp.${randomUUID()}`);
+    const handle = await this.createTempFile(tempPath, uri);
+    let placed = false;
+    try {
+      await handle.writeFile(body);
+      await handle.sync();
+      if (options.ifNoneMatch === "*") {
+        const etag = await this.stampAndEtag(handle, undefined);
+        await handle.close();
+        try {
+          await link(tempPath, path);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+            throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
+          }
+          throw fsError(err, uri);
+        }
+        return { etag };
+      }
+      return await this.underKeyLock(path, uri, async () => {
+        const current = await statIfFile(path, uri);
+        if (options.ifMatch !== undefined) {
+          if (!current) throw new NotFoundError(`${uri}: not found (If-Match ${options.ifMatch})`, { uri });
+          const currentEtag = etagOf(current);
+          if (currentEtag !== options.ifMatch) {
+            throw new PreconditionFailedError(
+              `${uri}: ETag is ${currentEtag}, not ${options.ifMatch} (If-Match): another writer changed it`,
+              { uri },
+            );
+          }
+        }
+        const etag = await this.stampAndEtag(handle, current);
+        await handle.close();
+        try {
+          await rename(tempPath, path);
+        } catch (err) {
+          throw fsError(err, uri);
+        }
+        placed = true;
+        return { etag };
+      });
+    } finally {
+      await handle.close().catch(() => undefined);
+      // After a link the temp name is a second name of the object; after a rename it is gone.
+      if (!placed) await unlink(tempPath).catch(() => undefined);
+    }
+  }
+
+  async *list(prefix: string, options: ListOptions = {}): AsyncIterable<ObjectInfo> {
+    checkPrefix(prefix, this.uri);
+    const maxKeys = options.maxKeys ?? Number.POSITIVE_INFINITY;
+    if (maxKeys <= 0) return;
+    const delimiter = options.delimiter;
+    const slash = prefix.lastIndexOf("/");
+    const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
+    const pages = new PageCounter(this.stats);
+    let yielded = 0;
+    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      pages.item();
+      if (item.kind === "prefix") continue;
+      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
+      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
+      let info: BigIntStats;
+      try {
+        info = await stat(join(this.root, ...item.key.split("/")), { bigint: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted while listing
+        throw fsError(err, this.uriOf(item.key));
+      }
+      if (!info.isFile()) continue;
+      yield objectInfo(item.key, info);
+      if (++yielded >= maxKeys) return;
+    }
+    pages.finish();
+  }
+
+  async listPrefixes(prefix: string): Promise<string[]> {
+    checkPrefix(prefix, this.uri);
+    const slash = prefix.lastIndexOf("/");
+    const walker = new KeyWalker(this.root, undefined, true);
+    const pages = new PageCounter(this.stats);
+    const prefixes: string[] = [];
+    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      // S3 only reports a common prefix that has an object under it.
+      if (item.kind === "prefix" && !(await holdsObject(join(this.root, ...item.key.split("/").filter(Boolean))))) continue;
+      pages.item();
+      if (item.kind === "prefix") prefixes.push(item.key);
+    }
+    pages.finish();
+    return prefixes;
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
+    // Validate everything before deleting anything.
+    const paths = keys.map((key) => this.pathOf(key));
+    const deleted: string[] = [];
+    const failed: DeleteFailure[] = [];
+    const parents = new Set<string>();
+    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
+      this.stats.record("delete");
+      const batch = keys.slice(start, start + DELETE_BATCH).map((key, i) => ({ key, path: paths[start + i] as string }));
+      await forEachLimited(batch, DELETE_CONCURRENCY, async ({ key, path }) => {
+        try {
+          await unlink(path);
+          deleted.push(key);
+          parents.add(dirname(path));
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === "ENOENT" || code === "ENOTDIR") deleted.push(key);
+          else if (code === "EISDIR" || (code === "EPERM" && (await isDirectory(path)))) {
+            failed.push({ key, message: `${this.uriOf(key)}: is a folder, not an object` });
+          } else failed.push({ key, message: `${this.uriOf(key)}: ${(err as Error).message}` });
+        }
+      });
+    }
+    await this.pruneEmptyFolders(parents);
+    return { deleted, failed };
+  }
+
+  /** Absolute path of a key, after checking it cannot leave the root. */
+  private pathOf(key: string): string {
+    checkKey(key, this.uri);
+    this.checkNotReserved(key);
+    const path = join(this.root, ...key.split("/"));
+    if (!path.startsWith(this.root + sep)) {
+      throw new InvalidLocationError(`${this.uri}: key "${key}" resolves outside the store root`, { uri: this.uriOf(key) });
+    }
+    return path;
+  }
+
+  private checkNotReserved(key: string): void {
+    if (key.includes(LOCAL_RESERVED_MARKER)) {
+      throw new InvalidLocationError(
+        `${this.uri}: key "${key}" contains "${LOCAL_RESERVED_MARKER}", reserved for the local store's temp and lock files`,
+        { uri: this.uriOf(key) },
+      );
+    }
+  }
+
+  private async createTempFile(tempPath: string, uri: string): Promise<FileHandle> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await mkdir(dirname(tempPath), { recursive: true });
+        return await open(tempPath, "wx");
+      } catch (err) {
+        // A concurrent deleteMany may prune the folder between mkdir and open.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT" && attempt < 10) continue;
+        if ((err as NodeJS.ErrnoException).code === "ENOTDIR" || (err as NodeJS.ErrnoException).code === "EEXIST") {
+          throw new InvalidLocationError(`${uri}: a parent of this key is an object, not a folder`, { uri, cause: err });
+        }
+        throw fsError(err, uri);
+      }
+    }
+  }
+
+  private underKeyLock<T>(path: string, uri: string, work: () => Promise<T>): Promise<T> {
+    const lockPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}lock`);
+    return processMutex.run(path, () => withLockFile(lockPath, uri, this.lockTiming, work));
+  }
+
+  /** Gives the new file an mtime strictly after `replacing`'s, so its ETag differs from every earlier one. */
+  private async stampAndEtag(handle: FileHandle, replacing: BigIntStats | undefined): Promise<string> {
+    let micros = Date.now() * 1000;
+    if (replacing) micros = Math.max(micros, Number(replacing.mtimeNs / 1000n) + 1);
+    const seconds = micros / 1e6;
+    await handle.utimes(seconds, seconds);
+    return etagOf(await handle.stat({ bigint: true }));
+  }
+
+  /** Removes folders left empty by a delete, bottom-up, never the root itself or anything above it. */
+  private async pruneEmptyFolders(folders: Set<string>): Promise<void> {
+    const deepestFirst = [...folders].sort((a, b) => b.length - a.length);
+    const tried = new Set<string>();
+    for (let folder of deepestFirst) {
+      while (folder.startsWith(this.root + sep) && !tried.has(folder)) {
+        tried.add(folder);
+        try {
+          await rmdir(folder);
+        } catch {
+          break; // not empty, already gone, or not ours to remove
+        }
+        folder = dirname(folder);
+      }
+    }
+  }
+}
+
+type WalkItem = { kind: "object" | "prefix"; key: string };
+
+/**
+ * Walks the tree in S3 key order. A folder's entries are sorted as the keys they stand for:
+ * a file by its name, a folder by its name plus "/" (so "a.b" < "a/x", since '.' < '/').
+ * Subtrees wholly at or before `startAfter` are skipped without being read.
+ */
+class KeyWalker {
+  private readonly root: string;
+  private readonly startAfter: string | undefined;
+  private readonly rollUpFolders: boolean;
+
+  constructor(root: string, startAfter: string | undefined, rollUpFolders: boolean) {
+    this.root = root;
+    this.startAfter = startAfter;
+    this.rollUpFolders = rollUpFolders;
+  }
+
+  async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem> {
+    const entries = await this.entries(folderKey, namePrefix);
+    for (const entry of entries) {
+      const key = folderKey + entry.name + (entry.isFolder ? "/" : "");
+      if (!entry.isFolder) {
+        if (this.startAfter === undefined || compareKeys(key, this.startAfter) > 0) yield { kind: "object", key };
+        continue;
+      }
+      const after = this.startAfter;
+      if (after !== undefined && !after.startsWith(key) && compareKeys(key, after) < 0) continue;
+      if (this.rollUpFolders) {
+        if (after === undefined || compareKeys(key, after) > 0) yield { kind: "prefix", key };
+        continue;
+      }
+      yield* this.walk(key, "");
+    }
+  }
+
+  private async entries(folderKey: string, namePrefix: string): Promise<{ name: string; isFolder: boolean }[]> {
+    const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
+    let dirents: Dirent[];
+    try {
+      dirents = await readdir(folder, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return [];
+      throw fsError(err, pathToFileURL(folder).href);
+    }
+    const entries: { name: string; isFolder: boolean; sortKey: string }[] = [];
+    for (const dirent of dirents) {
+      if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+      let isFolder = dirent.isDirectory();
+      let isFile = dirent.isFile();
+      if (dirent.isSymbolicLink()) {
+        // A link to a file is an object; links to folders are not followed (they may leave the root).
+        const target = await stat(join(folder, dirent.name)).catch(() => undefined);
+        isFile = target?.isFile() ?? false;
+        isFolder = false;
+      }
+      if (isFolder || isFile) entries.push({ name: dirent.name, isFolder, sortKey: dirent.name + (isFolder ? "/" : "") });
+    }
+    return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+  }
+}
+
+/** Counts list requests as S3 would: one per page of up to 1,000 entries, at least one. */
+class PageCounter {
+  private readonly stats: RequestStats;
+  private inPage = 0;
+  private pages = 0;
+
+  constructor(stats: RequestStats) {
+    this.stats = stats;
+  }
+
+  item(): void {
+    if (this.pages === 0 || this.inPage === PAGE_SIZE) {
+      this.stats.record("list");
+      this.pages++;
+      this.inPage = 0;
+    }
+    this.inPage++;
+  }
+
+  finish(): void {
+    if (this.pages === 0) {
+      this.stats.record("list");
+      this.pages++;
+    }
+  }
+}
+
+async function holdsObject(folder: string): Promise<boolean> {
+  let dirents: Dirent[];
+  try {
+    dirents = await readdir(folder, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  for (const dirent of dirents) {
+    if (dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+    if (dirent.isFile()) return true;
+    if (dirent.isSymbolicLink() && (await stat(join(folder, dirent.name)).catch(() => undefined))?.isFile()) return true;
+    if (dirent.isDirectory() && (await holdsObject(join(folder, dirent.name)))) return true;
+  }
+  return false;
+}
+
+async function statIfFile(path: string, uri: string): Promise<BigIntStats | undefined> {
+  try {
+    const info = await stat(path, { bigint: true });
+    return info.isFile() ? info : undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw fsError(err, uri);
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+function etagOf(info: BigIntStats): string {
+  return `"${info.ino.toString(16)}-${info.mtimeNs.toString(16)}-${info.size.toString(16)}"`;
+}
+
+function objectInfo(key: string, info: BigIntStats): ObjectInfo {
+  return { key, size: Number(info.size), etag: etagOf(info), lastModified: new Date(Number(info.mtimeNs / 1_000_000n)) };
+}
+
+function notFound(uri: string): NotFoundError {
+  return new NotFoundError(`${uri}: not found`, { uri });
+}
+
+function fsError(err: unknown, uri: string): StoreError {
+  if (err instanceof StoreError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return new NotFoundError(`${uri}: not found`, { uri, cause: err });
+  if (code === "EACCES" || code === "EPERM") return new AccessDeniedError(`${uri}: permission denied`, { uri, cause: err });
+  return new StoreError(`${uri}: ${(err as Error).message}`, { uri, cause: err });
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++] as T);
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,263 @@
+/**
+ * ObjectStore on S3 (or an S3-compatible endpoint) through @aws-sdk/client-s3.
+ * Every store derived with `scope()` shares the client and the request counters.
+ */
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from "@aws-sdk/client-s3";
+import type { ListObjectsV2CommandOutput, S3Client } from "@aws-sdk/client-s3";
+import { checkRange, rangeHeader } from "./byte-range.ts";
+import { StoreError } from "./errors.ts";
+import { checkKey, checkPrefix, checkSubpath } from "./keys.ts";
+import { RequestStats } from "./object-store.ts";
+import type {
+  ByteRange,
+  DeleteFailure,
+  DeleteResult,
+  GetResult,
+  ListOptions,
+  ObjectInfo,
+  ObjectStore,
+  PutOptions,
+  PutResult,
+} from "./object-store.ts";
+import { mapS3Error } from "./s3-errors.ts";
+
+const PAGE_SIZE = 1000;
+const DELETE_BATCH = 1000;
+
+export interface S3StoreOptions {
+  client: S3Client;
+  bucket: string;
+  /** Key prefix of the store root inside the bucket, without leading or trailing "/" ("" = whole bucket). */
+  prefix?: string;
+  stats?: RequestStats;
+  /** Where requests go, named in "cannot reach" errors (default "AWS S3"). */
+  endpoint?: string;
+  /** DeleteObjects requests in flight at once (default 4). */
+  deleteConcurrency?: number;
+}
+
+export class S3Store implements ObjectStore {
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly uri: string;
+  readonly stats: RequestStats;
+  readonly endpoint: string;
+  private readonly deleteConcurrency: number;
+
+  constructor(options: S3StoreOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+    this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
+    this.uri = this.prefix ? `s3://${this.bucket}/${this.prefix}` : `s3://${this.bucket}`;
+    this.stats = options.stats ?? new RequestStats();
+    this.endpoint = options.endpoint ?? "AWS S3";
+    this.deleteConcurrency = Math.max(1, options.deleteConcurrency ?? 4);
+  }
+
+  uriOf(key: string): string {
+    return `${this.uri}/${key}`;
+  }
+
+  scope(subpath: string): S3Store {
+    const clean = checkSubpath(subpath, this.uri);
+    return new S3Store({
+      client: this.client,
+      bucket: this.bucket,
+      prefix: this.fullKey(clean),
+      stats: this.stats,
+      endpoint: this.endpoint,
+      deleteConcurrency: this.deleteConcurrency,
+    });
+  }
+
+  async get(key: string, range?: ByteRange): Promise<GetResult> {
+    checkKey(key, this.uri);
+    const uri = this.uriOf(key);
+    if (range) checkRange(range, uri);
+    this.stats.record("get");
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(range ? { Range: rangeHeader(range) } : {}) }),
+      );
+      const body = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
+      const size = totalSize(out.ContentRange) ?? out.ContentLength ?? body.length;
+      return { key, size, etag: requireEtag(out.ETag, uri), lastModified: out.LastModified ?? new Date(0), body };
+    } catch (err) {
+      throw this.mapError(err, uri);
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo> {
+    checkKey(key, this.uri);
+    const uri = this.uriOf(key);
+    this.stats.record("head");
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      return { key, size: out.ContentLength ?? 0, etag: requireEtag(out.ETag, uri), lastModified: out.LastModified ?? new Date(0) };
+    } catch (err) {
+      throw this.mapError(err, uri);
+    }
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    checkKey(key, this.uri);
+    const uri = this.uriOf(key);
+    this.stats.record("put");
+    try {
+      const out = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.fullKey(key),
+          Body: body,
+          ContentLength: body.byteLength,
+          ...(options.contentType ? { ContentType: options.contentType } : {}),
+          ...(options.ifMatch !== undefined ? { IfMatch: options.ifMatch } : {}),
+          ...(options.ifNoneMatch ? { IfNoneMatch: options.ifNoneMatch } : {}),
+        }),
+      );
+      return { etag: requireEtag(out.ETag, uri) };
+    } catch (err) {
+      throw this.mapError(err, uri);
+    }
+  }
+
+  async *list(prefix: string, options: ListOptions = {}): AsyncIterable<ObjectInfo> {
+    checkPrefix(prefix, this.uri);
+    let remaining = options.maxKeys ?? Number.POSITIVE_INFINITY;
+    if (remaining <= 0) return;
+    const startAfter = options.startAfter !== undefined ? this.fullKey(options.startAfter) : undefined;
+    let continuationToken: string | undefined;
+    do {
+      const page = await this.listPage(prefix, {
+        continuationToken,
+        startAfter: continuationToken ? undefined : startAfter,
+        maxKeys: Math.min(PAGE_SIZE, remaining),
+        delimiter: options.delimiter,
+      });
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        yield {
+          key: this.relativeKey(object.Key),
+          size: object.Size ?? 0,
+          etag: object.ETag ?? "",
+          lastModified: object.LastModified ?? new Date(0),
+        };
+        if (--remaining <= 0) return;
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken);
+  }
+
+  async listPrefixes(prefix: string): Promise<string[]> {
+    checkPrefix(prefix, this.uri);
+    const prefixes: string[] = [];
+    let continuationToken: string | undefined;
+    do {
+      const page = await this.listPage(prefix, { continuationToken, maxKeys: PAGE_SIZE, delimiter: "/" });
+      for (const common of page.CommonPrefixes ?? []) {
+        if (common.Prefix !== undefined) prefixes.push(this.relativeKey(common.Prefix));
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken);
+    return prefixes;
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
+    // Validate everything before deleting anything.
+    for (const key of keys) checkKey(key, this.uri);
+    const batches: string[][] = [];
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
+    const results = new Array<DeleteResult>(batches.length);
+    let next = 0;
+    const lanes = Array.from({ length: Math.min(this.deleteConcurrency, batches.length) }, async () => {
+      while (next < batches.length) {
+        const index = next++;
+        results[index] = await this.deleteBatch(batches[index] as string[]);
+      }
+    });
+    await Promise.all(lanes);
+    return { deleted: results.flatMap((r) => r.deleted), failed: results.flatMap((r) => r.failed) };
+  }
+
+  private async deleteBatch(keys: string[]): Promise<DeleteResult> {
+    this.stats.record("delete");
+    try {
+      const out = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: keys.map((key) => ({ Key: this.fullKey(key) })), Quiet: true },
+        }),
+      );
+      // Quiet mode lists only failures; a key missing from Errors is gone (absent keys count as deleted).
+      const failed: DeleteFailure[] = [];
+      const failedKeys = new Set<string>();
+      for (const error of out.Errors ?? []) {
+        if (error.Key === undefined) continue;
+        const key = this.relativeKey(error.Key);
+        failedKeys.add(key);
+        failed.push({ key, message: `${this.uriOf(key)}: ${error.Code ?? "delete failed"}${error.Message ? `: ${error.Message}` : ""}` });
+      }
+      return { deleted: keys.filter((key) => !failedKeys.has(key)), failed };
+    } catch (err) {
+      // The whole request failed: every key in it is reported, none is thrown.
+      const message = this.mapError(err, this.uri).message;
+      return { deleted: [], failed: keys.map((key) => ({ key, message })) };
+    }
+  }
+
+  private async listPage(
+    prefix: string,
+    page: { continuationToken?: string; startAfter?: string; maxKeys: number; delimiter?: string },
+  ): Promise<ListObjectsV2CommandOutput> {
+    this.stats.record("list");
+    try {
+      return await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: this.listPrefix(prefix),
+          MaxKeys: page.maxKeys,
+          ...(page.continuationToken ? { ContinuationToken: page.continuationToken } : {}),
+          ...(page.startAfter !== undefined ? { StartAfter: page.startAfter } : {}),
+          ...(page.delimiter ? { Delimiter: page.delimiter } : {}),
+        }),
+      );
+    } catch (err) {
+      throw this.mapError(err, this.uriOf(prefix));
+    }
+  }
+
+  private fullKey(key: string): string {
+    return this.prefix ? `${this.prefix}/${key}` : key;
+  }
+
+  /** The bucket-level prefix for a listing; the store root itself lists as "root/". */
+  private listPrefix(prefix: string): string {
+    return this.prefix ? `${this.prefix}/${prefix}` : prefix;
+  }
+
+  private relativeKey(fullKey: string): string {
+    return this.prefix ? fullKey.slice(this.prefix.length + 1) : fullKey;
+  }
+
+  private mapError(err: unknown, uri: string): StoreError {
+    return mapS3Error(err, { uri, bucket: this.bucket, endpoint: this.endpoint });
+  }
+}
+
+/** The object's full size from a Content-Range header ("bytes 0-9/1234"). */
+function totalSize(contentRange: string | undefined): number | undefined {
+  const match = contentRange ? /\/(\d+)\s*$/.exec(contentRange) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+function requireEtag(etag: string | undefined, uri: string): string {
+  if (!etag) throw new StoreError(`${uri}: S3 response carried no ETag`, { uri });
+  return etag;
+}
