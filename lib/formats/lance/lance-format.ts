@@ -1,0 +1,135 @@
+/**
+ * Lance behind the format-neutral TableFormat interface (lib/formats/table-format.ts).
+ * Everything Lance-specific the rest of lakewarden needs goes through `lanceFormat`.
+ */
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import type { FileKind, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { VersionRecord } from "../../versions/version-record.ts";
+import { CorruptFileError } from "../errors.ts";
+import type { LanceVersion } from "./read-version.ts";
+import { readLanceVersion } from "./read-version.ts";
+import { readLanceRefs } from "./refs.ts";
+import { toSafeNumber } from "./safe-integer.ts";
+import { liveFiles, referencedFiles } from "./snapshot-files.ts";
+import { summarizeManifest } from "./summary.ts";
+import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
+import { VERSIONS_PREFIX, parseVersionKey, versionKey, type ParsedVersionName } from "./version-names.ts";
+
+/** The folders Lance cleanup itself lists (since lance#5338); nothing else is ever a candidate. */
+export const LANCE_MANAGED_PREFIXES = [
+  VERSIONS_PREFIX,
+  DATA_PREFIX,
+  TRANSACTIONS_PREFIX,
+  INDICES_PREFIX,
+  DELETIONS_PREFIX,
+] as const;
+
+function toVersionFile(object: ObjectInfo, parsed: ParsedVersionName): VersionFile {
+  return {
+    version: parsed.version,
+    key: object.key,
+    size: object.size,
+    etag: object.etag,
+    lastModified: object.lastModified,
+  };
+}
+
+/**
+ * Every version file, ascending. Lance never mixes naming schemes in one folder, but a
+ * half-migrated folder can: then a version present under both names is listed once, under
+ * its V2 name (the one `findVersionFile` resolves first).
+ */
+async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
+  const byVersion = new Map<number, { file: VersionFile; naming: ParsedVersionName["naming"] }>();
+  for await (const object of store.list(VERSIONS_PREFIX, { delimiter: "/" })) {
+    const parsed = parseVersionKey(object.key);
+    if (parsed === null) continue;
+    const existing = byVersion.get(parsed.version);
+    if (existing && existing.naming === "v2") continue;
+    byVersion.set(parsed.version, { file: toVersionFile(object, parsed), naming: parsed.naming });
+  }
+  return [...byVersion.values()].map((entry) => entry.file).sort((a, b) => a.version - b.version);
+}
+
+/**
+ * V2 names sort newest first, so when the first listed entry is a V2 name it is the latest
+ * version: one LIST with max-keys=1 (our stores list in lexicographic order). Otherwise (V1
+ * names, a temp file listed first, a mixed folder) list everything and take the max.
+ */
+async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
+  for await (const first of store.list(VERSIONS_PREFIX, { delimiter: "/", maxKeys: 1 })) {
+    const parsed = parseVersionKey(first.key);
+    if (parsed?.naming === "v2") return toVersionFile(first, parsed);
+    break;
+  }
+  const all = await listVersionFiles(store);
+  return all.at(-1) ?? null;
+}
+
+/** HEAD the V2 name, then the V1 name; NotFoundError (for the V1 key) when neither exists. */
+async function findVersionFile(store: ObjectStore, version: number): Promise<VersionFile> {
+  const v2Key = versionKey(version, "v2");
+  try {
+    return toVersionFile(await store.head(v2Key), { version, naming: "v2" });
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  return toVersionFile(await store.head(versionKey(version, "v1")), { version, naming: "v1" });
+}
+
+export function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord {
+  const { manifest, transaction } = lanceVersion;
+  return {
+    version: manifest.version,
+    // Truncated to the millisecond, as LanceDB's `new Date(micros / 1000)` does.
+    timestamp_millis: toSafeNumber(manifest.timestampNanos / 1_000_000n, "manifest timestamp (ms)", uri),
+    ...summarizeManifest(manifest),
+    is_tagged: false,
+    is_cleaned_up: false,
+    transaction_uuid: transaction?.uuid ?? null,
+    read_version: transaction?.readVersion ?? null,
+    operation_type: transaction?.operation ?? null,
+    transaction_properties: transaction?.properties ?? {},
+  };
+}
+
+async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
+  const uri = store.uriOf(file.key);
+  const lanceVersion = await readLanceVersion(store, file.key);
+  const { manifest } = lanceVersion;
+  if (manifest.version !== file.version) {
+    throw new CorruptFileError(uri, `manifest says version ${manifest.version} but its file name says ${file.version}`);
+  }
+  return {
+    record: toVersionRecord(lanceVersion, uri),
+    referencedFiles: referencedFiles(manifest, uri),
+    liveFiles: liveFiles(manifest, uri),
+    schema: manifest.fields,
+    config: manifest.config,
+    raw: lanceVersion.bytes,
+    versionFile: file,
+  };
+}
+
+function classify(key: string): FileKind | null {
+  if (key.startsWith(VERSIONS_PREFIX)) return parseVersionKey(key) ? "manifest" : null;
+  if (key.startsWith(DATA_PREFIX)) return key.endsWith(".lance") ? "data" : null;
+  if (key.startsWith(DELETIONS_PREFIX)) return /\.(arrow|bin)$/.test(key) ? "deletion" : null;
+  if (key.startsWith(TRANSACTIONS_PREFIX)) return key.endsWith(".txn") ? "transaction" : null;
+  if (key.startsWith(INDICES_PREFIX)) return key.length > INDICES_PREFIX.length ? "index" : null;
+  return null;
+}
+
+export const lanceFormat: TableFormat = {
+  name: "lance",
+  versionsPrefix: VERSIONS_PREFIX,
+  managedPrefixes: LANCE_MANAGED_PREFIXES,
+  parseVersionKey: (key: string): number | null => parseVersionKey(key)?.version ?? null,
+  listVersionFiles,
+  latestVersionFile,
+  findVersionFile,
+  readSnapshot,
+  readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
+  classify,
+};

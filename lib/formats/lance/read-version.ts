@@ -1,0 +1,47 @@
+/**
+ * Reads one Lance version from the store: the manifest file (index section and inline
+ * transaction included) and, when the transaction is not inline, its transaction file.
+ */
+import type { ObjectStore } from "../../store/object-store.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import { decodeManifestFile, readManifestFile } from "./manifest-file.ts";
+import { toLanceManifest, toTransaction, type LanceManifest, type LanceTransaction } from "./manifest-model.ts";
+import { decodeTransaction } from "./proto-messages.ts";
+import { TRANSACTIONS_PREFIX, tableKey } from "./table-paths.ts";
+
+export interface LanceVersion {
+  manifest: LanceManifest;
+  /** null when the version has neither an inline transaction nor a readable transaction file. */
+  transaction: LanceTransaction | null;
+  /** The manifest file's bytes as stored. */
+  bytes: Uint8Array;
+  etag: string;
+  lastModified: Date;
+}
+
+/**
+ * A transaction file that is gone is not an error: Lance itself never reads transactions
+ * to list versions, and the rest of the version is intact. Anything else propagates.
+ */
+async function readTransactionFile(store: ObjectStore, file: string, manifestUri: string): Promise<LanceTransaction | null> {
+  const key = tableKey(TRANSACTIONS_PREFIX, file, "transaction file", manifestUri);
+  try {
+    const { body } = await store.get(key);
+    const uri = store.uriOf(key);
+    return toTransaction(decodeTransaction(body, uri), uri);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+export async function readLanceVersion(store: ObjectStore, key: string): Promise<LanceVersion> {
+  const uri = store.uriOf(key);
+  const { bytes, etag, lastModified } = await readManifestFile(store, key);
+  const decoded = decodeManifestFile(bytes, uri);
+  const manifest = toLanceManifest(decoded, uri);
+  let transaction: LanceTransaction | null = null;
+  if (decoded.inlineTransaction) transaction = toTransaction(decoded.inlineTransaction, uri);
+  else if (manifest.transactionFile !== null) transaction = await readTransactionFile(store, manifest.transactionFile, uri);
+  return { manifest, transaction, bytes, etag, lastModified };
+}

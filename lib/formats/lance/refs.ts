@@ -1,0 +1,104 @@
+/**
+ * Tags and branches under `_refs/` (lance.md §1; the JSON keys are camelCase as in
+ * rust/lance/src/dataset/refs.rs, not the snake_case of the spec page):
+ *   _refs/tags/{tag}.json          {"branch": null|"name", "version": 12, "manifestSize": 3456, ...}
+ *   _refs/branches/{branch}.json   {"parentBranch": null|"name", "parentVersion": 3, ...}
+ * A `/` in a branch name is stored as `%2F` in the file name.
+ */
+import type { ObjectStore } from "../../store/object-store.ts";
+import type { Branch, Refs, Tag } from "../table-format.ts";
+import { CorruptFileError } from "../errors.ts";
+
+export const TAGS_PREFIX = "_refs/tags/";
+export const BRANCHES_PREFIX = "_refs/branches/";
+const REF_SUFFIX = ".json";
+/** Ref files are tiny; a handful of parallel GETs is plenty. */
+const REF_READ_CONCURRENCY = 8;
+
+type JsonObject = Record<string, unknown>;
+
+async function readJsonObject(store: ObjectStore, key: string): Promise<JsonObject> {
+  const { body } = await store.get(key);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch (error) {
+    throw new CorruptFileError(store.uriOf(key), `ref file is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new CorruptFileError(store.uriOf(key), "ref file is not a JSON object");
+  }
+  return parsed as JsonObject;
+}
+
+function versionField(json: JsonObject, field: string, uri: string): number {
+  const value = json[field];
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new CorruptFileError(uri, `"${field}" must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Absent and null both mean main. */
+function branchField(json: JsonObject, field: string, uri: string): string | null {
+  const value = json[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") {
+    throw new CorruptFileError(uri, `"${field}" must be a string or null, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+async function refKeys(store: ObjectStore, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const object of store.list(prefix, { delimiter: "/" })) {
+    if (object.key.endsWith(REF_SUFFIX)) keys.push(object.key);
+  }
+  return keys;
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+function refName(key: string, prefix: string): string {
+  return key.slice(prefix.length, key.length - REF_SUFFIX.length);
+}
+
+export async function readTag(store: ObjectStore, key: string): Promise<Tag> {
+  const uri = store.uriOf(key);
+  const json = await readJsonObject(store, key);
+  return { name: refName(key, TAGS_PREFIX), version: versionField(json, "version", uri), branch: branchField(json, "branch", uri) };
+}
+
+export async function readBranch(store: ObjectStore, key: string): Promise<Branch> {
+  const uri = store.uriOf(key);
+  const json = await readJsonObject(store, key);
+  return {
+    name: refName(key, BRANCHES_PREFIX).replaceAll("%2F", "/"),
+    parentBranch: branchField(json, "parentBranch", uri),
+    parentVersion: versionField(json, "parentVersion", uri),
+  };
+}
+
+/** All tags and branches, sorted by name. A missing `_refs/` folder means none. */
+export async function readLanceRefs(store: ObjectStore): Promise<Refs> {
+  const [tagKeys, branchKeys] = await Promise.all([refKeys(store, TAGS_PREFIX), refKeys(store, BRANCHES_PREFIX)]);
+  const [tags, branches] = await Promise.all([
+    mapLimited(tagKeys, REF_READ_CONCURRENCY, (key) => readTag(store, key)),
+    mapLimited(branchKeys, REF_READ_CONCURRENCY, (key) => readBranch(store, key)),
+  ]);
+  const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return { tags: tags.sort(byName), branches: branches.sort(byName) };
+}
