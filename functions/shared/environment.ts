@@ -1,0 +1,67 @@
+/**
+ * The environment contract between the CDK construct (which sets these variables) and the
+ * handlers (which read them). One module so the two sides cannot drift apart.
+ */
+export const ENV = {
+  /** JSON array of table URIs: `["s3://bucket/lake/orders.lance"]`. */
+  tables: "LAKEWARDEN_TABLES",
+  /** JSON array of URIs under which tables are discovered: `["s3://bucket/lake/"]`. */
+  tablePrefixes: "LAKEWARDEN_TABLE_PREFIXES",
+  /** How many folder levels under a prefix discovery descends. */
+  discoveryDepth: "LAKEWARDEN_DISCOVERY_DEPTH",
+  /** Queue the scheduler sends one message per table to. */
+  cleanupQueueUrl: "LAKEWARDEN_CLEANUP_QUEUE_URL",
+  /** Retention defaults; a table's own `lakewarden.*` config overrides them. */
+  olderThan: "LAKEWARDEN_OLDER_THAN",
+  retainVersions: "LAKEWARDEN_RETAIN_VERSIONS",
+  /** Head codec (`arrow` | `json`) and inline budget in bytes. */
+  headCodec: "LAKEWARDEN_HEAD_CODEC",
+  headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",
+} as const;
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** A variable that is missing or malformed; names the variable and the problem. */
+export class ConfigurationError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`environment variable ${variable}: ${problem}`);
+    this.name = "ConfigurationError";
+    this.variable = variable;
+  }
+}
+
+export function requireString(env: Environment, variable: string): string {
+  const value = env[variable];
+  if (value === undefined || value === "") throw new ConfigurationError(variable, "is not set");
+  return value;
+}
+
+export function optionalString(env: Environment, variable: string): string | undefined {
+  const value = env[variable];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+export function optionalPositiveInteger(env: Environment, variable: string): number | undefined {
+  const text = optionalString(env, variable);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(variable, `"${text}" is not a positive integer`);
+  return value;
+}
+
+/** A JSON array of strings; absent means empty. */
+export function uriList(env: Environment, variable: string): string[] {
+  const text = optionalString(env, variable);
+  if (text === undefined) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigurationError(variable, "is not valid JSON");
+  }
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+    throw new ConfigurationError(variable, "is not a JSON array of strings");
+  }
+  return value;
+}

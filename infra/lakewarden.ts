@@ -1,0 +1,285 @@
+/**
+ * The reusable construct: drop `new Lakewarden(this, "Lakewarden", { tables: [...] })` into any
+ * stack. Secure defaults (encrypted, TLS-only bucket and queues, DLQs with alarms, scoped IAM);
+ * every default can be overridden through the `...Props` props, and an existing bucket can be
+ * passed in instead of creating one (the aws-solutions-constructs convention).
+ *
+ *   S3 (version files) → commit queue (+DLQ) → on-commit: write heads
+ *   schedule → schedule-cleanup → cleanup queue (+DLQ) → cleanup-table: clean one table
+ */
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, TreatMissingData, type IAlarmAction } from "aws-cdk-lib/aws-cloudwatch";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { BlockPublicAccess, Bucket, BucketEncryption, EventType, type BucketProps, type IBucket } from "aws-cdk-lib/aws-s3";
+import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
+import { Queue, QueueEncryption, type QueueProps } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { ENV } from "../functions/shared/environment.ts";
+import {
+  BUNDLING,
+  FUNCTION_ARCHITECTURE,
+  FUNCTION_RUNTIME,
+  LOCK_FILE,
+  PROJECT_ROOT,
+  functionEntry,
+  type FunctionName,
+} from "./function-bundling.ts";
+import { resolveSettings, VERSION_FILE_SUFFIX, VERSIONS_FOLDER, type LakewardenSettings, type SettingsInput } from "./settings.ts";
+import {
+  deleteTableObjectsStatement,
+  discoverTablesStatement,
+  readTablesStatements,
+  writeLakewardenStatement,
+} from "./table-access.ts";
+
+export interface LakewardenProps extends SettingsInput {
+  /** Look after tables in this bucket instead of creating one. */
+  existingBucketObj?: IBucket;
+  /** Overrides for the bucket created when no `existingBucketObj` is given. */
+  bucketProps?: Partial<BucketProps>;
+  /** Overrides for the commit queue (S3 events → on-commit). */
+  commitQueueProps?: Partial<QueueProps>;
+  /** Overrides for the cleanup queue (schedule-cleanup → cleanup-table). */
+  cleanupQueueProps?: Partial<QueueProps>;
+  /** Overrides per function (memory, timeout, environment additions...). */
+  onCommitFunctionProps?: Partial<NodejsFunctionProps>;
+  scheduleCleanupFunctionProps?: Partial<NodejsFunctionProps>;
+  cleanupTableFunctionProps?: Partial<NodejsFunctionProps>;
+  /** Where alarms notify (for example an SnsAction); none by default. */
+  alarmActions?: IAlarmAction[];
+  /** Receives before the commit queue gives a message to its DLQ (default 5). */
+  commitMaxReceiveCount?: number;
+  /** Receives before the cleanup queue gives a message to its DLQ (default 3). */
+  cleanupMaxReceiveCount?: number;
+  /** Cleanup runs allowed at once across tables (SQS event source maxConcurrency, default 5). */
+  cleanupConcurrency?: number;
+}
+
+/** The timeouts the queues' visibility timeouts are derived from. */
+const ON_COMMIT_TIMEOUT = Duration.minutes(1);
+const SCHEDULE_CLEANUP_TIMEOUT = Duration.minutes(5);
+const CLEANUP_TABLE_TIMEOUT = Duration.minutes(15);
+
+export class Lakewarden extends Construct {
+  readonly settings: LakewardenSettings;
+  readonly bucket: IBucket;
+  readonly commitQueue: Queue;
+  readonly commitDeadLetterQueue: Queue;
+  readonly cleanupQueue: Queue;
+  readonly cleanupDeadLetterQueue: Queue;
+  readonly onCommitFunction: NodejsFunction;
+  readonly scheduleCleanupFunction: NodejsFunction;
+  readonly cleanupTableFunction: NodejsFunction;
+  readonly cleanupSchedule: Rule;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: LakewardenProps) {
+    super(scope, id);
+    this.settings = resolveSettings(props);
+    this.bucket = props.existingBucketObj ?? this.createBucket(props.bucketProps);
+
+    const onCommitTimeout = props.onCommitFunctionProps?.timeout ?? ON_COMMIT_TIMEOUT;
+    const cleanupTimeout = props.cleanupTableFunctionProps?.timeout ?? CLEANUP_TABLE_TIMEOUT;
+
+    this.commitDeadLetterQueue = this.createQueue("CommitDeadLetterQueue", { retentionPeriod: Duration.days(14) });
+    this.commitQueue = this.createQueue("CommitQueue", {
+      // AWS's rule of thumb: six times the function timeout, so a retried batch is not received twice.
+      visibilityTimeout: Duration.seconds(onCommitTimeout.toSeconds() * 6),
+      deadLetterQueue: { queue: this.commitDeadLetterQueue, maxReceiveCount: props.commitMaxReceiveCount ?? 5 },
+      ...props.commitQueueProps,
+    });
+    this.cleanupDeadLetterQueue = this.createQueue("CleanupDeadLetterQueue", { retentionPeriod: Duration.days(14) });
+    this.cleanupQueue = this.createQueue("CleanupQueue", {
+      visibilityTimeout: Duration.seconds(cleanupTimeout.toSeconds() * 6),
+      deadLetterQueue: { queue: this.cleanupDeadLetterQueue, maxReceiveCount: props.cleanupMaxReceiveCount ?? 3 },
+      ...props.cleanupQueueProps,
+    });
+
+    this.notifyCommits();
+
+    const scopeEnvironment = this.scopeEnvironment();
+    this.onCommitFunction = this.createFunction("OnCommit", "on-commit", {
+      timeout: ON_COMMIT_TIMEOUT,
+      memorySize: 1024,
+      environment: {
+        ...scopeEnvironment,
+        [ENV.headCodec]: this.settings.head.codec,
+        [ENV.headInlineBytes]: String(this.settings.head.inlineBytes),
+      },
+    }, props.onCommitFunctionProps);
+    this.scheduleCleanupFunction = this.createFunction("ScheduleCleanup", "schedule-cleanup", {
+      timeout: SCHEDULE_CLEANUP_TIMEOUT,
+      memorySize: 256,
+      environment: {
+        ...scopeEnvironment,
+        [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
+        [ENV.discoveryDepth]: String(this.settings.discoveryDepth),
+      },
+    }, props.scheduleCleanupFunctionProps);
+    this.cleanupTableFunction = this.createFunction("CleanupTable", "cleanup-table", {
+      timeout: CLEANUP_TABLE_TIMEOUT,
+      // 1,769 MB is one full vCPU: manifests decode and checkpoints encode on the CPU.
+      memorySize: 1769,
+      environment: {
+        ...scopeEnvironment,
+        [ENV.olderThan]: this.settings.retention.olderThan,
+        [ENV.retainVersions]: String(this.settings.retention.retainVersions),
+      },
+    }, props.cleanupTableFunctionProps);
+
+    this.grantAccess();
+
+    this.onCommitFunction.addEventSource(
+      new SqsEventSource(this.commitQueue, { batchSize: 10, reportBatchItemFailures: true }),
+    );
+    this.cleanupTableFunction.addEventSource(
+      // One table per invocation: a run has the whole timeout for itself.
+      new SqsEventSource(this.cleanupQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: props.cleanupConcurrency ?? 5,
+      }),
+    );
+
+    this.cleanupSchedule = new Rule(this, "CleanupSchedule", {
+      description: "lakewarden: enqueue a cleanup of every table",
+      schedule: Schedule.expression(this.settings.cleanupSchedule),
+      targets: [new LambdaFunction(this.scheduleCleanupFunction, { retryAttempts: 2 })],
+    });
+
+    this.createAlarms(props.alarmActions ?? []);
+  }
+
+  private createBucket(overrides: Partial<BucketProps> | undefined): Bucket {
+    return new Bucket(this, "TableBucket", {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      // Table data outlives the stack: deleting the stack must never delete the lake.
+      removalPolicy: RemovalPolicy.RETAIN,
+      ...overrides,
+    });
+  }
+
+  private createQueue(id: string, props: QueueProps): Queue {
+    return new Queue(this, id, {
+      // SSE-SQS, not the AWS-managed KMS key: S3 cannot publish to a queue encrypted with alias/aws/sqs.
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      ...props,
+    });
+  }
+
+  /** One S3 filter per table or prefix, matching only version files. */
+  private notifyCommits(): void {
+    const destination = new SqsDestination(this.commitQueue);
+    for (const table of this.settings.tables) {
+      this.bucket.addEventNotification(EventType.OBJECT_CREATED, destination, {
+        prefix: `${table}/${VERSIONS_FOLDER}`,
+        suffix: VERSION_FILE_SUFFIX,
+      });
+    }
+    for (const prefix of this.settings.tablePrefixes) {
+      // S3 filters have no middle wildcard; the handler drops `.manifest` keys that are not version files.
+      this.bucket.addEventNotification(EventType.OBJECT_CREATED, destination, { prefix, suffix: VERSION_FILE_SUFFIX });
+    }
+  }
+
+  private scopeEnvironment(): Record<string, string> {
+    const uri = (path: string): string => `s3://${this.bucket.bucketName}/${path}`;
+    return {
+      [ENV.tables]: JSON.stringify(this.settings.tables.map(uri)),
+      [ENV.tablePrefixes]: JSON.stringify(this.settings.tablePrefixes.map(uri)),
+    };
+  }
+
+  private createFunction(
+    id: string,
+    name: FunctionName,
+    defaults: Partial<NodejsFunctionProps>,
+    overrides: Partial<NodejsFunctionProps> | undefined,
+  ): NodejsFunction {
+    const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    return new NodejsFunction(this, id, {
+      entry: functionEntry(name),
+      handler: "handler",
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: LOCK_FILE,
+      runtime: FUNCTION_RUNTIME,
+      architecture: FUNCTION_ARCHITECTURE,
+      bundling: BUNDLING,
+      logGroup,
+      description: `lakewarden ${name}`,
+      ...defaults,
+      ...overrides,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: "lakewarden",
+        POWERTOOLS_METRICS_NAMESPACE: "Lakewarden",
+        NODE_OPTIONS: "--enable-source-maps",
+        ...defaults.environment,
+        ...overrides?.environment,
+      },
+    });
+  }
+
+  private grantAccess(): void {
+    const { bucket, settings } = this;
+    for (const fn of [this.onCommitFunction, this.cleanupTableFunction]) {
+      for (const statement of readTablesStatements(bucket, settings)) fn.addToRolePolicy(statement);
+      fn.addToRolePolicy(writeLakewardenStatement(bucket, settings));
+    }
+    this.cleanupTableFunction.addToRolePolicy(deleteTableObjectsStatement(bucket, settings));
+    this.scheduleCleanupFunction.addToRolePolicy(discoverTablesStatement(bucket, settings));
+    this.cleanupQueue.grantSendMessages(this.scheduleCleanupFunction);
+    // A bucket encrypted with a customer key needs the key too (imported with fromBucketAttributes).
+    for (const fn of [this.onCommitFunction, this.cleanupTableFunction]) bucket.encryptionKey?.grantEncryptDecrypt(fn);
+    if (bucket.encryptionKey) bucket.encryptionKey.grantDecrypt(this.scheduleCleanupFunction);
+  }
+
+  private createAlarms(actions: IAlarmAction[]): void {
+    const add = (alarm: Alarm): void => {
+      for (const action of actions) alarm.addAlarmAction(action);
+      this.alarms.push(alarm);
+    };
+    for (const [id, queue, what] of [
+      ["CommitDeadLetterAlarm", this.commitDeadLetterQueue, "commit events"],
+      ["CleanupDeadLetterAlarm", this.cleanupDeadLetterQueue, "cleanup requests"],
+    ] as const) {
+      add(new Alarm(this, id, {
+        alarmDescription: `lakewarden: ${what} failed every retry and wait in ${queue.node.id}`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }));
+    }
+    add(new Alarm(this, "CommitLagAlarm", {
+      alarmDescription: "lakewarden: heads lag commits by more than 5 minutes",
+      metric: this.commitQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: "Maximum" }),
+      threshold: 300,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 5,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }));
+    for (const [id, fn] of [
+      ["OnCommitErrorsAlarm", this.onCommitFunction],
+      ["ScheduleCleanupErrorsAlarm", this.scheduleCleanupFunction],
+      ["CleanupTableErrorsAlarm", this.cleanupTableFunction],
+    ] as const) {
+      add(new Alarm(this, id, {
+        alarmDescription: `lakewarden: ${fn.node.id} invocations failed`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }));
+    }
+  }
+}
+

@@ -1,0 +1,208 @@
+/**
+ * What a lakewarden deployment is told: which tables it looks after and how. One validated
+ * shape, filled from CDK context (`-c lakewarden:tables=...`, cdk.json) or from construct props.
+ *
+ * Tables are named by their path inside the bucket (`lake/orders.lance`), not by URI, because a
+ * bucket the stack creates has no name until deploy time; the functions receive full `s3://` URIs.
+ */
+
+/** Lance commit files: `<table>/_versions/<n>.manifest`. The notification filters select them. */
+export const VERSIONS_FOLDER = "_versions/";
+export const VERSION_FILE_SUFFIX = ".manifest";
+/** Everything lakewarden writes lives here, inside each table (DESIGN.md). */
+export const LAKEWARDEN_FOLDER = "_lakewarden/";
+
+export type HeadCodec = "arrow" | "json";
+
+export interface RetentionSettings {
+  /** Versions older than this may be removed, e.g. "7d", "36h". */
+  olderThan: string;
+  /** Always keep at least this many newest versions. */
+  retainVersions: number;
+}
+
+export interface HeadSettings {
+  codec: HeadCodec;
+  /** Budget for optional inline sections of the head (data-file footers), in bytes. */
+  inlineBytes: number;
+}
+
+export interface LakewardenSettings {
+  /** Table roots inside the bucket, without leading or trailing slash: `lake/orders.lance`. */
+  tables: string[];
+  /** Prefixes under which every table is looked after, each ending in "/": `lake/`. */
+  tablePrefixes: string[];
+  /** EventBridge schedule expression for cleanup: `rate(1 day)`, `cron(0 3 * * ? *)`. */
+  cleanupSchedule: string;
+  retention: RetentionSettings;
+  head: HeadSettings;
+  /** How many folder levels under a prefix the scheduler descends looking for tables. */
+  discoveryDepth: number;
+}
+
+export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes"> = {
+  cleanupSchedule: "rate(1 day)",
+  retention: { olderThan: "7d", retainVersions: 1 },
+  head: { codec: "arrow", inlineBytes: 1024 * 1024 },
+  discoveryDepth: 4,
+};
+
+/** A setting that cannot be used; the message names the setting and the problem. */
+export class InvalidSettingError extends Error {
+  readonly setting: string;
+  constructor(setting: string, problem: string) {
+    super(`lakewarden setting ${setting}: ${problem}`);
+    this.name = "InvalidSettingError";
+    this.setting = setting;
+  }
+}
+
+export interface SettingsInput {
+  tables?: readonly string[];
+  tablePrefixes?: readonly string[];
+  cleanupSchedule?: string;
+  retention?: Partial<RetentionSettings>;
+  head?: Partial<HeadSettings>;
+  discoveryDepth?: number;
+}
+
+/** Fills defaults and validates; throws InvalidSettingError on the first problem. */
+export function resolveSettings(input: SettingsInput): LakewardenSettings {
+  const tables = (input.tables ?? []).map((table) => normalizeTableRoot(table));
+  const tablePrefixes = (input.tablePrefixes ?? []).map((prefix) => normalizePrefix(prefix));
+  if (tables.length === 0 && tablePrefixes.length === 0) {
+    throw new InvalidSettingError("tables", "name at least one table or table prefix to look after");
+  }
+  rejectOverlaps(tables, tablePrefixes);
+
+  const cleanupSchedule = input.cleanupSchedule ?? DEFAULT_SETTINGS.cleanupSchedule;
+  if (!/^(rate|cron)\(.+\)$/.test(cleanupSchedule)) {
+    throw new InvalidSettingError("cleanupSchedule", `"${cleanupSchedule}" is not rate(...) or cron(...)`);
+  }
+  const retention: RetentionSettings = { ...DEFAULT_SETTINGS.retention, ...definedOnly(input.retention ?? {}) };
+  if (!/^\d+(ms|s|m|h|d|w)$/.test(retention.olderThan)) {
+    throw new InvalidSettingError("olderThan", `"${retention.olderThan}" is not a duration like 7d, 36h or 90m`);
+  }
+  requirePositiveInteger("retainVersions", retention.retainVersions);
+
+  const head: HeadSettings = { ...DEFAULT_SETTINGS.head, ...definedOnly(input.head ?? {}) };
+  if (head.codec !== "arrow" && head.codec !== "json") {
+    throw new InvalidSettingError("headCodec", `"${String(head.codec)}" is not one of arrow, json`);
+  }
+  requirePositiveInteger("headInlineBytes", head.inlineBytes);
+
+  const discoveryDepth = input.discoveryDepth ?? DEFAULT_SETTINGS.discoveryDepth;
+  requirePositiveInteger("discoveryDepth", discoveryDepth);
+  return { tables, tablePrefixes, cleanupSchedule, retention, head, discoveryDepth };
+}
+
+/**
+ * Reads settings from CDK context. List values may be JSON arrays (cdk.json) or, from the
+ * command line (`-c lakewarden:tables=a.lance,b.lance`), comma-separated strings.
+ */
+export function settingsFromContext(tryGetContext: (key: string) => unknown): LakewardenSettings {
+  const get = (key: string): unknown => tryGetContext(`lakewarden:${key}`);
+  return resolveSettings({
+    tables: contextList("tables", get("tables")),
+    tablePrefixes: contextList("tablePrefixes", get("tablePrefixes")),
+    cleanupSchedule: contextString("cleanupSchedule", get("cleanupSchedule")),
+    retention: {
+      olderThan: contextString("olderThan", get("olderThan")),
+      retainVersions: contextNumber("retainVersions", get("retainVersions")),
+    },
+    head: {
+      codec: contextString("headCodec", get("headCodec")) as HeadCodec | undefined,
+      inlineBytes: contextNumber("headInlineBytes", get("headInlineBytes")),
+    },
+    discoveryDepth: contextNumber("discoveryDepth", get("discoveryDepth")),
+  });
+}
+
+function normalizeTableRoot(table: string): string {
+  const root = table.replace(/\/+$/, "");
+  checkPath("tables", table, root);
+  if (root === "") throw new InvalidSettingError("tables", `"${table}" is the bucket root; name the table's folder`);
+  return root;
+}
+
+function normalizePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, "");
+  checkPath("tablePrefixes", prefix, trimmed);
+  // An empty prefix would mean the whole bucket: deletes on every key of it. Refused on purpose.
+  if (trimmed === "") throw new InvalidSettingError("tablePrefixes", "the whole bucket cannot be a table prefix; name a folder");
+  // "lake" alone would also match "lakehouse/..."; a prefix is always a folder.
+  return `${trimmed}/`;
+}
+
+function checkPath(setting: string, original: string, path: string): void {
+  if (path.startsWith("s3://")) {
+    throw new InvalidSettingError(setting, `"${original}" is a URI; give the path inside the bucket (lake/orders.lance)`);
+  }
+  if (path === "") return; // the callers say why an empty path is refused
+  if (path.startsWith("/") || path.split("/").some((segment) => segment === "" || segment === "." || segment === "..")) {
+    throw new InvalidSettingError(setting, `"${original}" is not a clean relative path`);
+  }
+  if (/[*?]/.test(path)) throw new InvalidSettingError(setting, `"${original}" contains a wildcard`);
+}
+
+/**
+ * S3 refuses two notification filters that can match one key, and a table inside a prefix
+ * would also be cleaned twice. Either way the configuration is ambiguous, so it is an error.
+ */
+function rejectOverlaps(tables: readonly string[], prefixes: readonly string[]): void {
+  const scopes = [...tables.map((t) => ({ kind: "table", path: `${t}/` })), ...prefixes.map((p) => ({ kind: "prefix", path: p }))];
+  for (let i = 0; i < scopes.length; i++) {
+    for (let j = i + 1; j < scopes.length; j++) {
+      const a = scopes[i]!;
+      const b = scopes[j]!;
+      if (a.path.startsWith(b.path) || b.path.startsWith(a.path)) {
+        throw new InvalidSettingError(
+          "tables",
+          `${a.kind} "${a.path.replace(/\/$/, "")}" and ${b.kind} "${b.path.replace(/\/$/, "")}" overlap; list each table once`,
+        );
+      }
+    }
+  }
+}
+
+function requirePositiveInteger(setting: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidSettingError(setting, `${String(value)} is not a positive integer`);
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function contextList(setting: string, value: unknown): string[] | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value;
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (text.startsWith("[")) return contextList(setting, parseJson(setting, text));
+    return text.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  }
+  throw new InvalidSettingError(setting, "expected a list of strings (JSON array or comma-separated)");
+}
+
+function contextString(setting: string, value: unknown): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") return value;
+  throw new InvalidSettingError(setting, `expected a string, got ${JSON.stringify(value)}`);
+}
+
+function contextNumber(setting: string, value: unknown): number | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const number = typeof value === "string" ? Number(value) : value;
+  if (typeof number === "number" && !Number.isNaN(number)) return number;
+  throw new InvalidSettingError(setting, `expected a number, got ${JSON.stringify(value)}`);
+}
+
+function parseJson(setting: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidSettingError(setting, `${text} is not valid JSON`);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * From "an object was created at this key" to "table T has version N", and from a burst of
+ * such commits to one piece of work per table. Shared by the on-commit Lambda (keys from S3
+ * events) and `lakewarden serve` (paths from file watching and polling), so both react to
+ * exactly the same keys.
+ */
+import type { TableFormat } from "../formats/table-format.ts";
+
+export interface CommitKey {
+  /** The table's root, relative to where the key is (""= the key's root is itself a table). */
+  tableRoot: string;
+  version: number;
+  /** The version file's key relative to the table root (`_versions/5.manifest`). */
+  versionKey: string;
+}
+
+/**
+ * The table and version a key names, or null for any key that is not a version file of the
+ * format (data files, staging manifests, `.manifest` files elsewhere).
+ */
+export function parseCommitKey(format: Pick<TableFormat, "versionsPrefix" | "parseVersionKey">, key: string): CommitKey | null {
+  // The last occurrence: a version file name never contains "/", a table's parent folders might.
+  const at = key.lastIndexOf(`/${format.versionsPrefix}`);
+  if (at === -1 && !key.startsWith(format.versionsPrefix)) return null;
+  const tableRoot = at === -1 ? "" : key.slice(0, at);
+  const versionKey = at === -1 ? key : key.slice(at + 1);
+  const version = format.parseVersionKey(versionKey);
+  return version === null ? null : { tableRoot, version, versionKey };
+}
+
+export interface Commit<Source> {
+  /** Identifies the table (a URI or a root path); commits group by exact equality. */
+  table: string;
+  version: number;
+  /** When the version file was written, for the commit-to-head lag. */
+  committedAt?: Date;
+  /** What reported it (an SQS message id, a file event): failures are reported per source. */
+  source: Source;
+}
+
+export interface TableCommits<Source> {
+  table: string;
+  /** The newest version seen for the table: the only one whose head is worth writing. */
+  newestVersion: number;
+  /** Commit time of that newest version, when known. */
+  newestCommittedAt?: Date;
+  /** Every source that mentioned the table, once each, in first-seen order. */
+  sources: Source[];
+}
+
+/**
+ * Groups commits by table. Duplicates and any arrival order give the same result, which is
+ * what makes at-least-once, unordered delivery harmless.
+ */
+export function groupCommitsByTable<Source>(commits: Iterable<Commit<Source>>): TableCommits<Source>[] {
+  const groups = new Map<string, TableCommits<Source>>();
+  for (const commit of commits) {
+    let group = groups.get(commit.table);
+    if (group === undefined) {
+      group = { table: commit.table, newestVersion: commit.version, newestCommittedAt: commit.committedAt, sources: [] };
+      groups.set(commit.table, group);
+    } else if (commit.version > group.newestVersion) {
+      group.newestVersion = commit.version;
+      group.newestCommittedAt = commit.committedAt;
+    } else if (commit.version === group.newestVersion && group.newestCommittedAt === undefined) {
+      group.newestCommittedAt = commit.committedAt;
+    }
+    if (!group.sources.includes(commit.source)) group.sources.push(commit.source);
+  }
+  return [...groups.values()];
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS, InvalidSettingError, resolveSettings, settingsFromContext } from "../../infra/settings.ts";
+
+describe("resolveSettings", () => {
+  it("fills defaults and normalizes tables and prefixes", () => {
+    expect(resolveSettings({ tables: ["lake/orders.lance/"], tablePrefixes: ["warehouse"] })).toEqual({
+      ...DEFAULT_SETTINGS,
+      tables: ["lake/orders.lance"],
+      tablePrefixes: ["warehouse/"],
+    });
+  });
+
+  it("refuses what would widen access or confuse S3 notifications, naming the setting", () => {
+    const cases: [Parameters<typeof resolveSettings>[0], RegExp][] = [
+      [{}, /setting tables: name at least one table/],
+      [{ tablePrefixes: [""] }, /tablePrefixes: the whole bucket cannot be a table prefix/],
+      [{ tablePrefixes: ["/"] }, /the whole bucket/],
+      [{ tables: ["s3://b/t.lance"] }, /is a URI/],
+      [{ tables: ["lake/../t.lance"] }, /not a clean relative path/],
+      [{ tables: ["/abs/t.lance"] }, /not a clean relative path/],
+      [{ tablePrefixes: ["lake/*"] }, /wildcard/],
+      [{ tables: ["lake/t.lance"], tablePrefixes: ["lake/"] }, /table "lake\/t.lance" and prefix "lake" overlap/],
+      [{ tablePrefixes: ["lake/", "lake/sub/"] }, /overlap/],
+      [{ tables: ["a.lance", "a.lance"] }, /overlap/],
+      [{ tables: ["t"], cleanupSchedule: "every day" }, /cleanupSchedule: "every day" is not rate/],
+      [{ tables: ["t"], retention: { olderThan: "seven days" } }, /olderThan/],
+      [{ tables: ["t"], retention: { retainVersions: 0 } }, /retainVersions: 0 is not a positive integer/],
+      [{ tables: ["t"], head: { codec: "xml" as "json" } }, /headCodec: "xml" is not one of arrow, json/],
+    ];
+    for (const [input, message] of cases) {
+      expect(() => resolveSettings(input), JSON.stringify(input)).toThrow(InvalidSettingError);
+      expect(() => resolveSettings(input), JSON.stringify(input)).toThrow(message);
+    }
+  });
+
+  it("lets neighbouring tables with a common name start coexist", () => {
+    expect(resolveSettings({ tables: ["a.lance", "a.lance2"] }).tables).toEqual(["a.lance", "a.lance2"]);
+  });
+});
+
+describe("settingsFromContext", () => {
+  it("reads JSON arrays from cdk.json and comma lists or strings from -c", () => {
+    const context: Record<string, unknown> = {
+      "lakewarden:tables": "a.lance, b.lance",
+      "lakewarden:tablePrefixes": '["lake/"]',
+      "lakewarden:retainVersions": "3",
+      "lakewarden:headInlineBytes": 2048,
+      "lakewarden:headCodec": "json",
+      "lakewarden:cleanupSchedule": "cron(0 3 * * ? *)",
+    };
+    const settings = settingsFromContext((key) => context[key]);
+    expect(settings.tables).toEqual(["a.lance", "b.lance"]);
+    expect(settings.tablePrefixes).toEqual(["lake/"]);
+    expect(settings.retention).toEqual({ olderThan: "7d", retainVersions: 3 });
+    expect(settings.head).toEqual({ codec: "json", inlineBytes: 2048 });
+    expect(settings.cleanupSchedule).toBe("cron(0 3 * * ? *)");
+  });
+
+  it("names the setting whose context value has the wrong type", () => {
+    expect(() => settingsFromContext((key) => (key === "lakewarden:tables" ? 42 : undefined))).toThrow(/setting tables: expected a list/);
+    expect(() => settingsFromContext((key) => (key === "lakewarden:tables" ? "[oops" : undefined))).toThrow(/setting tables: \[oops is not valid JSON/);
+    const context: Record<string, unknown> = { "lakewarden:tables": ["t"], "lakewarden:retainVersions": "many" };
+    expect(() => settingsFromContext((key) => context[key])).toThrow(/retainVersions: expected a number/);
+  });
+});
