@@ -96,7 +96,7 @@ export function toVersionRecord(lanceVersion: LanceVersion, uri: string): Versio
 
 async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
   const uri = store.uriOf(file.key);
-  const lanceVersion = await readLanceVersion(store, file.key);
+  const lanceVersion = await readLanceVersion(store, file.key, file.size);
   const { manifest } = lanceVersion;
   if (manifest.version !== file.version) {
     throw new CorruptFileError(uri, `manifest says version ${manifest.version} but its file name says ${file.version}`);

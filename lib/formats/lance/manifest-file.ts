@@ -9,7 +9,8 @@
  * `decodeManifestFile` is pure (bytes in, messages out) so corrupt inputs are easy to
  * test; `readManifestFile` fetches the bytes with as few requests as the layout allows.
  */
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { GetResult, ObjectStore } from "../../store/object-store.ts";
+import { InvalidRangeError } from "../../store/errors.ts";
 import { CorruptFileError } from "../errors.ts";
 import { assertReadable } from "./feature-flags.ts";
 import {
@@ -129,12 +130,25 @@ export interface ManifestFileBytes {
 }
 
 /**
- * Reads a whole manifest file: its last 64 KiB first (a whole small manifest), then, for a
- * bigger one, the rest in one ranged read. The two reads must see the same ETag: manifests
- * are written once, so a change in between means something rewrote it under us.
+ * Reads a whole manifest file in at most two requests: its last 64 KiB first (all of a
+ * typical manifest), then, for a bigger one, the rest in one ranged read. With the size
+ * known from the listing, a small manifest is one plain GET. The two reads must see the
+ * same ETag: manifests are written once, so a change in between means something rewrote it.
  */
-export async function readManifestFile(store: ObjectStore, key: string): Promise<ManifestFileBytes> {
-  const tail = await store.get(key, { suffixLength: MANIFEST_SUFFIX_READ });
+export async function readManifestFile(store: ObjectStore, key: string, knownSize?: number): Promise<ManifestFileBytes> {
+  if (knownSize !== undefined && knownSize <= MANIFEST_SUFFIX_READ) {
+    const whole = await store.get(key);
+    return { bytes: whole.body, etag: whole.etag, lastModified: whole.lastModified };
+  }
+  let tail: GetResult;
+  try {
+    tail = await store.get(key, { suffixLength: MANIFEST_SUFFIX_READ });
+  } catch (error) {
+    // Some S3-compatible stores answer 416 to a suffix longer than the object instead of
+    // clamping it as S3 does; the object is then smaller than the suffix: read it whole.
+    if (!(error instanceof InvalidRangeError)) throw error;
+    tail = await store.get(key);
+  }
   if (tail.body.length >= tail.size) {
     return { bytes: tail.body, etag: tail.etag, lastModified: tail.lastModified };
   }

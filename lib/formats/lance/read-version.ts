@@ -35,9 +35,10 @@ async function readTransactionFile(store: ObjectStore, file: string, manifestUri
   }
 }
 
-export async function readLanceVersion(store: ObjectStore, key: string): Promise<LanceVersion> {
+/** `knownSize` (from a listing) lets a small manifest be read with one plain GET. */
+export async function readLanceVersion(store: ObjectStore, key: string, knownSize?: number): Promise<LanceVersion> {
   const uri = store.uriOf(key);
-  const { bytes, etag, lastModified } = await readManifestFile(store, key);
+  const { bytes, etag, lastModified } = await readManifestFile(store, key, knownSize);
   const decoded = decodeManifestFile(bytes, uri);
   const manifest = toLanceManifest(decoded, uri);
   let transaction: LanceTransaction | null = null;

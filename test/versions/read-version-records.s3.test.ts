@@ -1,0 +1,63 @@
+/**
+ * readVersionRecords against LanceDB's listVersions() on tables LanceDB wrote to S3
+ * (the fauxqs emulator, started here), in both version-file naming schemes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
+import { openStore } from "../../lib/store/index.ts";
+import { readVersionRecords } from "../../lib/versions/read-version-records.ts";
+import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { buildLanceDataset, type LanceDataset, type ManifestNaming } from "../support/lance-datasets.ts";
+import { expectRecordsMatchLanceDb } from "./lancedb-comparison.ts";
+
+const BUCKET = "lake";
+let fauxqs: FauxqsHandle;
+
+beforeAll(async () => {
+  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+});
+afterAll(async () => {
+  await fauxqs?.stop();
+});
+
+function s3Store(tableUri: string) {
+  return openStore(tableUri, {
+    s3: { endpoint: fauxqs.endpoint, region: fauxqs.region, credentials: fauxqs.credentials },
+  });
+}
+
+describe.each<ManifestNaming>(["v2", "v1"])("readVersionRecords on an S3 %s table", (naming) => {
+  let dataset: LanceDataset;
+
+  beforeAll(async () => {
+    dataset = await buildLanceDataset({
+      dbUri: `s3://${BUCKET}/db-${naming}`,
+      naming,
+      storageOptions: fauxqs.lanceStorageOptions,
+    });
+  });
+  afterAll(() => dataset?.close());
+
+  it("matches LanceDB's listVersions() field by field, tags included", async () => {
+    const store = s3Store(dataset.tableUri);
+    const records = await readVersionRecords(store, lanceFormat);
+    await expectRecordsMatchLanceDb(records, dataset.table);
+    expect(records.map((r) => r.operation_type)).toEqual(dataset.written.map((w) => w.operation));
+    expect(records.filter((r) => r.is_tagged).length).toBe(new Set(Object.values(dataset.tags)).size);
+  });
+
+  it("finds the latest version (one LIST for V2 names)", async () => {
+    const store = s3Store(dataset.tableUri);
+    const latest = await lanceFormat.latestVersionFile(store);
+    expect(latest?.version).toBe(dataset.written.at(-1)!.version);
+    if (naming === "v2") expect(store.stats.snapshot()).toMatchObject({ list: 1, get: 0, head: 0 });
+  });
+
+  it("resolves a given version by HEAD in either scheme", async () => {
+    const store = s3Store(dataset.tableUri);
+    const file = await lanceFormat.findVersionFile(store, 2);
+    expect(file.version).toBe(2);
+    expect(file.key).toBe(naming === "v2" ? "_versions/18446744073709551613.manifest" : "_versions/2.manifest");
+    expect(store.stats.snapshot().head).toBe(naming === "v2" ? 1 : 2);
+  });
+});
