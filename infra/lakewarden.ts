@@ -19,6 +19,7 @@ import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import { Queue, QueueEncryption, type QueueProps } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { ENV } from "../functions/shared/environment.ts";
+import { ENVIRONMENT_KEYS } from "../lib/maintenance/policy.ts";
 import {
   BUNDLING,
   FUNCTION_ARCHITECTURE,
@@ -126,8 +127,10 @@ export class Lakewarden extends Construct {
       memorySize: 1769,
       environment: {
         ...scopeEnvironment,
-        [ENV.olderThan]: this.settings.retention.olderThan,
-        [ENV.retainVersions]: String(this.settings.retention.retainVersions),
+        // The table's own `lakewarden.*` config still overrides these defaults.
+        [ENVIRONMENT_KEYS.olderThanMs]: this.settings.retention.olderThan,
+        [ENVIRONMENT_KEYS.retainVersions]: String(this.settings.retention.retainVersions),
+        [ENVIRONMENT_KEYS.safetyWindowMs]: this.settings.retention.safetyWindow,
       },
     }, props.cleanupTableFunctionProps);
 

@@ -5,6 +5,7 @@
  * Tables are named by their path inside the bucket (`lake/orders.lance`), not by URI, because a
  * bucket the stack creates has no name until deploy time; the functions receive full `s3://` URIs.
  */
+import { parseDuration } from "../lib/maintenance/duration.ts";
 
 /** Lance commit files: `<table>/_versions/<n>.manifest`. The notification filters select them. */
 export const VERSIONS_FOLDER = "_versions/";
@@ -19,6 +20,8 @@ export interface RetentionSettings {
   olderThan: string;
   /** Always keep at least this many newest versions. */
   retainVersions: number;
+  /** Unreferenced files younger than this are kept unless a removed version proves they were committed. */
+  safetyWindow: string;
 }
 
 export interface HeadSettings {
@@ -42,7 +45,7 @@ export interface LakewardenSettings {
 
 export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes"> = {
   cleanupSchedule: "rate(1 day)",
-  retention: { olderThan: "7d", retainVersions: 1 },
+  retention: { olderThan: "7d", retainVersions: 1, safetyWindow: "7d" },
   head: { codec: "arrow", inlineBytes: 1024 * 1024 },
   discoveryDepth: 4,
 };
@@ -80,8 +83,10 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
     throw new InvalidSettingError("cleanupSchedule", `"${cleanupSchedule}" is not rate(...) or cron(...)`);
   }
   const retention: RetentionSettings = { ...DEFAULT_SETTINGS.retention, ...definedOnly(input.retention ?? {}) };
-  if (!/^\d+(ms|s|m|h|d|w)$/.test(retention.olderThan)) {
-    throw new InvalidSettingError("olderThan", `"${retention.olderThan}" is not a duration like 7d, 36h or 90m`);
+  for (const setting of ["olderThan", "safetyWindow"] as const) {
+    if (parseDuration(retention[setting]) === null) {
+      throw new InvalidSettingError(setting, `"${retention[setting]}" is not a duration like 7d, 36h or 90m`);
+    }
   }
   requirePositiveInteger("retainVersions", retention.retainVersions);
 
@@ -109,6 +114,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
     retention: {
       olderThan: contextString("olderThan", get("olderThan")),
       retainVersions: contextNumber("retainVersions", get("retainVersions")),
+      safetyWindow: contextString("safetyWindow", get("safetyWindow")),
     },
     head: {
       codec: contextString("headCodec", get("headCodec")) as HeadCodec | undefined,

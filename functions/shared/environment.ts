@@ -1,6 +1,7 @@
 /**
  * The environment contract between the CDK construct (which sets these variables) and the
- * handlers (which read them). One module so the two sides cannot drift apart.
+ * handlers (which read them). One module so the two sides cannot drift apart. Retention
+ * defaults use lib/maintenance/policy.ts's ENVIRONMENT_KEYS, shared with the CLI.
  */
 export const ENV = {
   /** JSON array of table URIs: `["s3://bucket/lake/orders.lance"]`. */
@@ -11,9 +12,6 @@ export const ENV = {
   discoveryDepth: "LAKEWARDEN_DISCOVERY_DEPTH",
   /** Queue the scheduler sends one message per table to. */
   cleanupQueueUrl: "LAKEWARDEN_CLEANUP_QUEUE_URL",
-  /** Retention defaults; a table's own `lakewarden.*` config overrides them. */
-  olderThan: "LAKEWARDEN_OLDER_THAN",
-  retainVersions: "LAKEWARDEN_RETAIN_VERSIONS",
   /** Head codec (`arrow` | `json`) and inline budget in bytes. */
   headCodec: "LAKEWARDEN_HEAD_CODEC",
   headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",

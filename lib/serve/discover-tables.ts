@@ -2,6 +2,10 @@
  * Finds the tables under a location: a folder is a table when it holds the format's version
  * folder (Lance: `_versions/`). Walks folders with delimiter listings only (S3 CommonPrefixes),
  * never listing a table's files, and stops descending at a table or at `maxDepth`.
+ *
+ * Folders whose name starts with "_" or "." are internal to some tool and are not walked:
+ * LanceDB keeps its own catalog table `__manifest` next to the user's tables, Spark writes
+ * `_temporary/`, lakewarden `_lakewarden/`. A table named explicitly is looked after anyway.
  */
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -31,10 +35,16 @@ export async function discoverTables(
       if (children.includes(folder + format.versionsPrefix)) {
         tables.push(folder.replace(/\/$/, ""));
       } else {
-        next.push(...children);
+        next.push(...children.filter((child) => !isHiddenFolder(child)));
       }
     }
     level = next;
   }
   return tables.sort();
+}
+
+/** True when the last segment of a table root or folder starts with "_" or "." (internal to a tool). */
+export function isHiddenFolder(path: string): boolean {
+  const name = path.replace(/\/$/, "").split("/").pop() ?? "";
+  return name.startsWith("_") || name.startsWith(".");
 }

@@ -1,0 +1,66 @@
+/**
+ * schedule-cleanup: on each EventBridge tick, one cleanup request per table on the cleanup
+ * queue. Tables are the configured URIs plus those discovered under the configured prefixes.
+ * Duplicate requests are harmless (cleanup-table runs under the table's lease and is
+ * idempotent), so a failed tick is simply retried by EventBridge.
+ */
+import type { TableFormat } from "../../lib/formats/table-format.ts";
+import { discoverTables } from "../../lib/serve/discover-tables.ts";
+import type { ObjectStore } from "../../lib/store/object-store.ts";
+import { encodeCleanupRequest } from "../shared/cleanup-request.ts";
+import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
+import type { TableScopes } from "../shared/table-scopes.ts";
+
+export interface ScheduleCleanupDependencies {
+  scopes: TableScopes;
+  format: Pick<TableFormat, "versionsPrefix">;
+  discoveryDepth: number;
+  openStore(uri: string): ObjectStore;
+  /** Puts the message bodies on the cleanup queue; throws if any was not accepted. */
+  enqueue(bodies: string[]): Promise<void>;
+  log: HandlerLog;
+  metrics: HandlerMetrics;
+  now?: () => Date;
+}
+
+export interface ScheduleCleanupResult {
+  tables: string[];
+  /** Prefixes whose discovery failed; their tables wait for the next tick. */
+  failedPrefixes: string[];
+}
+
+export class DiscoveryFailedError extends Error {
+  constructor(prefixes: string[]) {
+    super(`table discovery failed under ${prefixes.join(", ")}; the other tables were enqueued`);
+    this.name = "DiscoveryFailedError";
+  }
+}
+
+export function createScheduleCleanupHandler(deps: ScheduleCleanupDependencies): (event?: unknown) => Promise<ScheduleCleanupResult> {
+  return async () => {
+    const tables = new Set(deps.scopes.tables);
+    const failedPrefixes: string[] = [];
+    for (const prefixUri of deps.scopes.prefixes) {
+      const store = deps.openStore(prefixUri);
+      try {
+        const roots = await discoverTables(store, deps.format, { maxDepth: deps.discoveryDepth });
+        for (const root of roots) tables.add(root === "" ? store.uri : store.scope(root).uri);
+        deps.log.info("tables discovered", { prefix: prefixUri, tables: roots.length });
+      } catch (error) {
+        failedPrefixes.push(prefixUri);
+        deps.log.error("table discovery failed", { prefix: prefixUri, error: describe(error) });
+      }
+    }
+    const requestedAt = (deps.now?.() ?? new Date()).toISOString();
+    const sorted = [...tables].sort();
+    await deps.enqueue(sorted.map((table) => encodeCleanupRequest({ table, requestedAt })));
+    deps.metrics.addMetric(METRIC.tablesEnqueued, MetricUnit.Count, sorted.length);
+    deps.log.info("cleanup requested", { tables: sorted });
+    if (failedPrefixes.length > 0) throw new DiscoveryFailedError(failedPrefixes);
+    return { tables: sorted, failedPrefixes };
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

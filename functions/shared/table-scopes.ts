@@ -1,0 +1,26 @@
+/**
+ * Which tables this deployment looks after: named table URIs and prefixes to discover tables
+ * under. A handler acts only on tables inside these scopes, whatever a message says: IAM would
+ * refuse the rest anyway, and refusing here gives a clear log line instead of AccessDenied.
+ */
+import { ENV, ConfigurationError, uriList, type Environment } from "./environment.ts";
+
+export interface TableScopes {
+  /** Table URIs, no trailing slash: `s3://bucket/lake/orders.lance`. */
+  tables: string[];
+  /** Prefix URIs, each ending in "/": `s3://bucket/lake/`. */
+  prefixes: string[];
+}
+
+export function readTableScopes(env: Environment): TableScopes {
+  const tables = uriList(env, ENV.tables).map((uri) => uri.replace(/\/+$/, ""));
+  const prefixes = uriList(env, ENV.tablePrefixes).map((uri) => (uri.endsWith("/") ? uri : `${uri}/`));
+  if (tables.length === 0 && prefixes.length === 0) {
+    throw new ConfigurationError(`${ENV.tables} / ${ENV.tablePrefixes}`, "name no table; set at least one");
+  }
+  return { tables, prefixes };
+}
+
+export function isInScope(tableUri: string, scopes: TableScopes): boolean {
+  return scopes.tables.includes(tableUri) || scopes.prefixes.some((prefix) => tableUri.startsWith(prefix) && tableUri.length > prefix.length);
+}
