@@ -143,10 +143,9 @@ export class LocalStore implements ObjectStore {
         try {
           await link(tempPath, path);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-            throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
-          }
-          throw fsError(err, uri);
+          if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(err, uri);
+          if (await isDirectory(path)) throw folderInTheWay(uri, err);
+          throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
         }
         return { etag };
       }
@@ -167,6 +166,8 @@ export class LocalStore implements ObjectStore {
         try {
           await rename(tempPath, path);
         } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") throw folderInTheWay(uri, err);
           throw fsError(err, uri);
         }
         placed = true;
@@ -279,7 +280,10 @@ export class LocalStore implements ObjectStore {
         // A concurrent deleteMany may prune the folder between mkdir and open.
         if ((err as NodeJS.ErrnoException).code === "ENOENT" && attempt < 10) continue;
         if ((err as NodeJS.ErrnoException).code === "ENOTDIR" || (err as NodeJS.ErrnoException).code === "EEXIST") {
-          throw new InvalidLocationError(`${uri}: a parent of this key is an object, not a folder`, { uri, cause: err });
+          throw new InvalidLocationError(`${uri}: a parent of this key is an object, and a local store cannot put keys under an object`, {
+            uri,
+            cause: err,
+          });
         }
         throw fsError(err, uri);
       }
@@ -445,6 +449,14 @@ function etagOf(info: BigIntStats): string {
 
 function objectInfo(key: string, info: BigIntStats): ObjectInfo {
   return { key, size: Number(info.size), etag: etagOf(info), lastModified: new Date(Number(info.mtimeNs / 1_000_000n)) };
+}
+
+/** S3 can hold both "a" and "a/b"; a directory cannot, so that key shape is refused on disk. */
+function folderInTheWay(uri: string, cause: unknown): InvalidLocationError {
+  return new InvalidLocationError(`${uri}: a folder of the same name holds other keys; a local store cannot also hold an object there`, {
+    uri,
+    cause,
+  });
 }
 
 function notFound(uri: string): NotFoundError {
