@@ -51,6 +51,11 @@ export interface LanceDatasetOptions {
   storageOptions?: Record<string, string>;
   /** Default STANDARD_HISTORY. */
   steps?: readonly DatasetStep[];
+  /**
+   * Arrow schema metadata, stored in every manifest: a large value makes manifests larger
+   * than the reader's first 64 KiB read.
+   */
+  schemaMetadata?: Record<string, string>;
 }
 
 export interface LanceDataset {
@@ -102,12 +107,16 @@ export function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true });
 }
 
-function rowsFrom(firstId: number, count: number): lancedb.Data {
+function schemaWith(metadata: Record<string, string> | undefined): Schema {
+  return metadata ? new Schema(SCHEMA.fields, new Map(Object.entries(metadata))) : SCHEMA;
+}
+
+function rowsFrom(firstId: number, count: number, schema: Schema): lancedb.Data {
   const rows = Array.from({ length: count }, (_, i) => {
     const id = firstId + i;
     return { id, name: `row-${id}`, score: id / 2 };
   });
-  return lancedb.makeArrowTable(rows, { schema: SCHEMA });
+  return lancedb.makeArrowTable(rows, { schema });
 }
 
 export async function buildLanceDataset(options: LanceDatasetOptions): Promise<LanceDataset> {
@@ -123,7 +132,8 @@ export async function buildLanceDataset(options: LanceDatasetOptions): Promise<L
       new_table_enable_v2_manifest_paths: naming === "v2" ? "true" : "false",
     },
   });
-  const table = await db.createTable(tableName, rowsFrom(0, first.rows));
+  const schema = schemaWith(options.schemaMetadata);
+  const table = await db.createTable(tableName, rowsFrom(0, first.rows, schema));
   let nextId = first.rows;
   const written: WrittenVersion[] = [];
   const tags: Record<string, number> = {};
@@ -139,12 +149,12 @@ export async function buildLanceDataset(options: LanceDatasetOptions): Promise<L
         case "create":
           throw new Error("'create' can only be the first step");
         case "append":
-          await table.add(rowsFrom(nextId, step.rows));
+          await table.add(rowsFrom(nextId, step.rows, schema));
           nextId += step.rows;
           await record("Append");
           break;
         case "overwrite":
-          await table.add(rowsFrom(nextId, step.rows), { mode: "overwrite" });
+          await table.add(rowsFrom(nextId, step.rows, schema), { mode: "overwrite" });
           nextId += step.rows;
           await record("Overwrite");
           break;

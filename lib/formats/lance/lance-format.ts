@@ -55,7 +55,9 @@ async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
 /**
  * V2 names sort newest first, so when the first listed entry is a V2 name it is the latest
  * version: one LIST with max-keys=1 (our stores list in lexicographic order). Otherwise (V1
- * names, a temp file listed first, a mixed folder) list everything and take the max.
+ * names, a temp file listed first, a mixed folder) list everything and take the max over
+ * both schemes. Like Lance (`current_manifest_path`), a first V2 name is trusted: a
+ * half-migrated folder whose newest versions still have V1 names is not detected then.
  */
 async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
   for await (const first of store.list(VERSIONS_PREFIX, { delimiter: "/", maxKeys: 1 })) {

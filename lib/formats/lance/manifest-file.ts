@@ -53,9 +53,10 @@ export function parseFooter(bytes: Uint8Array, uri: string): ManifestFooter {
   if (bytes.length < FOOTER_SIZE + LENGTH_PREFIX_SIZE) {
     throw new CorruptFileError(uri, `truncated manifest: ${bytes.length} bytes is too short for a footer`);
   }
-  const magic = new TextDecoder().decode(bytes.subarray(bytes.length - 4));
-  if (magic !== MANIFEST_MAGIC) {
-    throw new CorruptFileError(uri, `not a Lance manifest: ends with ${JSON.stringify(magic)}, expected "LANC"`);
+  const magic = bytes.subarray(bytes.length - 4);
+  if (new TextDecoder().decode(magic) !== MANIFEST_MAGIC) {
+    const hex = Array.from(magic, (b) => b.toString(16).padStart(2, "0")).join(" ");
+    throw new CorruptFileError(uri, `not a Lance manifest, or truncated: ends with bytes ${hex}, expected "LANC" (4c 41 4e 43)`);
   }
   const footer = view(bytes.subarray(bytes.length - FOOTER_SIZE));
   const manifestPos = footer.getBigInt64(0, true);
