@@ -70,6 +70,15 @@ function errorOf(fn: () => unknown): Error {
   throw new Error("expected an error");
 }
 
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a rejection");
+}
+
 /** A store holding only `_versions/{name}` with these bytes, to read through the TableFormat. */
 async function tableWithManifest(bytes: Uint8Array, version = 1): Promise<ObjectStore> {
   const store = openStore(await makeTempDir("lw-bad-manifest-"));
@@ -183,7 +192,7 @@ describe("readSnapshot on bad input", () => {
     const bytes = manifestBytes.slice();
     bytes.set(new TextEncoder().encode("XXXX"), bytes.length - 4);
     const store = await tableWithManifest(bytes);
-    const error = await readVersionRecords(store, lanceFormat).catch((e: unknown) => e as Error);
+    const error = await rejectionOf(readVersionRecords(store, lanceFormat));
     expect(error).toBeInstanceOf(CorruptFileError);
     expect(error.message.startsWith(`${store.uri}/_versions/18446744073709551614.manifest: not a Lance manifest`)).toBe(true);
     await removeDir(new URL(store.uri).pathname);
@@ -201,7 +210,7 @@ describe("readSnapshot on bad input", () => {
     });
     const store = await tableWithManifest(bytes);
     const [file] = await lanceFormat.listVersionFiles(store);
-    const error = await lanceFormat.readSnapshot(store, file!).catch((e: unknown) => e as Error);
+    const error = await rejectionOf(lanceFormat.readSnapshot(store, file!));
     expect(error).toBeInstanceOf(CorruptFileError);
     expect(error.message).toContain(`${store.uri}/_versions/`);
     expect(error.message).toContain(`fragment 0 data file path ${JSON.stringify(path)}`);
@@ -216,7 +225,7 @@ describe("readSnapshot on bad input", () => {
     });
     const store = await tableWithManifest(bytes);
     const [file] = await lanceFormat.listVersionFiles(store);
-    const error = await lanceFormat.readSnapshot(store, file!).catch((e: unknown) => e as Error);
+    const error = await rejectionOf(lanceFormat.readSnapshot(store, file!));
     expect(error).toBeInstanceOf(CorruptFileError);
     expect(error.message).toMatch(/transaction file path "\.\.\/_versions\/1\.manifest" has a "\.\." segment/);
     await removeDir(new URL(store.uri).pathname);
@@ -225,7 +234,7 @@ describe("readSnapshot on bad input", () => {
   it("refuses a manifest whose version disagrees with its file name", async () => {
     const store = await tableWithManifest(withManifest(manifestBytes, (m) => void (m.version = "7")), 1);
     const [file] = await lanceFormat.listVersionFiles(store);
-    const error = await lanceFormat.readSnapshot(store, file!).catch((e: unknown) => e as Error);
+    const error = await rejectionOf(lanceFormat.readSnapshot(store, file!));
     expect(error).toBeInstanceOf(CorruptFileError);
     expect(error.message).toMatch(/manifest says version 7 but its file name says 1$/);
     await removeDir(new URL(store.uri).pathname);
