@@ -1,0 +1,203 @@
+/** LocalStore behaviour beyond the shared conformance suite: files on disk, locks, processes. */
+import { execFile, spawn } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { ConflictError, InvalidLocationError, NotFoundError } from "../../lib/store/errors.ts";
+import { LOCAL_RESERVED_MARKER, LocalStore } from "../../lib/store/local-store.ts";
+
+const run = promisify(execFile);
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (body: Uint8Array) => new TextDecoder().decode(body);
+
+let dir: string;
+let root: string;
+let store: LocalStore;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "lakewarden-local-"));
+  root = join(dir, "root");
+  store = new LocalStore(root);
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function keys(prefix = ""): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of store.list(prefix)) found.push(info.key);
+  return found;
+}
+
+/** A pid that certainly belongs to no running process: one of a child that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""]);
+  await new Promise((resolve) => child.on("exit", resolve));
+  if (child.pid === undefined) throw new Error("could not spawn a child");
+  return child.pid;
+}
+
+describe("LocalStore on disk", () => {
+  test("the store root is a file: URI and keys map to files under it", async () => {
+    expect(store.uri).toMatch(/^file:\/\/\/.+\/root$/);
+    expect(fileURLToPath(store.uri)).toBe(root);
+    await store.put("a/b.txt", bytes("on disk"));
+    expect((await stat(join(root, "a", "b.txt"))).size).toBe(7);
+  });
+
+  test("a store whose root does not exist yet lists nothing and creates the root on first put", async () => {
+    expect(await keys()).toEqual([]);
+    expect(await store.listPrefixes("")).toEqual([]);
+    await expect(store.get("x")).rejects.toBeInstanceOf(NotFoundError);
+    await store.put("x", bytes("1"));
+    expect(await keys()).toEqual(["x"]);
+  });
+
+  test("every write changes the ETag, even with identical bytes", async () => {
+    const etags = new Set<string>();
+    for (let i = 0; i < 20; i++) etags.add((await store.put("same", bytes("identical"))).etag);
+    expect(etags.size).toBe(20);
+    const head = await store.head("same");
+    expect(etags.has(head.etag)).toBe(true);
+    expect(Math.abs(head.lastModified.getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  test("readers never see a torn file while a writer replaces it", async () => {
+    const size = 256 * 1024;
+    const fill = (c: number) => new Uint8Array(size).fill(c);
+    await store.put("big", fill(0));
+    let writing = true;
+    const writer = (async () => {
+      for (let round = 1; round <= 30; round++) await store.put("big", fill(round));
+      writing = false;
+    })();
+    let reads = 0;
+    while (writing) {
+      const { body } = await store.get("big");
+      expect(body.length).toBe(size);
+      const first = body[0];
+      expect(body.every((b) => b === first)).toBe(true);
+      reads++;
+    }
+    await writer;
+    expect(reads).toBeGreaterThan(0);
+    expect((await store.get("big")).body[0]).toBe(30);
+  });
+
+  test("temp and lock files are invisible to list, listPrefixes and get", async () => {
+    await store.put("t/real", bytes("x"));
+    await mkdir(join(root, "t", "only-junk"), { recursive: true });
+    await writeFile(join(root, "t", `.real${LOCAL_RESERVED_MARKER}tmp.1234`), "half-written");
+    await writeFile(join(root, "t", `.real${LOCAL_RESERVED_MARKER}lock`), "{}");
+    await writeFile(join(root, "t", "only-junk", `.gone${LOCAL_RESERVED_MARKER}tmp.99`), "junk");
+    expect(await keys()).toEqual(["t/real"]);
+    expect(await store.listPrefixes("t/")).toEqual([]);
+    await expect(store.get(`t/.real${LOCAL_RESERVED_MARKER}lock`)).rejects.toBeInstanceOf(InvalidLocationError);
+    await expect(store.put(`t/x${LOCAL_RESERVED_MARKER}y`, bytes("x"))).rejects.toBeInstanceOf(InvalidLocationError);
+  });
+
+  test("writes leave no temp or lock files behind, also when a condition fails", async () => {
+    const v1 = await store.put("k", bytes("1"));
+    await store.put("k", bytes("2"), { ifMatch: v1.etag });
+    await expect(store.put("k", bytes("3"), { ifMatch: v1.etag })).rejects.toThrow();
+    await expect(store.put("k", bytes("4"), { ifNoneMatch: "*" })).rejects.toThrow();
+    await store.put("fresh", bytes("5"), { ifNoneMatch: "*" });
+    expect((await readdir(root)).sort()).toEqual(["fresh", "k"]);
+  });
+
+  test("deleteMany removes folders it leaves empty, up to but never including the root", async () => {
+    await store.put("a/b/c/one", bytes("1"));
+    await store.put("a/b/two", bytes("2"));
+    await store.put("a/keep", bytes("3"));
+    await store.deleteMany(["a/b/c/one", "a/b/two"]);
+    expect(await readdir(join(root, "a"))).toEqual(["keep"]);
+    await store.deleteMany(["a/keep"]);
+    expect(await readdir(root)).toEqual([]);
+    expect((await stat(root)).isDirectory()).toBe(true);
+    // A scoped store never removes its own root either.
+    const scoped = store.scope("s");
+    await scoped.put("x/y", bytes("1"));
+    await scoped.deleteMany(["x/y"]);
+    expect(await readdir(root)).toEqual(["s"]);
+  });
+
+  test("deleting a folder's name reports a failure and removes nothing", async () => {
+    await store.put("dir/child", bytes("1"));
+    const result = await store.deleteMany(["dir"]);
+    expect(result.deleted).toEqual([]);
+    expect(result.failed).toEqual([{ key: "dir", message: expect.stringContaining("is a folder") }]);
+    expect(await keys()).toEqual(["dir/child"]);
+  });
+
+  test("keys that a file system cannot hold next to each other are refused clearly", async () => {
+    await store.put("file", bytes("1"));
+    await expect(store.put("file/child", bytes("2"))).rejects.toSatisfy(
+      (err) => err instanceof InvalidLocationError && err.message.includes("under an object"),
+    );
+    await store.put("folder/child", bytes("1"));
+    await expect(store.put("folder", bytes("2"))).rejects.toBeInstanceOf(InvalidLocationError);
+    await expect(store.put("folder", bytes("2"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(InvalidLocationError);
+    expect(await keys()).toEqual(["file", "folder/child"]);
+  });
+
+  test("an unreadable object is AccessDeniedError naming its URI", async () => {
+    await store.put("secret", bytes("x"));
+    await chmod(dir, 0o700);
+    await chmod(join(root, "secret"), 0o000);
+    // Root ignores file modes, so the probe drops to an unprivileged user when run as root.
+    const { stdout } = await run(process.execPath, [fixture("local-access-probe.ts"), root, "secret"]);
+    const outcome = JSON.parse(stdout) as { error: string; message: string };
+    expect(outcome.error).toBe("AccessDeniedError");
+    expect(outcome.message).toContain(store.uriOf("secret"));
+  });
+});
+
+describe("LocalStore compare-and-swap across processes", () => {
+  test("two processes incrementing one counter with If-Match lose no update", async () => {
+    await store.put("counter", bytes("0"));
+    const perProcess = 15;
+    const workers = await Promise.all(
+      [1, 2].map(() => run(process.execPath, [fixture("local-cas-worker.ts"), root, "counter", String(perProcess)])),
+    );
+    for (const { stdout } of workers) expect(JSON.parse(stdout)).toHaveProperty("retries");
+    expect(text((await store.get("counter")).body)).toBe(String(2 * perProcess));
+    expect(await readdir(root)).toEqual(["counter"]);
+  });
+
+  test("a lock left by a process that died is broken", async () => {
+    const v1 = await store.put("k", bytes("1"));
+    const lock = join(root, `.k${LOCAL_RESERVED_MARKER}lock`);
+    await writeFile(lock, JSON.stringify({ pid: await deadPid(), host: (await import("node:os")).hostname(), token: "dead" }));
+    const v2 = await store.put("k", bytes("2"), { ifMatch: v1.etag });
+    expect((await store.head("k")).etag).toBe(v2.etag);
+    expect(await readdir(root)).toEqual(["k"]);
+  });
+
+  test("a lock older than the stale limit is broken, whoever holds it", async () => {
+    await store.put("k", bytes("1"));
+    const lock = join(root, `.k${LOCAL_RESERVED_MARKER}lock`);
+    await writeFile(lock, JSON.stringify({ pid: process.ppid, host: "another-host", token: "old" }));
+    const longAgo = new Date(Date.now() - 120_000);
+    await utimes(lock, longAgo, longAgo);
+    await store.put("k", bytes("2"));
+    expect(text((await store.get("k")).body)).toBe("2");
+  });
+
+  test("a live lock makes a writer wait, then fail with ConflictError naming the object", async () => {
+    const impatient = new LocalStore(root, { lockTimeoutMs: 200 });
+    await impatient.put("k", bytes("1"));
+    const lock = join(root, `.k${LOCAL_RESERVED_MARKER}lock`);
+    await writeFile(lock, JSON.stringify({ pid: process.ppid, host: (await import("node:os")).hostname(), token: "alive" }));
+    await expect(impatient.put("k", bytes("2"))).rejects.toSatisfy(
+      (err) => err instanceof ConflictError && err.uri === impatient.uriOf("k"),
+    );
+    expect(text((await impatient.get("k")).body)).toBe("1");
+    // The lock is someone else's: it stays.
+    expect((await stat(lock)).isFile()).toBe(true);
+  });
+});
