@@ -99,6 +99,11 @@ export interface TableFormat {
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file (either naming scheme); NotFoundError when it does not exist. */
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
+  /**
+   * Optional: the key `version` would have in the naming scheme of `like`, so a reader that holds
+   * version N can ask whether N+1 exists with one HEAD (without it, findVersionFile may take two).
+   */
+  siblingVersionKey?(like: VersionFile, version: number): string;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
   readRefs(store: ObjectStore): Promise<Refs>;

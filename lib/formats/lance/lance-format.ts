@@ -131,6 +131,7 @@ export const lanceFormat: TableFormat = {
   listVersionFiles,
   latestVersionFile,
   findVersionFile,
+  siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),
   readSnapshot,
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
   classify,
