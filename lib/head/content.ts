@@ -6,6 +6,7 @@
  * live_files, referenced_files, schema, config, recent_versions. Optional: footers, filled
  * within the inline budget (see budget.ts).
  */
+import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import type { FileKind, LiveFile, ReferencedFile, SchemaField, TableSnapshot } from "../formats/table-format.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
 import { CorruptHeadError } from "./errors.ts";
@@ -15,15 +16,7 @@ import type { ColumnType, ColumnValueOf, HeadColumn, HeadModel, HeadTable } from
 /** Bumped when the meaning of sections changes; a reader refuses contents newer than it knows. */
 export const HEAD_CONTENT_VERSION = 1;
 
-/** The tail of a data file a reader needs to open it (Lance: column metadata, offsets, footer). */
-export interface DataFileFooter {
-  /** Relative to the table root. */
-  path: string;
-  fileSize: number;
-  /** Where `bytes` start in the file; `bytes` run to its end. */
-  offset: number;
-  bytes: Uint8Array;
-}
+export type { DataFileFooter };
 
 /** Every version after `after` (the newest checkpoint's last version; null = no checkpoint) up to the head's. */
 export interface RecentVersions {

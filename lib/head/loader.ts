@@ -1,0 +1,233 @@
+/**
+ * The client API for reading a table's current state: `openTable(location | store)`.
+ *
+ * Cold load: GET the head and find the latest version at the same time (Lance V2 names: one
+ * LIST with max-keys=1). A head holding exactly that version is the answer: no manifest
+ * read. A stale, missing, unreadable or otherwise suspicious head is never trusted: the
+ * latest manifest is read instead and the state says so (`source: "manifest"` + warning).
+ *
+ * Warm load (`latest()` on the handle): within `versionCheckInterval` of the last check the
+ * state is reused without any request (staleness bounded on purpose); after it, one HEAD
+ * asks whether version N+1 exists (versions are sequential, so its absence proves N is
+ * still the latest); only if it does is a cold load made.
+ */
+import type { DataFileFooter } from "../formats/data-file-footer.ts";
+import { NotATableError } from "../formats/errors.ts";
+import { lanceFormat } from "../formats/lance/lance-format.ts";
+import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
+import { NotFoundError, StoreError } from "../store/errors.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { openStore } from "../store/open-store.ts";
+import type { StoreOptions } from "../store/open-store.ts";
+import type { RecentVersions } from "./content.ts";
+import { headCodecs } from "./registry.ts";
+import type { HeadCodecRegistry } from "./registry.ts";
+import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
+import type { StoredHead } from "./stored-head.ts";
+
+export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
+
+export type HeadFallbackReason =
+  /** No head object yet (never written, or deleted). */
+  | "head-missing"
+  /** The head holds an older version than the latest. */
+  | "head-stale"
+  /** The head holds a version newer than any version file: not to be trusted. */
+  | "head-ahead"
+  /** Wrong magic, unknown codec, truncated, checksum mismatch, undecodable, or the GET failed. */
+  | "head-unreadable";
+
+export interface HeadWarning {
+  reason: HeadFallbackReason;
+  /** One line naming the head object and the problem. */
+  message: string;
+}
+
+export interface TableState {
+  version: number;
+  /** "head" when the stored head was current and used as is; "manifest" when it fell back. */
+  source: "head" | "manifest";
+  /** Why the head was not used (null when source is "head"). */
+  warning: HeadWarning | null;
+  snapshot: TableSnapshot;
+  /** Versions after the newest checkpoint, from the head; null when loaded from the manifest. */
+  recentVersions: RecentVersions | null;
+  /** Inlined data-file footers of live files (from the head; from a stale head only those still live). */
+  footers: DataFileFooter[];
+  /** Codec of the head used or found (null when there was none or it was unreadable). */
+  codec: string | null;
+  /** When this state's version was last confirmed as the latest (ms, the handle's clock). */
+  checkedAt: number;
+}
+
+export interface OpenTableOptions {
+  format?: TableFormat;
+  /** Reuse a checked version this long without a request (ms; default 1000; 0 = check on every call). */
+  versionCheckInterval?: number;
+  codecs?: HeadCodecRegistry;
+  /** For a location string: how to open its store. */
+  store?: StoreOptions;
+  /** Called once per fallback, e.g. to log it; the warning is on the state as well. */
+  onWarning?: (warning: HeadWarning) => void;
+  /** Clock for the check interval (default Date.now). */
+  now?: () => number;
+}
+
+/** Opens a table and cold-loads its current state. */
+export async function openTable(location: string | ObjectStore, options: OpenTableOptions = {}): Promise<TableHandle> {
+  const store = typeof location === "string" ? openStore(location, options.store) : location;
+  const handle = new TableHandle(store, options);
+  await handle.latest();
+  return handle;
+}
+
+export class TableHandle {
+  readonly store: ObjectStore;
+  readonly format: TableFormat;
+  private readonly interval: number;
+  private readonly codecs: HeadCodecRegistry;
+  private readonly onWarning: ((warning: HeadWarning) => void) | undefined;
+  private readonly now: () => number;
+  private state: TableState | null = null;
+  private inflight: Promise<TableState> | null = null;
+
+  constructor(store: ObjectStore, options: OpenTableOptions = {}) {
+    const interval = options.versionCheckInterval ?? DEFAULT_VERSION_CHECK_INTERVAL_MS;
+    if (!Number.isFinite(interval) || interval < 0) throw new RangeError(`versionCheckInterval must be >= 0 ms, got ${interval}`);
+    this.store = store;
+    this.format = options.format ?? lanceFormat;
+    this.interval = interval;
+    this.codecs = options.codecs ?? headCodecs;
+    this.onWarning = options.onWarning;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The last state loaded, without any request (null before the first load). */
+  current(): TableState | null {
+    return this.state;
+  }
+
+  /** The latest state: reused within the check interval, else checked (one HEAD), reloaded if newer. */
+  latest(): Promise<TableState> {
+    const state = this.state;
+    if (state && this.now() - state.checkedAt < this.interval) return Promise.resolve(state);
+    return this.refresh();
+  }
+
+  /** Checks now, whatever the interval. Concurrent calls share one check. */
+  refresh(): Promise<TableState> {
+    this.inflight ??= this.check().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
+  }
+
+  private async check(): Promise<TableState> {
+    const state = this.state;
+    if (state && !(await this.versionExists(state.version + 1, state.snapshot.versionFile))) {
+      this.state = { ...state, checkedAt: this.now() };
+      return this.state;
+    }
+    const checkedAt = this.now();
+    const loaded = await loadTableState(this.store, { format: this.format, codecs: this.codecs, checkedAt });
+    if (loaded.warning) this.onWarning?.(loaded.warning);
+    this.state = loaded;
+    return loaded;
+  }
+
+  private async versionExists(version: number, like: VersionFile): Promise<boolean> {
+    try {
+      const key = this.format.siblingVersionKey?.(like, version);
+      if (key !== undefined) await this.store.head(key);
+      else await this.format.findVersionFile(this.store, version);
+      return true;
+    } catch (error) {
+      if (error instanceof NotFoundError) return false;
+      throw error;
+    }
+  }
+}
+
+export interface LoadTableStateOptions {
+  format?: TableFormat;
+  codecs?: HeadCodecRegistry;
+  checkedAt?: number;
+}
+
+/** One cold load: the head and the latest version in parallel, the manifest only when needed. */
+export async function loadTableState(store: ObjectStore, options: LoadTableStateOptions = {}): Promise<TableState> {
+  const format = options.format ?? lanceFormat;
+  const codecs = options.codecs ?? headCodecs;
+  const checkedAt = options.checkedAt ?? Date.now();
+  const [stored, latest] = await Promise.all([getHead(store, codecs), format.latestVersionFile(store)]);
+  if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  const headUri = store.uriOf(HEAD_KEY);
+
+  if (stored.state === "readable" && stored.content.tableVersion === latest.version && stored.content.format === format.name) {
+    const { content } = stored;
+    return {
+      version: content.tableVersion,
+      source: "head",
+      warning: null,
+      snapshot: content.snapshot,
+      recentVersions: content.recentVersions,
+      footers: content.footers,
+      codec: stored.probe.header?.codec ?? null,
+      checkedAt,
+    };
+  }
+
+  const warning = fallbackWarning(stored, latest.version, headUri, format.name);
+  const snapshot = await format.readSnapshot(store, latest);
+  return {
+    version: latest.version,
+    source: "manifest",
+    warning,
+    snapshot,
+    recentVersions: null,
+    footers: stored.state === "readable" ? stillLive(stored.content.footers, snapshot) : [],
+    codec: stored.state === "readable" ? (stored.probe.header?.codec ?? null) : null,
+    checkedAt,
+  };
+}
+
+/** The whole head in one GET; a failed GET is reported like an unreadable head, so a manifest read can still answer. */
+async function getHead(store: ObjectStore, codecs: HeadCodecRegistry): Promise<StoredHead | { state: "failed"; problem: string }> {
+  try {
+    const object = await store.get(HEAD_KEY);
+    return interpretStoredHead(object, store.uriOf(HEAD_KEY), codecs);
+  } catch (error) {
+    if (error instanceof NotFoundError) return { state: "missing" };
+    if (error instanceof StoreError) return { state: "failed", problem: error.message };
+    throw error;
+  }
+}
+
+function fallbackWarning(
+  stored: StoredHead | { state: "failed"; problem: string },
+  latest: number,
+  headUri: string,
+  formatName: string,
+): HeadWarning {
+  switch (stored.state) {
+    case "missing":
+      return { reason: "head-missing", message: `${headUri}: no head object; read the manifest of version ${latest} instead` };
+    case "failed":
+    case "unreadable":
+      return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest} instead` };
+    case "readable": {
+      const held = stored.content.tableVersion;
+      if (stored.content.format !== formatName) {
+        return { reason: "head-unreadable", message: `${headUri}: head describes a ${stored.content.format} table, not ${formatName}; read the manifest instead` };
+      }
+      return held < latest
+        ? { reason: "head-stale", message: `${headUri}: head holds version ${held}, the latest is ${latest}; read its manifest instead` }
+        : { reason: "head-ahead", message: `${headUri}: head holds version ${held} but the latest version file is ${latest}; read its manifest instead` };
+    }
+  }
+}
+
+function stillLive(footers: readonly DataFileFooter[], snapshot: TableSnapshot): DataFileFooter[] {
+  const live = new Set(snapshot.liveFiles.flatMap((file) => file.paths));
+  return footers.filter((footer) => live.has(footer.path));
+}

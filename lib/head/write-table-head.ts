@@ -1,0 +1,142 @@
+/**
+ * Writes a table's head for one version (default: the latest): what the commit Lambda and
+ * `lakewarden head write` call. Reads the stored head whole first: its version decides
+ * whether anything needs doing (no manifest read when a newer head is there), its ETag
+ * makes the first conditional PUT, its footers and version records are reused.
+ */
+import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-footer.ts";
+import { NotATableError } from "../formats/errors.ts";
+import { lanceFormat } from "../formats/lance/lance-format.ts";
+import type { TableFormat, VersionFile } from "../formats/table-format.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { buildHead } from "./builder.ts";
+import { newestCheckpointVersion } from "./checkpoint-boundary.ts";
+import { putHeadConditionally } from "./conditional-put.ts";
+import type { ConditionalWriteOptions, HeadWriteResult } from "./conditional-put.ts";
+import { footerReaderFor } from "./footer-readers.ts";
+import { collectRecentVersions } from "./recent-versions.ts";
+import { resolveHeadSettings } from "./settings.ts";
+import type { HeadSettingOverrides } from "./settings.ts";
+import { readStoredHead } from "./stored-head.ts";
+
+export interface WriteTableHeadOptions extends HeadSettingOverrides, ConditionalWriteOptions {
+  format?: TableFormat;
+  /** The version to write a head for (default: the latest). */
+  version?: number;
+  /** The newest checkpoint's last version (default: read from checkpoint names, one LIST). */
+  checkpointVersion?: number | null;
+  /** Footer reader (default: the format's; null: no footers). */
+  footerReader?: DataFileFooterReader | null;
+  /** At most this many data-file footer reads per head (default 64). */
+  maxFooterReads?: number;
+  now?: () => number;
+}
+
+export interface WriteTableHeadResult extends HeadWriteResult {
+  /** Why the previous head could not be reused (it is replaced all the same), if it could not. */
+  previousHeadProblem: string | null;
+  /** Details of the head built; null when skipped before building. */
+  built: {
+    codec: string;
+    compression: string;
+    mandatoryBytes: number;
+    footerBytes: number;
+    footers: number;
+    footersOmitted: number;
+    footersRead: number;
+    footerProblem: string | null;
+    recentVersions: number;
+    manifestsRead: number;
+  } | null;
+}
+
+export async function writeTableHead(store: ObjectStore, options: WriteTableHeadOptions = {}): Promise<WriteTableHeadResult> {
+  const format = options.format ?? lanceFormat;
+  const [stored, target, checkpointVersion] = await Promise.all([
+    readStoredHead(store),
+    targetVersionFile(store, format, options.version),
+    options.checkpointVersion !== undefined ? options.checkpointVersion : newestCheckpointVersion(store),
+  ]);
+  const previous = stored.state === "readable" ? stored.content : null;
+  const previousHeadProblem = stored.state === "unreadable" ? stored.problem : null;
+  const probe = stored.state === "missing" ? null : stored.probe;
+
+  // A newer head, or this version already (in the codec asked for, if one was): no manifest read.
+  const early = earlySkip(probe?.tableVersion ?? null, probe?.header?.codec ?? null, target.version, options.codec);
+  if (early) {
+    return {
+      action: early,
+      version: target.version,
+      storedVersion: probe?.tableVersion ?? null,
+      etag: probe?.etag ?? null,
+      attempts: 0,
+      lostRaces: 0,
+      bytes: 0,
+      previousHeadProblem,
+      built: null,
+    };
+  }
+
+  const snapshot = await format.readSnapshot(store, target);
+  const settings = resolveHeadSettings(snapshot, store.uriOf(target.key), options);
+  const { recent, manifestsRead } = await collectRecentVersions({ store, format, snapshot, after: checkpointVersion, previous });
+  const footerReader = options.footerReader === undefined ? footerReaderFor(format.name) : options.footerReader;
+  const built = await buildHead({
+    formatName: format.name,
+    snapshot,
+    recentVersions: recent,
+    codec: settings.codec,
+    inlineBudgetBytes: settings.inlineBudgetBytes,
+    compression: settings.compression,
+    uri: store.uriOf(target.key),
+    ...(options.now ? { now: options.now } : {}),
+    ...(footerReader
+      ? { footers: { store, read: footerReader, known: knownFooters(previous?.footers), maxReads: options.maxFooterReads ?? 64 } }
+      : {}),
+  });
+  const written = await putHeadConditionally(
+    store,
+    { bytes: built.bytes, version: built.content.tableVersion, codec: built.header.codec },
+    options,
+    probe,
+  );
+  return {
+    ...written,
+    previousHeadProblem,
+    built: {
+      codec: built.header.codec,
+      compression: built.header.compression,
+      mandatoryBytes: built.mandatoryBytes,
+      footerBytes: built.footerBytes,
+      footers: built.content.footers.length,
+      footersOmitted: built.content.footersOmitted,
+      footersRead: built.footersRead,
+      footerProblem: built.footerProblem,
+      recentVersions: recent.records.length,
+      manifestsRead,
+    },
+  };
+}
+
+function earlySkip(
+  storedVersion: number | null,
+  storedCodec: string | null,
+  version: number,
+  requestedCodec: HeadSettingOverrides["codec"],
+): HeadWriteResult["action"] | null {
+  if (storedVersion === null || storedVersion < version) return null;
+  if (storedVersion > version) return "skipped-newer-present";
+  const requested = typeof requestedCodec === "string" ? requestedCodec : requestedCodec?.name;
+  return requested === undefined || requested === storedCodec ? "skipped-same-version" : null;
+}
+
+async function targetVersionFile(store: ObjectStore, format: TableFormat, version: number | undefined): Promise<VersionFile> {
+  if (version !== undefined) return format.findVersionFile(store, version);
+  const latest = await format.latestVersionFile(store);
+  if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  return latest;
+}
+
+function knownFooters(footers: readonly DataFileFooter[] | undefined): Map<string, DataFileFooter> {
+  return new Map((footers ?? []).map((footer) => [footer.path, footer]));
+}
