@@ -1,0 +1,104 @@
+/**
+ * Stage `archive_versions`: write the new checkpoint `_lakewarden/checkpoints/{version:020}.arrow`.
+ *
+ * A new file is created only with If-None-Match: *, so a checkpoint, once written, is never
+ * overwritten blindly. One case needs more: a later run at the same table version that learned
+ * something (versions removed since, a corrupt file under that name). It then merges with the
+ * stored file and replaces it with If-Match on the ETag it just read: the merge only adds
+ * knowledge, and a racing writer makes the If-Match fail, so we re-read and merge again.
+ */
+import type { ObjectStore } from "../store/object-store.ts";
+import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
+import type { VersionRecord } from "../versions/version-record.ts";
+import { encodeCheckpoint } from "./codec.ts";
+import type { CheckpointContent } from "./codec.ts";
+import { CorruptCheckpointError } from "./errors.ts";
+import { mergeHistory, sameHistory } from "./history.ts";
+import { checkpointKey } from "./layout.ts";
+import { readCheckpoint } from "./load.ts";
+import type { StoredCheckpoint } from "./load.ts";
+
+const WRITE_ATTEMPTS = 5;
+
+export interface ArchiveInput {
+  /** The newest checkpoint that loaded before the run (null: none). */
+  previous: StoredCheckpoint | null;
+  /** Records read from version files (live or about to be removed) and from interrupted runs. */
+  records: readonly VersionRecord[];
+  /** Every version whose version file exists after the run. */
+  liveVersions: ReadonlySet<number>;
+  taggedVersions: ReadonlySet<number>;
+  tableFormat: string;
+  now: Date;
+  maxEntries?: number;
+}
+
+/** written: new file; replaced: same-version file updated with If-Match; unchanged: nothing new; empty: no history at all. */
+export type ArchiveStatus = "written" | "replaced" | "unchanged" | "empty";
+
+export interface ArchiveResult {
+  status: ArchiveStatus;
+  /** The checkpoint that now holds the history (null only when empty). */
+  key: string | null;
+  version: number;
+  rows: number;
+  cleanedUpRows: number;
+}
+
+export async function archiveVersions(store: ObjectStore, input: ArchiveInput): Promise<ArchiveResult> {
+  const merge = (previous: CheckpointContent | null): CheckpointContent =>
+    mergeHistory({
+      previous,
+      records: input.records,
+      liveVersions: input.liveVersions,
+      taggedVersions: input.taggedVersions,
+      nowMillis: input.now.getTime(),
+      tableFormat: input.tableFormat,
+      ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
+    });
+  const content = merge(input.previous);
+  const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent): ArchiveResult => ({
+    status,
+    key,
+    version: stored.version,
+    rows: stored.records.length,
+    cleanedUpRows: stored.records.filter((r) => r.is_cleaned_up).length,
+  });
+
+  if (content.records.length === 0) return result("empty", null, content);
+  const previous = input.previous;
+  if (previous && previous.version === content.version && sameHistory(previous, content)) {
+    return result("unchanged", previous.key, previous);
+  }
+
+  const key = checkpointKey(content.version);
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    try {
+      await store.put(key, encodeCheckpoint(content), { ifNoneMatch: "*", contentType: "application/vnd.apache.arrow.file" });
+      return result("written", key, content);
+    } catch (error) {
+      if (error instanceof ConflictError) continue;
+      if (!(error instanceof PreconditionFailedError)) throw error;
+    }
+    // A file of that name exists: merge with it and replace it only if we know more.
+    let existing: StoredCheckpoint | null = null;
+    let etag: string;
+    try {
+      existing = await readCheckpoint(store, { key, version: content.version });
+      etag = existing.etag;
+    } catch (error) {
+      if (error instanceof NotFoundError) continue;
+      if (!(error instanceof CorruptCheckpointError)) throw error;
+      etag = (await store.head(key)).etag;
+    }
+    const merged = existing ? merge(existing) : content;
+    if (existing && sameHistory(existing, merged)) return result("unchanged", key, existing);
+    try {
+      await store.put(key, encodeCheckpoint(merged), { ifMatch: etag, contentType: "application/vnd.apache.arrow.file" });
+      return result("replaced", key, merged);
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+    }
+  }
+  throw new ConflictError(`${store.uriOf(key)}: checkpoint kept changing under concurrent writers; not written`, { uri: store.uriOf(key) });
+}

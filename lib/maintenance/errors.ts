@@ -1,0 +1,18 @@
+/**
+ * Errors of the cleanup pipeline. Each extends the store or format error it is a case of,
+ * so the CLI prints it as the one line it is, naming the object concerned.
+ */
+import { StoreError } from "../store/errors.ts";
+import { TableFormatError } from "../formats/errors.ts";
+
+/** A retention setting (table config key or caller option) that cannot be used. */
+export class PolicyError extends TableFormatError {}
+
+/** Another cleaner holds the table's lease and it has not expired: this run must not start. */
+export class LeaseHeldError extends StoreError {}
+
+/** This run's lease was taken over or removed while it ran: it must stop before deleting more. */
+export class LeaseLostError extends StoreError {}
+
+/** The table changed in a way cleanup cannot plan around (the latest version went back): nothing was deleted. */
+export class TableChangedError extends TableFormatError {}

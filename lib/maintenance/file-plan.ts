@@ -1,0 +1,106 @@
+/**
+ * What `delete_unreferenced` does with each listed file, with the reason: the decision half of
+ * the stage, over plain data.
+ *
+ * Candidates are every file the listing of the format's own folders returned; removed versions
+ * only supply proof. No time cutoff tied to the oldest kept version filters the listing
+ * (that filter is how Lance orphaned files for good: lance#8705/#8516, #8942).
+ *   - referenced by a kept version                  → kept (not in the plan)
+ *   - manifest of a removed version                  → deleted
+ *   - named only by removed versions                 → deleted (proof it was committed)
+ *   - unreferenced, older than the safety window     → deleted
+ *   - unreferenced, younger, with --delete-unverified → deleted
+ *   - unreferenced, younger                          → kept and reported (a commit may be in progress)
+ *   - a kind the format does not know                → kept and reported
+ */
+import type { FileKind, TableFormat } from "../formats/table-format.ts";
+import type { ObjectInfo } from "../store/object-store.ts";
+import { describeAge, formatDuration } from "./duration.ts";
+import type { ReferenceSet } from "./references.ts";
+import { describeVersions } from "./references.ts";
+import type { VersionDecision } from "./version-plan.ts";
+
+/** lakewarden's own folder: never a cleanup candidate (checkpoint pruning has its own stage). */
+export const LAKEWARDEN_PREFIX = "_lakewarden/";
+
+export type PlannedKind = FileKind | "unknown";
+
+export interface PlannedFile {
+  key: string;
+  kind: PlannedKind;
+  size: number;
+  lastModified: string;
+  action: "delete" | "keep";
+  reason: string;
+  /** For manifests: the version the file is. */
+  version?: number;
+}
+
+export interface FilePlanInput {
+  listing: readonly ObjectInfo[];
+  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify">;
+  /** The decision for every live version the run read. */
+  decisions: ReadonlyMap<number, VersionDecision>;
+  kept: ReferenceSet;
+  removed: ReferenceSet;
+  safetyWindowMs: number;
+  deleteUnverified: boolean;
+  nowMillis: number;
+}
+
+export interface FilePlan {
+  /** Every file deleted or kept-and-reported, in listing order. */
+  files: PlannedFile[];
+  toDelete: PlannedFile[];
+  /** Kept files worth a line in the report (unknown kinds, unreferenced but young). */
+  reported: PlannedFile[];
+}
+
+export function planFiles(input: FilePlanInput): FilePlan {
+  const files: PlannedFile[] = [];
+  for (const object of input.listing) {
+    const planned = planOne(object, input);
+    if (planned) files.push(planned);
+  }
+  return {
+    files,
+    toDelete: files.filter((f) => f.action === "delete"),
+    reported: files.filter((f) => f.action === "keep"),
+  };
+}
+
+function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
+  const { format, nowMillis } = input;
+  const base = { key: object.key, size: object.size, lastModified: object.lastModified.toISOString() };
+  const keep = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "keep", reason });
+  const remove = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "delete", reason });
+
+  if (object.key.startsWith(LAKEWARDEN_PREFIX)) return null;
+
+  const version = format.parseVersionKey(object.key);
+  if (version !== null) {
+    const decision = input.decisions.get(version);
+    // Not read by this run: committed after the run listed versions, so it is new and kept.
+    if (!decision || decision.keep) return null;
+    return { ...remove("manifest", `version ${version} removed: ${decision.reason}`), version };
+  }
+
+  const kind = format.classify(object.key);
+  if (kind === null || kind === "manifest") {
+    const where = object.key.startsWith(format.versionsPrefix) ? `in ${format.versionsPrefix} ` : "";
+    return keep("unknown", `not a file ${format.name} cleanup knows ${where}(staging manifest, temp or foreign file): kept`);
+  }
+  if (input.kept.lookup(object.key)) return null;
+
+  const provenByRemoved = input.removed.lookup(object.key);
+  if (provenByRemoved) return remove(kind, `named only by removed ${describeVersions(provenByRemoved)}`);
+
+  const ageMillis = nowMillis - object.lastModified.getTime();
+  const age = describeAge(ageMillis);
+  if (ageMillis >= input.safetyWindowMs) return remove(kind, `unreferenced, ${age} old`);
+  if (input.deleteUnverified) return remove(kind, `unreferenced, ${age} old, deleted because of --delete-unverified`);
+  return keep(
+    kind,
+    `unreferenced but only ${age} old (safety window ${formatDuration(input.safetyWindowMs)}): may belong to a commit in progress`,
+  );
+}

@@ -1,0 +1,204 @@
+/**
+ * The per-table cleanup lease, `_lakewarden/lease`: one cleaner per table at a time.
+ *
+ * Every write is conditional, so exactly one contender wins each step:
+ *   acquire  = create with If-None-Match: *; if it exists and has expired or was released,
+ *              take it over with If-Match on the ETag just read;
+ *   renew    = replace with If-Match on our own ETag (412 → someone took it: we stop);
+ *   release  = replace with If-Match, marking it released (never a blind delete).
+ * Expiry is judged by the reader's clock against the holder's `expires_at`: keep durations
+ * well above any clock skew between hosts (the default, 15 minutes, is a Lambda's whole life).
+ */
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import type { ObjectStore } from "../store/object-store.ts";
+import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
+import { LeaseHeldError, LeaseLostError } from "./errors.ts";
+
+export const LEASE_KEY = "_lakewarden/lease";
+export const DEFAULT_LEASE_DURATION_MS = 15 * 60_000;
+
+export interface LeaseRecord {
+  run_id: string;
+  owner: string;
+  purpose: string;
+  acquired_at: string;
+  expires_at: string;
+  released_at: string | null;
+}
+
+export interface LeaseOptions {
+  /** How long the lease lasts without renewal (default 15 minutes). */
+  durationMs?: number;
+  /** Identifies this run in the lease and in others' error messages (default: a random UUID). */
+  runId?: string;
+  /** Who holds it, for people reading the lease (default host:pid). */
+  owner?: string;
+  purpose?: string;
+  now?: () => Date;
+}
+
+export class Lease {
+  readonly store: ObjectStore;
+  readonly record: LeaseRecord;
+  /** The holder we took an expired or released lease over from, if any. */
+  readonly tookOverFrom: LeaseRecord | null;
+  private etag: string;
+  private expiresAtMillis: number;
+  private released = false;
+  private readonly durationMs: number;
+  private readonly now: () => Date;
+
+  private constructor(store: ObjectStore, record: LeaseRecord, etag: string, tookOverFrom: LeaseRecord | null, durationMs: number, now: () => Date) {
+    this.store = store;
+    this.record = record;
+    this.etag = etag;
+    this.tookOverFrom = tookOverFrom;
+    this.durationMs = durationMs;
+    this.now = now;
+    this.expiresAtMillis = Date.parse(record.expires_at);
+  }
+
+  /** Takes the table's lease or throws LeaseHeldError naming who holds it and until when. */
+  static async acquire(store: ObjectStore, options: LeaseOptions = {}): Promise<Lease> {
+    const now = options.now ?? (() => new Date());
+    const durationMs = options.durationMs ?? DEFAULT_LEASE_DURATION_MS;
+    const runId = options.runId ?? randomUUID();
+    const owner = options.owner ?? `${hostname()}:${process.pid}`;
+    const purpose = options.purpose ?? "cleanup";
+    const uri = store.uriOf(LEASE_KEY);
+    const fresh = (): LeaseRecord => {
+      const at = now();
+      return {
+        run_id: runId,
+        owner,
+        purpose,
+        acquired_at: at.toISOString(),
+        expires_at: new Date(at.getTime() + durationMs).toISOString(),
+        released_at: null,
+      };
+    };
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const record = fresh();
+      try {
+        const { etag } = await store.put(LEASE_KEY, encode(record), { ifNoneMatch: "*", contentType: "application/json" });
+        return new Lease(store, record, etag, null, durationMs, now);
+      } catch (error) {
+        if (error instanceof ConflictError) continue;
+        if (!(error instanceof PreconditionFailedError)) throw error;
+      }
+      let current: { record: LeaseRecord | null; etag: string };
+      try {
+        current = await readLease(store);
+      } catch (error) {
+        if (error instanceof NotFoundError) continue;
+        throw error;
+      }
+      if (current.record && isLive(current.record, now().getTime())) {
+        throw new LeaseHeldError(`${uri}: ${describeHolder(current.record)}; this run stops without touching the table`, { uri });
+      }
+      const takeover = fresh();
+      try {
+        const { etag } = await store.put(LEASE_KEY, encode(takeover), { ifMatch: current.etag, contentType: "application/json" });
+        return new Lease(store, takeover, etag, current.record, durationMs, now);
+      } catch (error) {
+        if (error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError) {
+          throw new LeaseHeldError(`${uri}: another cleaner took over the expired lease at the same moment; this run stops without touching the table`, { uri, cause: error });
+        }
+        throw error;
+      }
+    }
+    throw new LeaseHeldError(`${uri}: the lease kept changing while this run tried to take it; try again`, { uri });
+  }
+
+  get expiresAt(): Date {
+    return new Date(this.expiresAtMillis);
+  }
+
+  /** Throws LeaseLostError if, by our clock, the lease has run out (another cleaner may hold it now). */
+  assertHeld(): void {
+    if (this.released || this.now().getTime() >= this.expiresAtMillis) {
+      throw new LeaseLostError(`${this.store.uriOf(LEASE_KEY)}: this run's lease expired at ${this.expiresAt.toISOString()}; stopping before deleting more`, { uri: this.store.uriOf(LEASE_KEY) });
+    }
+  }
+
+  /** Extends the lease by its full duration (If-Match on our ETag). */
+  async renew(): Promise<void> {
+    this.assertHeld();
+    const uri = this.store.uriOf(LEASE_KEY);
+    const expires = new Date(this.now().getTime() + this.durationMs);
+    const record: LeaseRecord = { ...this.record, expires_at: expires.toISOString() };
+    try {
+      const { etag } = await this.store.put(LEASE_KEY, encode(record), { ifMatch: this.etag, contentType: "application/json" });
+      this.etag = etag;
+      this.expiresAtMillis = expires.getTime();
+    } catch (error) {
+      if (error instanceof PreconditionFailedError || error instanceof NotFoundError) {
+        throw new LeaseLostError(`${uri}: this run's lease was taken over or removed; stopping before deleting more`, { uri, cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** Renews when less than half the duration remains; cheap to call between steps. */
+  async renewIfDue(): Promise<void> {
+    if (this.expiresAtMillis - this.now().getTime() < this.durationMs / 2) await this.renew();
+    else this.assertHeld();
+  }
+
+  /**
+   * Marks the lease released (If-Match on our ETag). Returns false, without throwing, when it
+   * could not: it was taken over, or the write failed; it then simply expires.
+   */
+  async release(): Promise<boolean> {
+    if (this.released) return true;
+    const at = this.now().toISOString();
+    const record: LeaseRecord = { ...this.record, expires_at: at, released_at: at };
+    try {
+      await this.store.put(LEASE_KEY, encode(record), { ifMatch: this.etag, contentType: "application/json" });
+      this.released = true;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The stored lease, if any: null record when its body is unreadable (then anyone may take it over). */
+export async function readLease(store: ObjectStore): Promise<{ record: LeaseRecord | null; etag: string }> {
+  const { body, etag } = await store.get(LEASE_KEY);
+  return { record: decode(body), etag };
+}
+
+function isLive(record: LeaseRecord, nowMillis: number): boolean {
+  return record.released_at === null && Date.parse(record.expires_at) > nowMillis;
+}
+
+function describeHolder(record: LeaseRecord): string {
+  return (
+    `another ${record.purpose} holds this table's lease (run ${record.run_id} on ${record.owner}, ` +
+    `since ${record.acquired_at}, until ${record.expires_at})`
+  );
+}
+
+function encode(record: LeaseRecord): Uint8Array {
+  return new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`);
+}
+
+function decode(body: Uint8Array): LeaseRecord | null {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(body)) as Partial<LeaseRecord>;
+    if (typeof value.run_id !== "string" || typeof value.expires_at !== "string" || Number.isNaN(Date.parse(value.expires_at))) return null;
+    return {
+      run_id: value.run_id,
+      owner: String(value.owner ?? "unknown"),
+      purpose: String(value.purpose ?? "cleanup"),
+      acquired_at: String(value.acquired_at ?? ""),
+      expires_at: value.expires_at,
+      released_at: typeof value.released_at === "string" ? value.released_at : null,
+    };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Stage `process_manifests`: read every version file, resolve the run's policy from the table
+ * config, decide which versions go, and index the files kept and removed versions reference.
+ *
+ * The read half (`scanManifests`) is incremental: re-planning reads only version files it has
+ * not read yet. The decide half (`decideManifests`) is pure. A version file that cannot be read
+ * aborts the run: without it we cannot know which files it needs.
+ */
+import type { ReferencedFile, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { VersionRecord } from "../versions/version-record.ts";
+import { mapConcurrent } from "../versions/map-concurrent.ts";
+import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
+import { resolvePolicy } from "./policy.ts";
+import type { CleanupProgress } from "./progress.ts";
+import { ReferenceSet } from "./references.ts";
+import type { VersionDecision, VersionPlan } from "./version-plan.ts";
+import { planVersions } from "./version-plan.ts";
+
+export const DEFAULT_MANIFEST_CONCURRENCY = 16;
+
+export interface ScannedVersion {
+  file: VersionFile;
+  record: VersionRecord;
+  references: ReferencedFile[];
+  config: Record<string, string>;
+  /** 0 for the first scan of the run, then 1, 2... for re-plans. */
+  round: number;
+}
+
+/** Every version read so far, by version. */
+export type ManifestScan = Map<number, ScannedVersion>;
+
+export interface ScanOptions {
+  concurrency?: number;
+  /** What earlier rounds read; only new version files are read, vanished ones are dropped. */
+  previous?: ManifestScan;
+  progress?: CleanupProgress;
+}
+
+export async function scanManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<ManifestScan> {
+  const listed = await format.listVersionFiles(store);
+  const previous = options.previous ?? new Map<number, ScannedVersion>();
+  const round = previous.size === 0 ? 0 : Math.max(...[...previous.values()].map((v) => v.round)) + 1;
+  const scan: ManifestScan = new Map();
+  const toRead: VersionFile[] = [];
+  for (const file of listed) {
+    const known = previous.get(file.version);
+    if (known && known.file.key === file.key) scan.set(file.version, known);
+    else toRead.push(file);
+  }
+  options.progress?.stage("reading manifests", toRead.length);
+  const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (file) => {
+    const snapshot = await format.readSnapshot(store, file);
+    options.progress?.advance(1);
+    return { file, record: snapshot.record, references: snapshot.referencedFiles, config: snapshot.config, round };
+  });
+  for (const version of read) scan.set(version.file.version, version);
+  return new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
+}
+
+export interface ProcessedManifests {
+  scan: ManifestScan;
+  policy: RetentionPolicy;
+  plan: VersionPlan;
+  decisions: Map<number, VersionDecision>;
+  /** Files of kept versions: never deleted. */
+  kept: ReferenceSet;
+  /** Files of removed versions: proof that a young unreferenced file was committed. */
+  removed: ReferenceSet;
+  latestAtStart: number;
+  refs: Refs;
+}
+
+export interface DecideInput {
+  policy: RetentionPolicy;
+  refs: Refs;
+  latestAtStart: number;
+  nowMillis: number;
+}
+
+export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
+  const plan = planVersions({
+    versions: [...scan.values()].map((v) => ({ version: v.file.version, timestampMillis: v.record.timestamp_millis })),
+    latestAtStart: input.latestAtStart,
+    refs: input.refs,
+    policy: input.policy,
+    nowMillis: input.nowMillis,
+  });
+  const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
+  const kept = new ReferenceSet();
+  const removed = new ReferenceSet();
+  for (const [version, scanned] of scan) {
+    (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references);
+  }
+  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs };
+}
+
+export interface ProcessManifestsInput {
+  /** Caller defaults; the table's `lakewarden.*` config overrides them. Ignored when `policy` is given. */
+  settings?: CleanupSettings;
+  /** An already resolved policy (re-plans keep the run's policy). */
+  policy?: RetentionPolicy;
+  refs: Refs;
+  latestAtStart: number;
+  now: Date;
+  concurrency?: number;
+  previous?: ManifestScan;
+  progress?: CleanupProgress;
+}
+
+export async function processManifests(store: ObjectStore, format: TableFormat, input: ProcessManifestsInput): Promise<ProcessedManifests> {
+  const scan = await scanManifests(store, format, {
+    ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
+    ...(input.previous ? { previous: input.previous } : {}),
+    ...(input.progress ? { progress: input.progress } : {}),
+  });
+  const policy = input.policy ?? resolvePolicy(input.settings ?? {}, configAtStart(scan, input.latestAtStart), store.uri);
+  return decideManifests(scan, { policy, refs: input.refs, latestAtStart: input.latestAtStart, nowMillis: input.now.getTime() });
+}
+
+/** The table config as of the latest version when the run started (or the newest read). */
+function configAtStart(scan: ManifestScan, latestAtStart: number): Record<string, string> {
+  const atStart = scan.get(latestAtStart) ?? [...scan.values()].filter((v) => v.file.version <= latestAtStart).at(-1);
+  return (atStart ?? [...scan.values()].at(-1))?.config ?? {};
+}
+
+/** Records of the versions this plan removes, for the intent journal and the checkpoint. */
+export function removedRecords(processed: ProcessedManifests): VersionRecord[] {
+  return processed.plan.removed.map((version) => processed.scan.get(version)!.record);
+}

@@ -1,0 +1,94 @@
+/**
+ * What a cleanup run reports: the CLI's `--json` document, the Lambda's result, and (without
+ * the per-file list) the receipt under `_lakewarden/runs/`. snake_case like every JSON lakewarden
+ * prints.
+ */
+import type { ArchiveResult } from "../checkpoint/archive.ts";
+import type { DeleteFailure, RequestCounts } from "../store/object-store.ts";
+import type { PlannedFile, PlannedKind } from "./file-plan.ts";
+import type { describePolicy } from "./policy.ts";
+import type { ReferenceCheck } from "./reference-check.ts";
+import type { OutsideReference } from "./references.ts";
+import type { ProtectionOutcome, TaggedOldVersion } from "./version-plan.ts";
+
+/** completed: all stages ran; stopped: the deadline or abort signal stopped it (safe to rerun); dry-run: nothing written. */
+export type CleanupStatus = "completed" | "stopped" | "dry-run" | "failed";
+
+export interface KindTotals {
+  files: number;
+  bytes: number;
+}
+
+export interface VersionLine {
+  version: number;
+  timestamp_millis: number;
+  keep: boolean;
+  reason: string;
+}
+
+export interface CleanupReport {
+  table: string;
+  format: string;
+  run_id: string;
+  status: CleanupStatus;
+  dry_run: boolean;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  policy: ReturnType<typeof describePolicy> | null;
+  /** The latest version when the run started: it and everything newer are kept. */
+  latest_version_at_start: number | null;
+  /** Versions removed (dry run: that would be), ascending. */
+  versions_removed: number[];
+  versions_kept: number;
+  /** Every live version the run read, with why it is kept or removed. */
+  versions: VersionLine[];
+  tagged_old_versions: TaggedOldVersion[];
+  protection: ProtectionOutcome | null;
+  /** Files removed (dry run: that would be) by kind, manifests included. */
+  files_removed: Partial<Record<PlannedKind, KindTotals>>;
+  bytes_removed: number;
+  /** The whole file plan: every file deleted (or to delete) and every kept file worth reporting, with reasons. */
+  files: PlannedFile[];
+  files_kept_reported: number;
+  delete_failures: DeleteFailure[];
+  references_outside_root: OutsideReference[];
+  replans: string[];
+  reference_check: ReferenceCheck | null;
+  checkpoint: ArchiveResult | null;
+  checkpoints_pruned: string[];
+  /** Intents of earlier (interrupted) runs whose versions this run archived. */
+  intents_archived: string[];
+  receipts_pruned: number;
+  receipt: string | null;
+  lease: { run_id: string; expires_at: string; took_over_from: string | null } | null;
+  requests: RequestCounts;
+  warnings: string[];
+  errors: string[];
+}
+
+export function totalsByKind(files: readonly PlannedFile[]): Partial<Record<PlannedKind, KindTotals>> {
+  const totals: Partial<Record<PlannedKind, KindTotals>> = {};
+  for (const file of files) {
+    const entry = (totals[file.kind] ??= { files: 0, bytes: 0 });
+    entry.files++;
+    entry.bytes += file.size;
+  }
+  return totals;
+}
+
+/** The receipt: the report without the per-file and per-version lists (counts stay). */
+export function receiptOf(report: CleanupReport): Omit<CleanupReport, "files" | "versions"> & { files_planned: number } {
+  const { files, versions: _versions, ...rest } = report;
+  return { ...rest, files_planned: files.length };
+}
+
+export function diffCounts(after: RequestCounts, before: RequestCounts): RequestCounts {
+  return {
+    get: after.get - before.get,
+    head: after.head - before.head,
+    list: after.list - before.list,
+    put: after.put - before.put,
+    delete: after.delete - before.delete,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * lakewarden's per-run files under `_lakewarden/runs/`:
+ *   {runKey}.json         the receipt of a run (kept for a retention period of its own);
+ *   {runKey}.intent.json  the records of the versions a run is about to remove, written before
+ *                         its first delete and removed once a checkpoint holds them. A run that
+ *                         dies between deleting version files and writing the checkpoint leaves
+ *                         it behind, and the next run archives those versions from it: history
+ *                         survives a crash at any step.
+ * Run keys start with a UTC timestamp, so listing order is chronological order.
+ */
+import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import { NotFoundError } from "../store/errors.ts";
+import type { VersionRecord } from "../versions/version-record.ts";
+
+export const RUNS_PREFIX = "_lakewarden/runs/";
+const INTENT_SUFFIX = ".intent.json";
+const RECEIPT_SUFFIX = ".json";
+
+export const DEFAULT_RECEIPT_RETENTION_MS = 30 * 86_400_000;
+export const DEFAULT_RECEIPTS_KEPT = 20;
+
+/** `20261129T145534123Z-1a2b3c4d`: sortable, unique enough with the run id's first 8 characters. */
+export function runKey(startedAt: Date, runId: string): string {
+  return `${startedAt.toISOString().replace(/[-:.]/g, "")}-${runId.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}`;
+}
+
+export function receiptKey(key: string): string {
+  return `${RUNS_PREFIX}${key}${RECEIPT_SUFFIX}`;
+}
+
+export function intentKey(key: string): string {
+  return `${RUNS_PREFIX}${key}${INTENT_SUFFIX}`;
+}
+
+export interface RunFiles {
+  receipts: ObjectInfo[];
+  intents: ObjectInfo[];
+}
+
+export async function listRunFiles(store: ObjectStore): Promise<RunFiles> {
+  const receipts: ObjectInfo[] = [];
+  const intents: ObjectInfo[] = [];
+  for await (const object of store.list(RUNS_PREFIX)) {
+    if (object.key.endsWith(INTENT_SUFFIX)) intents.push(object);
+    else if (object.key.endsWith(RECEIPT_SUFFIX)) receipts.push(object);
+  }
+  return { receipts, intents };
+}
+
+interface IntentBody {
+  run_id: string;
+  written_at: string;
+  removing_versions: VersionRecord[];
+}
+
+export async function writeIntent(store: ObjectStore, key: string, runId: string, records: readonly VersionRecord[], now: Date): Promise<void> {
+  const body: IntentBody = { run_id: runId, written_at: now.toISOString(), removing_versions: [...records] };
+  await store.put(intentKey(key), new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });
+}
+
+export interface IntentRead {
+  key: string;
+  records: VersionRecord[];
+}
+
+/** Reads intents left by earlier runs; an unreadable one is reported, not fatal (it only adds history). */
+export async function readIntents(store: ObjectStore, intents: readonly ObjectInfo[]): Promise<{ read: IntentRead[]; problems: string[] }> {
+  const read: IntentRead[] = [];
+  const problems: string[] = [];
+  for (const object of intents) {
+    try {
+      const { body } = await store.get(object.key);
+      const parsed = JSON.parse(new TextDecoder().decode(body)) as Partial<IntentBody>;
+      if (!Array.isArray(parsed.removing_versions)) throw new Error("no removing_versions array");
+      read.push({ key: object.key, records: parsed.removing_versions.filter(isVersionRecord) });
+    } catch (error) {
+      if (error instanceof NotFoundError) continue;
+      problems.push(`${store.uriOf(object.key)}: unreadable run intent, ignored: ${(error as Error).message}`);
+    }
+  }
+  return { read, problems };
+}
+
+function isVersionRecord(value: unknown): value is VersionRecord {
+  const record = value as Partial<VersionRecord> | null;
+  return (
+    record !== null &&
+    typeof record === "object" &&
+    Number.isSafeInteger(record.version) &&
+    Number.isSafeInteger(record.timestamp_millis) &&
+    typeof record.transaction_properties === "object"
+  );
+}
+
+export async function writeReceipt(store: ObjectStore, key: string, receipt: unknown): Promise<string> {
+  const objectKey = receiptKey(key);
+  await store.put(objectKey, new TextEncoder().encode(`${JSON.stringify(receipt, null, 2)}\n`), { contentType: "application/json" });
+  return objectKey;
+}
+
+export interface ReceiptRetention {
+  /** Receipts older than this go (default 30 days)... */
+  maxAgeMs?: number;
+  /** ...except the newest this many, always kept (default 20). */
+  keepNewest?: number;
+}
+
+/** Receipts to delete under the retention; intents are never pruned here. */
+export function expiredReceipts(receipts: readonly ObjectInfo[], retention: ReceiptRetention, now: Date): string[] {
+  const maxAge = retention.maxAgeMs ?? DEFAULT_RECEIPT_RETENTION_MS;
+  const keepNewest = retention.keepNewest ?? DEFAULT_RECEIPTS_KEPT;
+  const newestFirst = [...receipts].sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
+  return newestFirst
+    .filter((object, rank) => rank >= keepNewest && now.getTime() - object.lastModified.getTime() > maxAge)
+    .map((object) => object.key);
+}
