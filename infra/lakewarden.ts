@@ -108,8 +108,8 @@ export class Lakewarden extends Construct {
       memorySize: 1024,
       environment: {
         ...scopeEnvironment,
-        [ENV.headCodec]: this.settings.head.codec,
-        [ENV.headInlineBytes]: String(this.settings.head.inlineBytes),
+        ...(this.settings.head.codec !== undefined ? { [ENV.headCodec]: this.settings.head.codec } : {}),
+        ...(this.settings.head.inlineBytes !== undefined ? { [ENV.headInlineBytes]: String(this.settings.head.inlineBytes) } : {}),
       },
     }, props.onCommitFunctionProps);
     this.scheduleCleanupFunction = this.createFunction("ScheduleCleanup", "schedule-cleanup", {

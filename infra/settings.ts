@@ -24,10 +24,15 @@ export interface RetentionSettings {
   safetyWindow: string;
 }
 
+/**
+ * Head settings for every table of the deployment. Unset (the default) leaves each table to
+ * its own `lakewarden.head_codec` / `lakewarden.head_inline_bytes` config, then to lakewarden's
+ * defaults (arrow, 1 MiB); set, they override the tables' config.
+ */
 export interface HeadSettings {
-  codec: HeadCodec;
+  codec?: HeadCodec;
   /** Budget for optional inline sections of the head (data-file footers), in bytes. */
-  inlineBytes: number;
+  inlineBytes?: number;
 }
 
 export interface LakewardenSettings {
@@ -46,7 +51,7 @@ export interface LakewardenSettings {
 export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes"> = {
   cleanupSchedule: "rate(1 day)",
   retention: { olderThan: "7d", retainVersions: 1, safetyWindow: "7d" },
-  head: { codec: "arrow", inlineBytes: 1024 * 1024 },
+  head: {},
   discoveryDepth: 4,
 };
 
@@ -91,10 +96,12 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
   requirePositiveInteger("retainVersions", retention.retainVersions);
 
   const head: HeadSettings = { ...DEFAULT_SETTINGS.head, ...definedOnly(input.head ?? {}) };
-  if (head.codec !== "arrow" && head.codec !== "json") {
+  if (head.codec !== undefined && head.codec !== "arrow" && head.codec !== "json") {
     throw new InvalidSettingError("headCodec", `"${String(head.codec)}" is not one of arrow, json`);
   }
-  requirePositiveInteger("headInlineBytes", head.inlineBytes);
+  if (head.inlineBytes !== undefined && (!Number.isSafeInteger(head.inlineBytes) || head.inlineBytes < 0)) {
+    throw new InvalidSettingError("headInlineBytes", `${String(head.inlineBytes)} is not a byte count`);
+  }
 
   const discoveryDepth = input.discoveryDepth ?? DEFAULT_SETTINGS.discoveryDepth;
   requirePositiveInteger("discoveryDepth", discoveryDepth);

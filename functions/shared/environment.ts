@@ -12,7 +12,7 @@ export const ENV = {
   discoveryDepth: "LAKEWARDEN_DISCOVERY_DEPTH",
   /** Queue the scheduler sends one message per table to. */
   cleanupQueueUrl: "LAKEWARDEN_CLEANUP_QUEUE_URL",
-  /** Head codec (`arrow` | `json`) and inline budget in bytes. */
+  /** Head codec (`arrow` | `json`) and inline budget in bytes; when set, they override the tables' own config. */
   headCodec: "LAKEWARDEN_HEAD_CODEC",
   headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",
 } as const;
@@ -41,10 +41,14 @@ export function optionalString(env: Environment, variable: string): string | und
 }
 
 export function optionalPositiveInteger(env: Environment, variable: string): number | undefined {
+  return optionalInteger(env, variable, 1);
+}
+
+export function optionalInteger(env: Environment, variable: string, minimum: number): number | undefined {
   const text = optionalString(env, variable);
   if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(variable, `"${text}" is not a positive integer`);
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < minimum) throw new ConfigurationError(variable, `"${text}" is not a whole number ≥ ${minimum}`);
   return value;
 }
 

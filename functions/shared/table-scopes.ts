@@ -3,6 +3,7 @@
  * under. A handler acts only on tables inside these scopes, whatever a message says: IAM would
  * refuse the rest anyway, and refusing here gives a clear log line instead of AccessDenied.
  */
+import { isHiddenFolder } from "../../lib/serve/discover-tables.ts";
 import { ENV, ConfigurationError, uriList, type Environment } from "./environment.ts";
 
 export interface TableScopes {
@@ -21,6 +22,14 @@ export function readTableScopes(env: Environment): TableScopes {
   return { tables, prefixes };
 }
 
+/**
+ * A named table, or a table under a prefix that discovery would find there: folders starting
+ * with "_" or "." (LanceDB's `__manifest` catalog, `_temporary/`...) are not user tables.
+ */
 export function isInScope(tableUri: string, scopes: TableScopes): boolean {
-  return scopes.tables.includes(tableUri) || scopes.prefixes.some((prefix) => tableUri.startsWith(prefix) && tableUri.length > prefix.length);
+  if (scopes.tables.includes(tableUri)) return true;
+  return scopes.prefixes.some((prefix) => {
+    if (!tableUri.startsWith(prefix) || tableUri.length === prefix.length) return false;
+    return !tableUri.slice(prefix.length).split("/").some((segment) => isHiddenFolder(segment));
+  });
 }

@@ -26,6 +26,7 @@ describe("resolveSettings", () => {
       [{ tables: ["t"], retention: { olderThan: "seven days" } }, /olderThan/],
       [{ tables: ["t"], retention: { retainVersions: 0 } }, /retainVersions: 0 is not a positive integer/],
       [{ tables: ["t"], head: { codec: "xml" as "json" } }, /headCodec: "xml" is not one of arrow, json/],
+      [{ tables: ["t"], head: { inlineBytes: -1 } }, /headInlineBytes: -1 is not a byte count/],
     ];
     for (const [input, message] of cases) {
       expect(() => resolveSettings(input), JSON.stringify(input)).toThrow(InvalidSettingError);
@@ -51,7 +52,7 @@ describe("settingsFromContext", () => {
     const settings = settingsFromContext((key) => context[key]);
     expect(settings.tables).toEqual(["a.lance", "b.lance"]);
     expect(settings.tablePrefixes).toEqual(["lake/"]);
-    expect(settings.retention).toEqual({ olderThan: "7d", retainVersions: 3 });
+    expect(settings.retention).toEqual({ olderThan: "7d", retainVersions: 3, safetyWindow: "7d" });
     expect(settings.head).toEqual({ codec: "json", inlineBytes: 2048 });
     expect(settings.cleanupSchedule).toBe("cron(0 3 * * ? *)");
   });

@@ -1,0 +1,132 @@
+/**
+ * on-commit: an SQS batch of S3 object-created events for version files → the head of every
+ * table they name, written for its newest version → a partial batch response failing exactly
+ * the messages that named a table whose head could not be written.
+ *
+ * Events arrive late, twice and out of order: grouping keeps the newest version per table and
+ * the head writer never moves a head back, so none of that matters. The S3 test event, keys
+ * that are not version files and tables outside this deployment's scopes are acknowledged and
+ * logged, never retried. A body that is not an S3 event fails its message, which SQS then
+ * retries and finally moves to the dead-letter queue.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
+import { groupCommitsByTable, parseCommitKey, type Commit, type TableCommits } from "../../lib/serve/commits.ts";
+import { mapConcurrent } from "../../lib/serve/map-concurrent.ts";
+import { headWasWritten, writeHeadForCommit } from "../../lib/serve/write-head-for-commit.ts";
+import type { ObjectStore } from "../../lib/store/object-store.ts";
+import type { WriteTableHeadOptions } from "../../lib/head/write-table-head.ts";
+import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
+import { parseS3Notification } from "../shared/s3-event.ts";
+import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
+
+export interface OnCommitDependencies {
+  scopes: TableScopes;
+  format: TableFormat;
+  openStore(uri: string): ObjectStore;
+  /** Head settings for every table (codec, inline budget); unset ones come from each table's config. */
+  headOptions?: Pick<WriteTableHeadOptions, "codec" | "inlineBudgetBytes">;
+  /** Tables whose heads are written at once (default 4). */
+  concurrency?: number;
+  log: HandlerLog;
+  metrics: HandlerMetrics;
+  now?: () => number;
+}
+
+type TableUri = string;
+type MessageId = string;
+
+/** What one SQS message asks for: the tables it names, or why it cannot be read. */
+type ParsedMessage = { tables: TableUri[] } | { error: Error };
+
+export function createOnCommitHandler(deps: OnCommitDependencies): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  const now = deps.now ?? Date.now;
+  return async (event, context) => {
+    const { messages, commits } = parseMessages(event.Records, deps);
+    const failedTables = writeHeads(groupCommitsByTable(commits), deps, now);
+    const processor = new BatchProcessor(EventType.SQS);
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        const message = messages.get(record.messageId);
+        if (message === undefined || "error" in message) throw message?.error ?? new Error(`SQS message ${record.messageId} was not parsed`);
+        const failed = await failedTables;
+        const failures = message.tables.filter((table) => failed.has(table));
+        if (failures.length > 0) throw new Error(`head not written for ${failures.map((t) => `${t} (${failed.get(t)})`).join(", ")}`);
+      },
+      processor,
+      // A batch whose every record failed is reported like any partial failure; the DLQ alarm is the signal.
+      { ...(context ? { context } : {}), throwOnFullBatchFailure: false },
+    );
+  };
+}
+
+function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies): { messages: Map<MessageId, ParsedMessage>; commits: Commit<MessageId>[] } {
+  const messages = new Map<MessageId, ParsedMessage>();
+  const commits: Commit<MessageId>[] = [];
+  for (const record of records) {
+    const source = `SQS message ${record.messageId}`;
+    let notification;
+    try {
+      notification = parseS3Notification(record.body, source);
+    } catch (error) {
+      deps.log.error("unreadable commit event", { messageId: record.messageId, error: (error as Error).message });
+      messages.set(record.messageId, { error: error as Error });
+      continue;
+    }
+    const tables = new Set<TableUri>();
+    if (notification.kind === "test") {
+      deps.log.info("S3 test event ignored", { messageId: record.messageId, bucket: notification.bucket });
+      deps.metrics.addMetric(METRIC.eventsIgnored, MetricUnit.Count, 1);
+    } else {
+      for (const object of notification.objects) {
+        const uri = `s3://${object.bucket}/${object.key}`;
+        const commit = object.eventName.startsWith("ObjectCreated:") ? parseCommitKey(deps.format, object.key) : null;
+        const table = commit && (commit.tableRoot === "" ? `s3://${object.bucket}` : `s3://${object.bucket}/${commit.tableRoot}`);
+        if (commit === null || table === null) {
+          deps.log.info("event ignored: not a new version file", { messageId: record.messageId, object: uri, eventName: object.eventName });
+          deps.metrics.addMetric(METRIC.eventsIgnored, MetricUnit.Count, 1);
+        } else if (!isInScope(table, deps.scopes)) {
+          deps.log.warn("event ignored: table outside this deployment's tables", { messageId: record.messageId, table, version: commit.version });
+          deps.metrics.addMetric(METRIC.eventsIgnored, MetricUnit.Count, 1);
+        } else {
+          tables.add(table);
+          commits.push({ table, version: commit.version, committedAt: object.eventTime, source: record.messageId });
+        }
+      }
+    }
+    messages.set(record.messageId, { tables: [...tables] });
+  }
+  return { messages, commits };
+}
+
+/** Writes every table's head; resolves to the tables that failed, with the reason. Never rejects. */
+async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDependencies, now: () => number): Promise<Map<TableUri, string>> {
+  const failed = new Map<TableUri, string>();
+  await mapConcurrent(groups, deps.concurrency ?? 4, async (group) => {
+    const attributes = { table: group.table, version: group.newestVersion, messages: group.sources.length };
+    try {
+      const result = await writeHeadForCommit(deps.openStore(group.table), group.newestVersion, deps.headOptions);
+      const written = headWasWritten(result);
+      const lagMs = group.newestCommittedAt ? Math.max(0, now() - group.newestCommittedAt.getTime()) : undefined;
+      deps.log.info(written ? "head written" : "head already current", {
+        ...attributes,
+        version: result.version,
+        action: result.action,
+        storedVersion: result.storedVersion,
+        bytes: result.bytes,
+        ...(result.notifiedVersionGone ? { notifiedVersion: group.newestVersion, notifiedVersionGone: true } : {}),
+        ...(lagMs !== undefined ? { lagMs } : {}),
+      });
+      deps.metrics.addMetric(written ? METRIC.headsWritten : METRIC.headsAlreadyCurrent, MetricUnit.Count, 1);
+      if (written && lagMs !== undefined) deps.metrics.addMetric(METRIC.commitToHeadLag, MetricUnit.Milliseconds, lagMs);
+    } catch (error) {
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      failed.set(group.table, reason);
+      deps.log.error("head not written", { ...attributes, error: reason });
+      deps.metrics.addMetric(METRIC.headWriteFailures, MetricUnit.Count, 1);
+    }
+  });
+  return failed;
+}

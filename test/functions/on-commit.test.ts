@@ -1,0 +1,170 @@
+/**
+ * on-commit through its Lambda entry (middy + Powertools + Powertools batch), fed the way AWS
+ * feeds it: tables written by LanceDB to fauxqs S3, one S3 event per version file LanceDB
+ * wrote, sent through a fauxqs SQS queue with a dead-letter queue, received in batches.
+ */
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import type { Context } from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeStoredHead } from "../../lib/head/stored-head.ts";
+import { openStore } from "../../lib/store/open-store.ts";
+import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { buildLanceDataset, type LanceDataset } from "../support/lance-datasets.ts";
+import { lambdaContext } from "./lambda-context.ts";
+import { listObjects, s3EventBody, S3_TEST_EVENT_BODY, type ObjectCreated } from "./s3-events.ts";
+import { drain, pollOnce, receiveAll, sendBodies, type QueueRef, type SqsHandler } from "./sqs-lambda.ts";
+
+const BUCKET = "commit-lake";
+const WAREHOUSE = `s3://${BUCKET}/warehouse`;
+/** A copy of `orders` under a key with real spaces and unicode (LanceDB itself percent-encodes such paths). */
+const COPY_ROOT = "warehouse/my lake ☕/orders copy.lance";
+
+let fauxqs: FauxqsHandle;
+let queue: QueueRef;
+let dlq: QueueRef;
+let handler: SqsHandler;
+let context: Context;
+const datasets: Record<string, LanceDataset> = {};
+
+beforeAll(async () => {
+  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+  const storageOptions = fauxqs.lanceStorageOptions;
+  datasets.orders = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "orders", storageOptions, steps: [{ op: "create", rows: 5 }, { op: "append", rows: 3 }, { op: "append", rows: 2 }] });
+  datasets.customers = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "customers", storageOptions, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 4 }] });
+  datasets.sales = await buildLanceDataset({ dbUri: `${WAREHOUSE}/ventes été`, tableName: "sales", storageOptions, steps: [{ op: "create", rows: 3 }] });
+  datasets.broken = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "broken", storageOptions, steps: [{ op: "create", rows: 3 }, { op: "append", rows: 1 }] });
+  for (const object of await listObjects(fauxqs.s3Client, BUCKET, "warehouse/orders.lance/")) {
+    const got = await fauxqs.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
+    const key = object.key.replace("warehouse/orders.lance/", `${COPY_ROOT}/`);
+    await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: await got.Body!.transformToByteArray() }));
+  }
+
+  const created = await fauxqs.createQueue("commits", { dlq: { maxReceiveCount: 2 } });
+  queue = created;
+  dlq = created.dlq!;
+  Object.assign(process.env, fauxqs.awsEnv, {
+    LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`${WAREHOUSE}/`]),
+    POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
+    POWERTOOLS_METRICS_DISABLED: "true",
+  });
+  handler = (await import("../../functions/on-commit/index.ts")).handler as unknown as SqsHandler;
+  context = lambdaContext("on-commit");
+});
+
+afterAll(async () => {
+  for (const dataset of Object.values(datasets)) dataset.close();
+  await fauxqs?.stop();
+});
+
+/** Table roots (keys) → the S3 objects under their `_versions/`. */
+async function versionFiles(root: string): Promise<ObjectCreated[]> {
+  return listObjects(fauxqs.s3Client, BUCKET, `${root}/_versions/`);
+}
+
+async function headVersion(root: string): Promise<{ version: number | null; etag: string } | null> {
+  const probe = await probeStoredHead(openStore(`s3://${BUCKET}/${root}`));
+  return probe && { version: probe.tableVersion, etag: probe.etag };
+}
+
+const ROOTS = {
+  orders: "warehouse/orders.lance",
+  customers: "warehouse/customers.lance",
+  // The key LanceDB really wrote for `${WAREHOUSE}/ventes été/sales.lance`.
+  sales: "warehouse/ventes%20%C3%A9t%C3%A9/sales.lance",
+  copy: COPY_ROOT,
+  broken: "warehouse/broken.lance",
+};
+
+/** A fixed shuffle, so a failure is reproducible. */
+function shuffle<T>(items: T[]): T[] {
+  const out = [...items];
+  let seed = 7;
+  for (let i = out.length - 1; i > 0; i--) {
+    seed = (seed * 48271) % 2147483647;
+    const j = seed % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+describe("on-commit", () => {
+  it("writes the head of every table in a batch for its newest version, ignoring what is not a commit", async () => {
+    const healthy = [ROOTS.orders, ROOTS.customers, ROOTS.sales, ROOTS.copy];
+    const bodies: string[] = [];
+    for (const root of healthy) for (const file of await versionFiles(root)) bodies.push(s3EventBody([file]));
+    const dataFile = (await listObjects(fauxqs.s3Client, BUCKET, `${ROOTS.orders}/data/`))[0]!;
+    const catalogVersion = (await listObjects(fauxqs.s3Client, BUCKET, "warehouse/__manifest/_versions/"))[0]!;
+    bodies.push(S3_TEST_EVENT_BODY(BUCKET), s3EventBody([dataFile]), s3EventBody([catalogVersion]));
+    expect(bodies.length).toBeGreaterThan(10); // more than one SQS batch
+
+    await sendBodies(fauxqs.sqsClient, queue, shuffle(bodies));
+    const polls = await drain(fauxqs.sqsClient, queue, handler, context);
+
+    expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);
+    expect(polls[0]!.event.Records.length).toBe(10);
+    expect(await headVersion(ROOTS.orders)).toMatchObject({ version: await datasets.orders!.table.version() });
+    expect(await headVersion(ROOTS.customers)).toMatchObject({ version: await datasets.customers!.table.version() });
+    expect(await headVersion(ROOTS.sales)).toMatchObject({ version: await datasets.sales!.table.version() });
+    expect(await headVersion(ROOTS.copy)).toMatchObject({ version: await datasets.orders!.table.version() });
+    // Not tables of this deployment, or not commits: nothing written for them.
+    expect(await headVersion("warehouse/__manifest")).toBeNull();
+    expect(await headVersion(ROOTS.broken)).toBeNull();
+    expect(await receiveAll(fauxqs.sqsClient, dlq.queueUrl)).toEqual([]);
+  });
+
+  it("is unmoved by duplicated and out-of-order events, and follows a new commit", async () => {
+    const before = await headVersion(ROOTS.orders);
+    const files = await versionFiles(ROOTS.orders);
+    // Everything again, oldest first, twice: S3's at-least-once, unordered delivery.
+    await sendBodies(fauxqs.sqsClient, queue, [...files, ...files].reverse().map((file) => s3EventBody([file])));
+    expect((await drain(fauxqs.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
+    expect(await headVersion(ROOTS.orders)).toEqual(before); // same version, same ETag: not even rewritten
+
+    await datasets.orders!.apply([{ op: "append", rows: 2 }]);
+    const newest = await datasets.orders!.table.version();
+    const after = await versionFiles(ROOTS.orders);
+    const newestFile = after.find((file) => !files.some((old) => old.key === file.key))!;
+    // The new commit's event arrives between late duplicates of old ones.
+    await sendBodies(fauxqs.sqsClient, queue, [files[0]!, newestFile, files[1]!, newestFile, files[2]!].map((file) => s3EventBody([file])));
+    expect((await drain(fauxqs.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
+    expect((await headVersion(ROOTS.orders))?.version).toBe(newest);
+    expect(newest).toBeGreaterThan(before!.version!);
+  });
+
+  it("fails only the messages of a table whose head cannot be written; they end in the DLQ", async () => {
+    // Damage the broken table's newest manifest, the one its head would be built from.
+    const brokenFiles = await versionFiles(ROOTS.broken);
+    const newestKey = brokenFiles[0]!.key; // V2 names: newest first
+    const manifest = await fauxqs.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: newestKey }));
+    const bytes = await manifest.Body!.transformToByteArray();
+    await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: newestKey, Body: bytes.subarray(0, 24) }));
+
+    await datasets.customers!.apply([{ op: "append", rows: 1 }]);
+    const customersNewest = await datasets.customers!.table.version();
+    const customerBodies = (await versionFiles(ROOTS.customers)).map((file) => s3EventBody([file]));
+    const brokenBodies = brokenFiles.map((file) => s3EventBody([file]));
+    const brokenIds = await sendBodies(fauxqs.sqsClient, queue, brokenBodies);
+    const customerIds = await sendBodies(fauxqs.sqsClient, queue, customerBodies);
+
+    const first = await pollOnce(fauxqs.sqsClient, queue, handler, context);
+    expect(first!.event.Records.map((r) => r.messageId).sort()).toEqual([...brokenIds, ...customerIds].sort());
+    expect(first!.failedMessageIds.sort()).toEqual([...brokenIds].sort());
+    expect((await headVersion(ROOTS.customers))?.version).toBe(customersNewest);
+
+    // SQS retries the failed ones; after maxReceiveCount receives the redrive policy moves them to the DLQ.
+    await drain(fauxqs.sqsClient, queue, handler, context);
+    const deadLetters = await receiveAll(fauxqs.sqsClient, dlq.queueUrl);
+    expect(deadLetters.map((m) => m.Body).sort()).toEqual([...brokenBodies].sort());
+    expect(await headVersion(ROOTS.broken)).toBeNull();
+  });
+
+  it("sends a message that is not an S3 event to the DLQ without holding up the rest", async () => {
+    const poison = "this is not an S3 event";
+    const good = s3EventBody([(await versionFiles(ROOTS.sales))[0]!]);
+    const [poisonId] = await sendBodies(fauxqs.sqsClient, queue, [poison, good]);
+    const first = await pollOnce(fauxqs.sqsClient, queue, handler, context);
+    expect(first!.failedMessageIds).toEqual([poisonId]);
+    await drain(fauxqs.sqsClient, queue, handler, context);
+    expect((await receiveAll(fauxqs.sqsClient, dlq.queueUrl)).map((m) => m.Body)).toEqual([poison]);
+  });
+});
