@@ -1,0 +1,113 @@
+/**
+ * Writes a benchmark's results: one markdown file (tables) and its SVG charts, each headed
+ * with the exact command, the machine and the date, so a number is never quoted without
+ * the conditions it was measured under.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { MachineInfo } from "./machine.ts";
+import { machineLine } from "./machine.ts";
+
+export interface RunContext {
+  command: string;
+  machine: MachineInfo;
+  /** ISO date-time the run started. */
+  startedAt: string;
+  runs: number;
+  quick: boolean;
+  s3LatencyMs: number;
+}
+
+export interface MarkdownTable {
+  title: string;
+  /** Paragraph printed under the title: what was measured, how to read it. */
+  note?: string;
+  columns: string[];
+  /** Columns whose cells are right-aligned (numbers). Default: all but the first. */
+  alignRight?: boolean[];
+  rows: string[][];
+}
+
+export interface ChartFile {
+  /** File name inside the results directory, e.g. `history.svg`. */
+  file: string;
+  svg: string;
+  alt: string;
+}
+
+export interface BenchReport {
+  /** File stem: `history` → history.md. */
+  name: string;
+  title: string;
+  /** Markdown paragraphs: what the benchmark does, datasets, what was cut and why. */
+  intro: string[];
+  tables: MarkdownTable[];
+  charts: ChartFile[];
+  /** One-line findings for the summary (e.g. "512 versions × 100K fragments, S3: 850× faster"). */
+  headlines: string[];
+}
+
+export function contextLines(context: RunContext): string[] {
+  return [
+    `- Command: \`${context.command}\``,
+    `- Machine: ${machineLine(context.machine)}`,
+    `- Date: ${context.startedAt}`,
+    `- Method: median of ${context.runs} timed run${context.runs === 1 ? "" : "s"} per cell after one untimed warm-up` +
+      `${context.quick ? " (**quick mode: smoke check, not for publication**)" : ""}; ` +
+      `"S3" = fauxqs S3 emulator behind a ${context.s3LatencyMs} ms per-request delay, for both tools.`,
+  ];
+}
+
+export function renderTable(table: MarkdownTable): string {
+  const align = table.alignRight ?? table.columns.map((_, i) => i > 0);
+  const escape = (cell: string) => cell.replaceAll("|", "\\|");
+  const lines = [
+    `### ${table.title}`,
+    "",
+    ...(table.note ? [table.note, ""] : []),
+    `| ${table.columns.map(escape).join(" | ")} |`,
+    `|${align.map((right) => (right ? "---:" : ":---")).join("|")}|`,
+    ...table.rows.map((row) => `| ${row.map(escape).join(" | ")} |`),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+export function renderReport(report: BenchReport, context: RunContext): string {
+  return [
+    `# ${report.title}`,
+    "",
+    ...contextLines(context),
+    "",
+    ...report.intro.flatMap((p) => [p, ""]),
+    ...(report.headlines.length ? ["**Headlines**", "", ...report.headlines.map((h) => `- ${h}`), ""] : []),
+    ...report.charts.flatMap((c) => [`![${c.alt}](${c.file})`, ""]),
+    ...report.tables.map(renderTable),
+  ].join("\n");
+}
+
+/** Writes `<name>.md` and the charts; returns the paths written. */
+export async function writeReport(outDir: string, report: BenchReport, context: RunContext): Promise<string[]> {
+  await mkdir(outDir, { recursive: true });
+  const written: string[] = [];
+  const mdPath = join(outDir, `${report.name}.md`);
+  await writeFile(mdPath, renderReport(report, context));
+  written.push(mdPath);
+  for (const chart of report.charts) {
+    const path = join(outDir, chart.file);
+    await writeFile(path, chart.svg);
+    written.push(path);
+  }
+  return written;
+}
+
+/** The index of one run: every benchmark's headlines and a link to its file. */
+export function renderSummary(reports: readonly BenchReport[], context: RunContext): string {
+  return [
+    "# lakewarden benchmarks",
+    "",
+    ...contextLines(context),
+    "",
+    ...reports.flatMap((r) => [`## [${r.title}](${r.name}.md)`, "", ...r.headlines.map((h) => `- ${h}`), ""]),
+  ].join("\n");
+}

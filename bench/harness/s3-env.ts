@@ -1,0 +1,126 @@
+/**
+ * The emulated S3 as the benchmarks see it: a child process running fauxqs behind a
+ * per-request delay (see s3-server.ts), an SDK client for loading datasets (undelayed),
+ * and the connection settings each tool needs to reach it through the delay.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { tmpdir } from "node:os";
+import { S3Client, PutObjectCommand, ListObjectsV2Command, DeleteObjectsCommand } from "@aws-sdk/client-s3";
+import type { ProxyCounts } from "./s3-request-kind.ts";
+
+export const BENCH_BUCKET = "lakewarden-bench";
+const CREDENTIALS = { accessKeyId: "bench", secretAccessKey: "bench" };
+const REGION = "us-east-1";
+
+export class S3Env {
+  readonly endpoint: string;
+  readonly directEndpoint: string;
+  readonly delayMs: number;
+  readonly bucket = BENCH_BUCKET;
+  /** Undelayed client for setup (uploading datasets); never used for measurements. */
+  readonly setupClient: S3Client;
+  private readonly child: ChildProcess;
+  private readonly storageDir: string;
+
+  private constructor(child: ChildProcess, storageDir: string, endpoint: string, direct: string, delayMs: number) {
+    this.child = child;
+    this.storageDir = storageDir;
+    this.endpoint = endpoint;
+    this.directEndpoint = direct;
+    this.delayMs = delayMs;
+    this.setupClient = new S3Client({ endpoint: direct, region: REGION, credentials: CREDENTIALS, forcePathStyle: true });
+  }
+
+  static async start(delayMs: number): Promise<S3Env> {
+    const storageDir = await mkdtemp(join(tmpdir(), "lakewarden-bench-s3-"));
+    const server = new URL("./s3-server.ts", import.meta.url).pathname;
+    // fauxqs loads node:sqlite, which warns on every start: noise in bench output.
+    const args = ["--disable-warning=ExperimentalWarning", server, storageDir, String(delayMs), BENCH_BUCKET];
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
+    const lines = createInterface({ input: child.stdout! });
+    const ready = await new Promise<{ endpoint: string; direct: string }>((resolve, reject) => {
+      child.once("exit", (code) => reject(new Error(`bench S3 server exited early with code ${code}`)));
+      lines.once("line", (line) => resolve(JSON.parse(line) as { endpoint: string; direct: string }));
+    });
+    return new S3Env(child, storageDir, ready.endpoint, ready.direct, delayMs);
+  }
+
+  /** `s3://bucket/key`. */
+  uri(key: string): string {
+    return `s3://${this.bucket}/${key}`;
+  }
+
+  /** LanceDB `storageOptions` that reach the emulator through the delay (`direct`: undelayed, for setup). */
+  lancedbStorageOptions(options: { direct?: boolean } = {}): Record<string, string> {
+    return {
+      awsAccessKeyId: CREDENTIALS.accessKeyId,
+      awsSecretAccessKey: CREDENTIALS.secretAccessKey,
+      awsEndpoint: options.direct ? this.directEndpoint : this.endpoint,
+      awsRegion: REGION,
+      allowHttp: "true",
+    };
+  }
+
+  /** Environment for an AWS SDK client (lakewarden's S3Store) to reach the emulator through the delay. */
+  sdkEnvironment(): Record<string, string> {
+    return {
+      AWS_ENDPOINT_URL_S3: this.endpoint,
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    };
+  }
+
+  async requestCounts(): Promise<ProxyCounts> {
+    const response = await fetch(`${this.endpoint}/__bench/stats`);
+    return (await response.json()) as ProxyCounts;
+  }
+
+  async resetCounts(): Promise<void> {
+    await fetch(`${this.endpoint}/__bench/reset`, { method: "POST" });
+  }
+
+  /** Copies a local directory tree to `keyPrefix/` (setup; undelayed, 32 uploads in flight). */
+  async upload(localDir: string, keyPrefix: string): Promise<number> {
+    const files = await listFiles(localDir);
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const file = files[next++]!;
+        const key = `${keyPrefix}/${relative(localDir, file).split(sep).join("/")}`;
+        await this.setupClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readFile(file) }));
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+    return files.length;
+  }
+
+  /** Deletes every object under `keyPrefix/` (setup). */
+  async removePrefix(keyPrefix: string): Promise<void> {
+    let token: string | undefined;
+    do {
+      const page = await this.setupClient.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${keyPrefix}/`, ContinuationToken: token }),
+      );
+      const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+      if (keys.length) await this.setupClient.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys } }));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    this.child.kill("SIGTERM");
+    await exited;
+    this.setupClient.destroy();
+    await rm(this.storageDir, { recursive: true, force: true });
+  }
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
