@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
+import { MANIFEST_SUFFIX_READ, readManifestFile } from "../../lib/formats/lance/manifest-file.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { readVersionRecords } from "../../lib/versions/read-version-records.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
@@ -59,5 +60,48 @@ describe.each<ManifestNaming>(["v2", "v1"])("readVersionRecords on an S3 %s tabl
     expect(file.version).toBe(2);
     expect(file.key).toBe(naming === "v2" ? "_versions/18446744073709551613.manifest" : "_versions/2.manifest");
     expect(store.stats.snapshot().head).toBe(naming === "v2" ? 1 : 2);
+  });
+});
+
+describe("reading manifests from S3", () => {
+  it("reads a manifest larger than the first 64 KiB read: suffix GET, then the rest", async () => {
+    const big = await buildLanceDataset({
+      dbUri: `s3://${BUCKET}/db-big`,
+      steps: [
+        { op: "create", rows: 5 },
+        { op: "append", rows: 5 },
+      ],
+      schemaMetadata: { padding: "p".repeat(100_000) },
+      storageOptions: fauxqs.lanceStorageOptions,
+    });
+    try {
+      const store = s3Store(big.tableUri);
+      const [file] = await lanceFormat.listVersionFiles(store);
+      expect(file!.size).toBeGreaterThan(MANIFEST_SUFFIX_READ);
+      store.stats.reset();
+      const read = await readManifestFile(store, file!.key);
+      expect(read.bytes.length).toBe(file!.size);
+      expect(store.stats.snapshot().get).toBe(2);
+      await expectRecordsMatchLanceDb(await readVersionRecords(store, lanceFormat), big.table);
+    } finally {
+      big.close();
+    }
+  });
+
+  it("reads a small manifest of unknown size even where a long suffix range is refused", async () => {
+    // S3 clamps a suffix range to the object; fauxqs answers 416 instead.
+    const dataset = await buildLanceDataset({
+      dbUri: `s3://${BUCKET}/db-small`,
+      steps: [{ op: "create", rows: 3 }],
+      storageOptions: fauxqs.lanceStorageOptions,
+    });
+    try {
+      const store = s3Store(dataset.tableUri);
+      const [file] = await lanceFormat.listVersionFiles(store);
+      const read = await readManifestFile(store, file!.key);
+      expect(read.bytes.length).toBe(file!.size);
+    } finally {
+      dataset.close();
+    }
   });
 });

@@ -18,6 +18,7 @@ import { decodeManifest, encodeManifest, type PbManifest } from "../../../lib/fo
 import { versionFileName } from "../../../lib/formats/lance/version-names.ts";
 import { openStore, type ObjectStore } from "../../../lib/store/index.ts";
 import { readVersionRecords } from "../../../lib/versions/read-version-records.ts";
+import { withManifest as withManifestSurgery } from "../../support/manifest-surgery.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "../../support/lance-datasets.ts";
 
 const URI = "file:///lake/t.lance/_versions/18446744073709551614.manifest";
@@ -46,19 +47,8 @@ afterAll(async () => {
   await removeDir(dir);
 });
 
-/** The file with its Manifest message replaced by `mutate(decoded)`, sections and footer kept consistent. */
 function withManifest(bytes: Uint8Array, mutate: (manifest: PbManifest & Record<string, unknown>) => void): Uint8Array {
-  const { manifestPos } = parseFooter(bytes, URI);
-  const message = bytes.subarray(manifestPos + 4, bytes.length - FOOTER_SIZE);
-  const manifest = decodeManifest(message, URI) as PbManifest & Record<string, unknown>;
-  mutate(manifest);
-  const encoded = encodeManifest(manifest);
-  const out = new Uint8Array(manifestPos + 4 + encoded.length + FOOTER_SIZE);
-  out.set(bytes.subarray(0, manifestPos), 0);
-  new DataView(out.buffer).setUint32(manifestPos, encoded.length, true);
-  out.set(encoded, manifestPos + 4);
-  out.set(bytes.subarray(bytes.length - FOOTER_SIZE), manifestPos + 4 + encoded.length);
-  return out;
+  return withManifestSurgery(bytes, URI, mutate);
 }
 
 function errorOf(fn: () => unknown): Error {
