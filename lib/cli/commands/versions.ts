@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { printJson, runOnTable, withOutputOptions, type OutputOptions } from "../table-command.ts";
 import { lanceFormat } from "../../formats/lance/lance-format.ts";
-import { readVersionRecords } from "../../versions/index.ts";
+import { readVersionRecords } from "../../versions/read-version-records.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {

@@ -14,7 +14,7 @@ import {
   parseFooter,
   readManifestFile,
 } from "../../../lib/formats/lance/manifest-file.ts";
-import { decodeManifest, encodeManifest, type PbManifest } from "../../../lib/formats/lance/proto-messages.ts";
+import type { PbManifest } from "../../../lib/formats/lance/proto-messages.ts";
 import { versionFileName } from "../../../lib/formats/lance/version-names.ts";
 import { openStore, type ObjectStore } from "../../../lib/store/index.ts";
 import { readVersionRecords } from "../../../lib/versions/read-version-records.ts";
