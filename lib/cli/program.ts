@@ -7,6 +7,7 @@
 import { Command } from "commander";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
+import { registerHeadCommand } from "./commands/head.ts";
 
 export interface ProgramContext {
   io: CliIO;
@@ -24,5 +25,6 @@ export function buildProgram(context: ProgramContext): Command {
     .exitOverride();
 
   registerVersionsCommand(program, context);
+  registerHeadCommand(program, context);
   return program;
 }

@@ -1,0 +1,106 @@
+/**
+ * `lakewarden head write <table>` and `lakewarden head show <table>`: write a table's head
+ * object for its latest version, and show the table's current state the way a client loads
+ * it (from the head when current, else from the manifest, saying why).
+ */
+import type { Command } from "commander";
+import type { ProgramContext } from "../program.ts";
+import { UsageError } from "../errors.ts";
+import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import type { OutputOptions } from "../table-command.ts";
+import { headCodecs } from "../../head/registry.ts";
+import { loadTableState } from "../../head/loader.ts";
+import type { TableState } from "../../head/loader.ts";
+import { HEAD_KEY } from "../../head/stored-head.ts";
+import { writeTableHead } from "../../head/write-table-head.ts";
+import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
+
+interface WriteOptions extends OutputOptions {
+  codec?: string;
+}
+
+export function registerHeadCommand(program: Command, { io }: ProgramContext): void {
+  const head = program
+    .command("head")
+    .description(`the head object (${HEAD_KEY}): the table's current state in one GET`);
+
+  withOutputOptions(
+    head
+      .command("write")
+      .description("write the head for the table's latest version (skipped when the stored head is as new or newer)")
+      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
+      .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's lakewarden.head_codec, else arrow)`),
+  ).action(async (table: string, options: WriteOptions) => {
+    if (options.codec !== undefined && !headCodecs.get(options.codec)) {
+      throw new UsageError(`unknown head codec ${JSON.stringify(options.codec)} (known: ${headCodecs.names().join(", ")})`);
+    }
+    const result = await runOnTable(table, options, io, (store) =>
+      writeTableHead(store, options.codec === undefined ? {} : { codec: options.codec }),
+    );
+    if (options.json) printJson(io, result);
+    else io.out(describeWrite(result));
+  });
+
+  withOutputOptions(
+    head
+      .command("show")
+      .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
+      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
+  ).action(async (table: string, options: OutputOptions) => {
+    const state = await runOnTable(table, options, io, (store) => loadTableState(store));
+    if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
+    if (options.json) printJson(io, showJson(state));
+    else io.out(describeState(state));
+  });
+}
+
+function describeWrite(result: WriteTableHeadResult): string {
+  const stored = result.storedVersion === null ? "none" : `version ${result.storedVersion}`;
+  const built = result.built;
+  const lines = [`${result.action}: head for version ${result.version} (stored head before: ${stored})`];
+  if (built && result.bytes > 0) {
+    lines.push(
+      `  ${result.bytes} bytes, codec ${built.codec} (${built.compression}); ${built.footers} footers inlined, ${built.footersOmitted} left out; ` +
+        `${built.recentVersions} versions since the checkpoint`,
+    );
+  }
+  if (result.lostRaces > 0) lines.push(`  lost ${result.lostRaces} conditional write(s) to concurrent writers first`);
+  if (result.previousHeadProblem) lines.push(`  replaced an unreadable head: ${result.previousHeadProblem}`);
+  if (built?.footerProblem) lines.push(`  footers stopped early: ${built.footerProblem}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** The `head show --json` document: the published fields first, then the rest of the state. */
+function showJson(state: TableState) {
+  const { snapshot } = state;
+  return {
+    version: state.version,
+    source: state.source,
+    codec: state.codec,
+    warning: state.warning,
+    files: snapshot.liveFiles,
+    summary: snapshot.record,
+    schema: snapshot.schema,
+    config: snapshot.config,
+    version_file: { key: snapshot.versionFile.key, size: snapshot.versionFile.size, etag: snapshot.versionFile.etag },
+    recent_versions: state.recentVersions,
+    footers: state.footers.map(({ path, fileSize, offset, bytes }) => ({ path, file_size: fileSize, offset, bytes: bytes.length })),
+  };
+}
+
+function describeState(state: TableState): string {
+  const r = state.snapshot.record;
+  const lines = [
+    `version ${state.version} from the ${state.source}${state.codec ? ` (head codec ${state.codec})` : ""}`,
+    `  ${r.total_rows} rows in ${r.total_fragments} fragments, ${r.total_files_size} bytes, ${r.total_deletion_files} deletion files`,
+    `  schema: ${state.snapshot.schema.map((f) => `${f.name}:${f.logicalType}`).join(", ")}`,
+  ];
+  if (state.recentVersions) lines.push(`  ${state.recentVersions.records.length} versions since the checkpoint in the head`);
+  lines.push(`  ${state.footers.length} data-file footers inlined`);
+  lines.push("fragment  rows  deleted  bytes  files");
+  for (const f of state.snapshot.liveFiles) {
+    lines.push(`${f.fragmentId}  ${f.physicalRows}  ${f.deletedRows}  ${f.size}  ${[...f.paths, ...(f.deletionFile ? [f.deletionFile] : [])].join(" ")}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
