@@ -1,0 +1,199 @@
+/** CDK assertion tests of the stack the app synthesizes (bundling skipped; see bundling.test.ts). */
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { InvalidSettingError } from "../../infra/settings.ts";
+import { asList, policyStatements, render, synthStack } from "./cdk-app.ts";
+
+const settings = { tables: ["lake/orders.lance"], tablePrefixes: ["warehouse/"] };
+
+describe("LakewardenStack on a bucket it creates", () => {
+  const { template } = synthStack({ settings });
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const logicalId = (type: string, fragment: string): string => {
+    const ids = Object.keys(resources).filter((id) => resources[id]!.Type === type && id.includes(fragment));
+    expect(ids, `${type} *${fragment}*`).toHaveLength(1);
+    return ids[0]!;
+  };
+  const ourFunctions = Object.entries(template.findResources("AWS::Lambda::Function", {
+    Properties: { Description: Match.stringLikeRegexp("^lakewarden ") },
+  }));
+
+  it("creates an encrypted, TLS-only, private bucket that survives the stack", () => {
+    template.resourceCountIs("AWS::S3::Bucket", 1);
+    template.hasResource("AWS::S3::Bucket", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }] },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      }),
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } })]) },
+    });
+  });
+
+  it("has commit and cleanup queues, each with its own dead-letter queue, SSE-SQS and TLS only", () => {
+    template.resourceCountIs("AWS::SQS::Queue", 4);
+    const commitDlq = logicalId("AWS::SQS::Queue", "CommitDeadLetterQueue");
+    const cleanupDlq = logicalId("AWS::SQS::Queue", "CleanupDeadLetterQueue");
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [commitDlq, "Arn"] }, maxReceiveCount: 5 },
+      VisibilityTimeout: 360, // six times on-commit's 60 s timeout
+      SqsManagedSseEnabled: true,
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [cleanupDlq, "Arn"] }, maxReceiveCount: 3 },
+      VisibilityTimeout: 5400, // six times cleanup-table's 15 min timeout
+      SqsManagedSseEnabled: true,
+    });
+    for (const dlq of [commitDlq, cleanupDlq]) {
+      expect(resources[dlq]!.Properties).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
+    }
+    const tlsOnly = Object.values(template.findResources("AWS::SQS::QueuePolicy")).filter((policy) =>
+      JSON.stringify(policy).includes('"aws:SecureTransport":"false"'),
+    );
+    expect(tlsOnly.length).toBe(4);
+  });
+
+  it("alarms on messages in either dead-letter queue, on commit lag and on function errors", () => {
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 6);
+    for (const dlq of ["CommitDeadLetterQueue", "CleanupDeadLetterQueue"]) {
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        MetricName: "ApproximateNumberOfMessagesVisible",
+        Namespace: "AWS/SQS",
+        Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [logicalId("AWS::SQS::Queue", dlq), "QueueName"] } }],
+        Threshold: 1,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
+    }
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [logicalId("AWS::SQS::Queue", "CommitQueue"), "QueueName"] } }],
+    });
+    for (const [id] of ourFunctions) {
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors", Dimensions: [{ Name: "FunctionName", Value: { Ref: id } }] });
+    }
+  });
+
+  it("sends only version-file creations under the configured tables to the commit queue", () => {
+    const commitQueue = logicalId("AWS::SQS::Queue", "CommitQueue");
+    template.hasResourceProperties("Custom::S3BucketNotifications", {
+      NotificationConfiguration: {
+        QueueConfigurations: [
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "lake/orders.lance/_versions/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "warehouse/" }] } },
+          },
+        ],
+      },
+    });
+  });
+
+  it("runs the cleanup schedule against schedule-cleanup", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 day)",
+      State: "ENABLED",
+      Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId("AWS::Lambda::Function", "ScheduleCleanup"), "Arn"] }, RetryPolicy: { MaximumRetryAttempts: 2 } })],
+    });
+  });
+
+  it("runs three functions on Node.js 22, ARM64, from ESM bundles, with their settings", () => {
+    expect(ourFunctions).toHaveLength(3);
+    for (const [, fn] of ourFunctions) {
+      expect(fn.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"], Handler: "index.handler" });
+    }
+    const env = (fragment: string): Record<string, unknown> =>
+      (resources[logicalId("AWS::Lambda::Function", fragment)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const bucket = logicalId("AWS::S3::Bucket", "TableBucket");
+    expect(render(env("OnCommit").LAKEWARDEN_TABLES)).toBe(`["s3://<${bucket}>/lake/orders.lance"]`);
+    expect(render(env("OnCommit").LAKEWARDEN_TABLE_PREFIXES)).toBe(`["s3://<${bucket}>/warehouse/"]`);
+    expect(env("OnCommit")).not.toHaveProperty("LAKEWARDEN_HEAD_CODEC"); // each table's own config decides
+    expect(env("CleanupTable")).toMatchObject({ LAKEWARDEN_OLDER_THAN: "7d", LAKEWARDEN_RETAIN_VERSIONS: "1", LAKEWARDEN_SAFETY_WINDOW: "7d" });
+    expect(render(env("ScheduleCleanup").LAKEWARDEN_CLEANUP_QUEUE_URL)).toBe(`<${logicalId("AWS::SQS::Queue", "CleanupQueue")}>`);
+  });
+
+  it("reports partial batch failures from both queue consumers", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionName: { Ref: logicalId("AWS::Lambda::Function", "OnCommit") },
+      EventSourceArn: { "Fn::GetAtt": [logicalId("AWS::SQS::Queue", "CommitQueue"), "Arn"] },
+      BatchSize: 10,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionName: { Ref: logicalId("AWS::Lambda::Function", "CleanupTable") },
+      EventSourceArn: { "Fn::GetAtt": [logicalId("AWS::SQS::Queue", "CleanupQueue"), "Arn"] },
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+  });
+
+  it("grants least privilege: no s3:*, deletes only under table prefixes, writes only under _lakewarden/", () => {
+    const bucket = `<${logicalId("AWS::S3::Bucket", "TableBucket")}.Arn>`;
+    const tableScopes = [`${bucket}/lake/orders.lance/`, `${bucket}/warehouse/`];
+    const statements = policyStatements(template);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const { policy, statement } of statements) {
+      const actions = asList(statement.Action);
+      const resourcesText = asList(statement.Resource as unknown).map(render);
+      const where = `${policy}: ${JSON.stringify(statement)}`;
+      expect(actions, where).not.toContain("*");
+      expect(actions.filter((a) => /^s3:\*|^s3:[A-Za-z]*\*$/.test(a)), where).toEqual([]);
+      if (actions.some((a) => a.startsWith("s3:Delete"))) {
+        for (const resource of resourcesText) {
+          expect(resource, where).not.toBe(`${bucket}/*`);
+          expect(tableScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
+        }
+      }
+      if (actions.includes("s3:PutObject")) {
+        for (const resource of resourcesText) expect(resource, where).toMatch(/\/_lakewarden\/\*$/);
+      }
+      if (actions.includes("s3:ListBucket")) {
+        expect(statement.Condition?.StringLike?.["s3:prefix"], where).toEqual(["lake/orders.lance/*", "warehouse/*"]);
+      }
+      if (actions.includes("s3:GetObject")) {
+        for (const resource of resourcesText) expect(tableScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
+      }
+    }
+    // Only cleanup-table may delete, and it can.
+    const deleters = statements.filter(({ statement }) => asList(statement.Action).includes("s3:DeleteObject"));
+    expect(new Set(deleters.map((d) => d.policy)).size).toBe(1);
+    expect(deleters[0]!.policy).toContain("CleanupTable");
+  });
+});
+
+describe("LakewardenStack on an existing bucket", () => {
+  const { template } = synthStack({ settings, bucketName: "existing-lake" });
+
+  it("imports the bucket instead of creating one and still wires its notifications", () => {
+    template.resourceCountIs("AWS::S3::Bucket", 0);
+    template.hasResourceProperties("Custom::S3BucketNotifications", { BucketName: "existing-lake" });
+    const deletes = policyStatements(template).filter(({ statement }) => asList(statement.Action).includes("s3:DeleteObject"));
+    expect(deletes.flatMap(({ statement }) => asList(statement.Resource as unknown).map(render)).sort()).toEqual([
+      "arn:<AWS::Partition>:s3:::existing-lake/lake/orders.lance/*",
+      "arn:<AWS::Partition>:s3:::existing-lake/warehouse/*",
+    ]);
+  });
+});
+
+describe("LakewardenStack settings", () => {
+  it("refuses overlapping scopes and a whole-bucket prefix before anything is synthesized", () => {
+    expect(() => synthStack({ settings: { tables: ["warehouse/t.lance"], tablePrefixes: ["warehouse/"] } })).toThrow(InvalidSettingError);
+    expect(() => synthStack({ settings: { tablePrefixes: [""] } })).toThrow(/the whole bucket cannot be a table prefix/);
+  });
+
+  it("takes the schedule and head settings given", () => {
+    const { template } = synthStack({ settings: { ...settings, cleanupSchedule: "cron(0 3 * * ? *)", head: { codec: "json", inlineBytes: 4096 } } });
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "cron(0 3 * * ? *)" });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: "lakewarden on-commit",
+      Environment: { Variables: Match.objectLike({ LAKEWARDEN_HEAD_CODEC: "json", LAKEWARDEN_HEAD_INLINE_BYTES: "4096" }) },
+    });
+  });
+});
