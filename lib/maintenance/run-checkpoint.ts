@@ -1,0 +1,82 @@
+/**
+ * `lakewarden checkpoint`: archive the table's history without deleting anything. Reads the
+ * timeline (newest checkpoint + the version files it lacks), adds the records of any interrupted
+ * cleanup's intent, writes the checkpoint and prunes old ones. Takes no lease: checkpoint writes
+ * are create-only or If-Match, so it cannot undo a concurrent cleanup's checkpoint; it leaves
+ * intents in place, since only a cleanup holding the lease knows its own are settled.
+ */
+import { archiveVersions } from "../checkpoint/archive.ts";
+import type { ArchiveResult } from "../checkpoint/archive.ts";
+import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
+import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
+import { NotATableError } from "../formats/errors.ts";
+import { detectFormat } from "../formats/index.ts";
+import type { TableFormat } from "../formats/table-format.ts";
+import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
+import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
+import { readTimeline } from "../versions/timeline.ts";
+import type { VersionRecord } from "../versions/version-record.ts";
+import { diffCounts } from "./report.ts";
+import { listRunFiles, readIntents } from "./run-files.ts";
+
+export interface RunCheckpointOptions {
+  format?: TableFormat;
+  maxCheckpointFiles?: number;
+  maxCheckpointEntries?: number;
+  now?: () => Date;
+}
+
+export interface CheckpointReport {
+  table: string;
+  format: string;
+  checkpoint: ArchiveResult;
+  checkpoints_pruned: string[];
+  /** Version files read (those the previous checkpoint did not hold). */
+  manifests_read: number;
+  versions: number;
+  cleaned_up_versions: number;
+  requests: RequestCounts;
+  warnings: string[];
+}
+
+export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOptions = {}): Promise<CheckpointReport> {
+  const now = options.now ?? (() => new Date());
+  const before = store.stats.snapshot();
+  const format = options.format ?? (await detectFormat(store));
+  const [versionFiles, refs, runFiles] = await Promise.all([format.listVersionFiles(store), format.readRefs(store), listRunFiles(store)]);
+  if (versionFiles.length === 0) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  const timeline = await readTimeline(store, format, { versionFiles, refs });
+  const intents = await readIntents(store, runFiles.intents);
+  const records = new Map<number, VersionRecord>();
+  for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);
+  for (const record of timeline.records) records.set(record.version, record);
+
+  const result = await archiveVersions(store, {
+    previous: timeline.checkpoint,
+    records: [...records.values()],
+    liveVersions: timeline.liveVersions,
+    taggedVersions: mainBranchTaggedVersions(refs),
+    tableFormat: format.name,
+    now: now(),
+    maxEntries: options.maxCheckpointEntries ?? DEFAULT_MAX_ENTRIES,
+  });
+  const pruned = await cleanupOldCheckpoints(store, {
+    ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
+    keep: result.key ? [result.key] : [],
+  });
+  return {
+    table: store.uri,
+    format: format.name,
+    checkpoint: result,
+    checkpoints_pruned: pruned.pruned,
+    manifests_read: timeline.sources.manifests,
+    versions: result.rows,
+    cleaned_up_versions: result.cleanedUpRows,
+    requests: diffCounts(store.stats.snapshot(), before),
+    warnings: [
+      ...timeline.skippedCheckpoints.map((s) => `checkpoint skipped: ${s.problem}`),
+      ...intents.problems,
+      ...pruned.failed.map((f) => `${store.uriOf(f.key)}: not pruned: ${f.message}`),
+    ],
+  };
+}

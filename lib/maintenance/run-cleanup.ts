@@ -1,0 +1,290 @@
+/**
+ * The cleanup pipeline, top to bottom:
+ *
+ *   take the lease → read latest + refs → process_manifests → delete_unreferenced
+ *     → archive_versions → cleanup_old_checkpoints → prune receipts → receipt → release
+ *
+ * Each stage is its own function (and its own file); this one only sequences them, carries
+ * the deadline, and reports. A run stopped by its deadline or abort signal stops between
+ * steps, never inside a write, and the next run finishes the job: deletions are idempotent,
+ * the intent journal keeps the history of versions removed before the checkpoint was written,
+ * and an expired lease is taken over.
+ */
+import { randomUUID } from "node:crypto";
+import { archiveVersions } from "../checkpoint/archive.ts";
+import type { ArchiveResult } from "../checkpoint/archive.ts";
+import { loadNewestCheckpoint } from "../checkpoint/load.ts";
+import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
+import { NotATableError } from "../formats/errors.ts";
+import { detectFormat } from "../formats/index.ts";
+import type { TableFormat } from "../formats/table-format.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
+import type { VersionRecord } from "../versions/version-record.ts";
+import { deleteUnreferenced } from "./delete-unreferenced.ts";
+import type { DeletionOutcome } from "./delete-unreferenced.ts";
+import { Lease } from "./lease.ts";
+import type { CleanupSettings } from "./policy.ts";
+import { describePolicy } from "./policy.ts";
+import { processManifests, removedRecords } from "./process-manifests.ts";
+import type { ProcessedManifests } from "./process-manifests.ts";
+import type { CleanupProgress } from "./progress.ts";
+import { silentProgress } from "./progress.ts";
+import type { CleanupReport } from "./report.ts";
+import { diffCounts, receiptOf, totalsByKind } from "./report.ts";
+import type { ReceiptRetention } from "./run-files.ts";
+import { expiredReceipts, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
+
+export interface RunCleanupOptions {
+  /** Caller defaults (CLI flags, Lambda environment); the table's `lakewarden.*` config overrides them. */
+  settings?: CleanupSettings;
+  /** Default: detected from the table (Lance today). */
+  format?: TableFormat;
+  /** Plan and report only: no lease, no delete, no checkpoint, no receipt. */
+  dryRun?: boolean;
+  /** Stop cleanly when aborted (between steps; the run is then safe to repeat). */
+  signal?: AbortSignal;
+  /** Stop cleanly once this time has passed, e.g. a Lambda's end minus a margin. */
+  deadline?: Date;
+  lease?: { durationMs?: number; owner?: string };
+  maxCheckpointFiles?: number;
+  maxCheckpointEntries?: number;
+  receiptRetention?: ReceiptRetention;
+  /** Keys per delete request (default 1000, S3's maximum). */
+  deleteBatchSize?: number;
+  deleteConcurrency?: number;
+  manifestConcurrency?: number;
+  maxReplans?: number;
+  progress?: CleanupProgress;
+  /** The clock (tests move it; everything time-based reads it). */
+  now?: () => Date;
+}
+
+export async function runCleanup(store: ObjectStore, options: RunCleanupOptions = {}): Promise<CleanupReport> {
+  const now = options.now ?? (() => new Date());
+  const progress = options.progress ?? silentProgress;
+  const startedAt = now();
+  const runId = randomUUID();
+  const key = runKey(startedAt, runId);
+  const requestsBefore = store.stats.snapshot();
+  const shouldStop = (): boolean => Boolean(options.signal?.aborted) || (options.deadline !== undefined && now() >= options.deadline);
+  const report = emptyReport(store, runId, startedAt, Boolean(options.dryRun));
+  const finish = (): CleanupReport => {
+    const finishedAt = now();
+    report.finished_at = finishedAt.toISOString();
+    report.duration_ms = finishedAt.getTime() - startedAt.getTime();
+    report.requests = diffCounts(store.stats.snapshot(), requestsBefore);
+    return report;
+  };
+
+  const format = options.format ?? (await detectFormat(store));
+  report.format = format.name;
+  const lease = options.dryRun
+    ? null
+    : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
+  if (lease) {
+    report.lease = { run_id: runId, expires_at: lease.expiresAt.toISOString(), took_over_from: lease.tookOverFrom?.run_id ?? null };
+    if (lease.tookOverFrom) report.warnings.push(`took over the lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}), which had expired or was released`);
+  }
+
+  try {
+    // The latest version as of now: it and everything committed from here on are kept.
+    const [latest, refs] = await Promise.all([format.latestVersionFile(store), format.readRefs(store)]);
+    if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+    report.latest_version_at_start = latest.version;
+    if (shouldStop()) return stopped(report, "before reading manifests");
+
+    const processed = await processManifests(store, format, {
+      settings: options.settings ?? {},
+      refs,
+      latestAtStart: latest.version,
+      now: startedAt,
+      progress,
+      ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
+    });
+    report.policy = describePolicy(processed.policy);
+    if (shouldStop()) return stopped(report, "after reading manifests, before deleting");
+
+    const outcome = await deleteUnreferenced(store, format, processed, {
+      now: startedAt,
+      dryRun: Boolean(options.dryRun),
+      progress,
+      shouldStop,
+      beforeDelete: async (plan, final) => {
+        await lease?.renewIfDue();
+        if (shouldStop()) return;
+        if (plan.toDelete.some((file) => file.kind === "manifest")) await writeIntent(store, key, runId, removedRecords(final), now());
+      },
+      ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
+      ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
+      ...(options.manifestConcurrency !== undefined ? { manifestConcurrency: options.manifestConcurrency } : {}),
+      ...(options.maxReplans !== undefined ? { maxReplans: options.maxReplans } : {}),
+    });
+    describeOutcome(report, outcome);
+    if (options.dryRun) {
+      report.status = "dry-run";
+      return report;
+    }
+    if (outcome.stopped) return stopped(report, `after deleting ${outcome.deleted.length} of ${outcome.plan.toDelete.length} files`);
+    if (shouldStop()) return stopped(report, "after deleting, before writing the checkpoint");
+
+    await lease?.renewIfDue();
+    progress.stage("writing checkpoint");
+    const archived = await archive(store, format, outcome.processed, outcome, now(), options);
+    report.checkpoint = archived.result;
+    report.intents_archived = archived.intentsArchived;
+    report.warnings.push(...archived.warnings);
+
+    progress.stage("pruning checkpoints");
+    const pruned = await cleanupOldCheckpoints(store, {
+      ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
+      keep: archived.result.key ? [archived.result.key] : [],
+    });
+    report.checkpoints_pruned = pruned.pruned;
+    report.delete_failures.push(...pruned.failed);
+
+    const expired = expiredReceipts(archived.receipts, options.receiptRetention ?? {}, now());
+    if (expired.length > 0) {
+      const result = await store.deleteMany(expired);
+      report.receipts_pruned = expired.length - result.failed.length;
+    }
+    report.status = "completed";
+    return report;
+  } catch (error) {
+    report.status = "failed";
+    report.errors.push(error instanceof Error ? error.message : String(error));
+    throw error;
+  } finally {
+    progress.finish();
+    finish();
+    if (lease) {
+      try {
+        report.receipt = await writeReceipt(store, key, receiptOf(report));
+      } catch (error) {
+        report.warnings.push(`receipt not written: ${(error as Error).message}`);
+      }
+      if (!(await lease.release())) report.warnings.push("lease not released: it expires by itself");
+      finish();
+    }
+  }
+}
+
+interface Archived {
+  result: ArchiveResult;
+  intentsArchived: string[];
+  warnings: string[];
+  receipts: Awaited<ReturnType<typeof listRunFiles>>["receipts"];
+}
+
+/**
+ * archive_versions with its inputs: the newest loadable checkpoint, every record this run
+ * read, and the records in intents left by runs that died after deleting version files.
+ */
+async function archive(
+  store: ObjectStore,
+  format: TableFormat,
+  processed: ProcessedManifests,
+  outcome: DeletionOutcome,
+  now: Date,
+  options: RunCleanupOptions,
+): Promise<Archived> {
+  const [loaded, runFiles] = await Promise.all([loadNewestCheckpoint(store), listRunFiles(store)]);
+  const intents = await readIntents(store, runFiles.intents);
+  const warnings = [...loaded.skipped.map((s) => `checkpoint skipped: ${s.problem}`), ...intents.problems];
+  const records = new Map<number, VersionRecord>();
+  for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);
+  for (const [version, scanned] of processed.scan) records.set(version, scanned.record);
+  const gone = new Set(outcome.removedVersions);
+  const liveVersions = new Set([...processed.scan.keys()].filter((version) => !gone.has(version)));
+  const result = await archiveVersions(store, {
+    previous: loaded.checkpoint,
+    records: [...records.values()],
+    liveVersions,
+    taggedVersions: mainBranchTaggedVersions(processed.refs),
+    tableFormat: format.name,
+    now,
+    ...(options.maxCheckpointEntries !== undefined ? { maxEntries: options.maxCheckpointEntries } : {}),
+  });
+  // The checkpoint now holds what the intents held: they can go (ours included).
+  const intentKeys = intents.read.map((intent) => intent.key);
+  let intentsArchived: string[] = [];
+  if (result.status !== "empty" && intentKeys.length > 0) {
+    const deleted = await store.deleteMany(intentKeys);
+    const failed = new Set(deleted.failed.map((f) => f.key));
+    intentsArchived = intentKeys.filter((k) => !failed.has(k));
+  }
+  return { result, intentsArchived, warnings, receipts: runFiles.receipts };
+}
+
+function describeOutcome(report: CleanupReport, outcome: DeletionOutcome): void {
+  const { processed, plan } = outcome;
+  const done = report.dry_run ? plan.toDelete : outcome.deleted;
+  report.versions = processed.plan.decisions.map((d) => ({ version: d.version, timestamp_millis: d.timestampMillis, keep: d.keep, reason: d.reason }));
+  report.versions_removed = outcome.removedVersions;
+  report.versions_kept = processed.plan.kept.length;
+  report.tagged_old_versions = processed.plan.taggedOld;
+  report.protection = processed.plan.protection;
+  report.files_removed = totalsByKind(done);
+  report.bytes_removed = done.reduce((sum, f) => sum + f.size, 0);
+  report.files = plan.files;
+  report.files_kept_reported = plan.reported.length;
+  report.delete_failures = [...outcome.failed];
+  report.references_outside_root = [...processed.kept.outside, ...processed.removed.outside];
+  report.replans = outcome.replans;
+  report.reference_check = outcome.referenceCheck;
+  if (outcome.referenceCheck && !outcome.referenceCheck.ok) {
+    report.errors.push(
+      `post-delete check: ${outcome.referenceCheck.deletedByRun.length} file(s) referenced by kept versions were deleted: ` +
+        outcome.referenceCheck.deletedByRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
+    );
+  }
+  if (outcome.referenceCheck && outcome.referenceCheck.missingBeforeRun.length > 0) {
+    report.warnings.push(
+      `${outcome.referenceCheck.missingBeforeRun.length} file(s) referenced by kept versions were already missing before this run: ` +
+        outcome.referenceCheck.missingBeforeRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
+    );
+  }
+}
+
+function stopped(report: CleanupReport, where: string): CleanupReport {
+  report.status = "stopped";
+  report.warnings.push(`stopped ${where} (deadline or abort signal); run again to finish`);
+  return report;
+}
+
+function emptyReport(store: ObjectStore, runId: string, startedAt: Date, dryRun: boolean): CleanupReport {
+  return {
+    table: store.uri,
+    format: "",
+    run_id: runId,
+    status: "failed",
+    dry_run: dryRun,
+    started_at: startedAt.toISOString(),
+    finished_at: startedAt.toISOString(),
+    duration_ms: 0,
+    policy: null,
+    latest_version_at_start: null,
+    versions_removed: [],
+    versions_kept: 0,
+    versions: [],
+    tagged_old_versions: [],
+    protection: null,
+    files_removed: {},
+    bytes_removed: 0,
+    files: [],
+    files_kept_reported: 0,
+    delete_failures: [],
+    references_outside_root: [],
+    replans: [],
+    reference_check: null,
+    checkpoint: null,
+    checkpoints_pruned: [],
+    intents_archived: [],
+    receipts_pruned: 0,
+    receipt: null,
+    lease: null,
+    requests: { get: 0, head: 0, list: 0, put: 0, delete: 0 },
+    warnings: [],
+    errors: [],
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The timeline: every version a table has had, removed ones included. Built from
+ *   1. the newest checkpoint that loads (history up to its version, removed versions too),
+ *   2. versions some other source already holds (the seam for the head object's
+ *      "versions since the last checkpoint": pass them as `recent`),
+ *   3. the version files neither covers (normally only the ones newer than the checkpoint).
+ * The listing of version files decides `is_cleaned_up`: a version whose file is gone is
+ * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
+ */
+import type { StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
+import { loadNewestCheckpoint } from "../checkpoint/load.ts";
+import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { mapConcurrent } from "./map-concurrent.ts";
+import { DEFAULT_READ_CONCURRENCY, mainBranchTaggedVersions } from "./read-version-records.ts";
+import type { VersionRecord } from "./version-record.ts";
+
+/** Records another source already holds, e.g. the head's versions after the newest checkpoint. */
+export interface KnownVersions {
+  records: readonly VersionRecord[];
+  /** For reports: where they came from ("head"). */
+  source: string;
+}
+
+export interface TimelineOptions {
+  /** Version files already listed; saves the LIST. */
+  versionFiles?: readonly VersionFile[];
+  refs?: Refs;
+  /** Records from another source (the head); their version files are not read again. */
+  recent?: KnownVersions;
+  concurrency?: number;
+}
+
+export interface Timeline {
+  /** Every known version, ascending. */
+  records: VersionRecord[];
+  /** The checkpoint used, or null (none, or none loadable). */
+  checkpoint: StoredCheckpoint | null;
+  /** Newer checkpoint files that did not load, with why (the timeline fell back past them). */
+  skippedCheckpoints: SkippedCheckpoint[];
+  /** Versions whose version file exists now. */
+  liveVersions: Set<number>;
+  /** How many records came from each source. */
+  sources: { checkpoint: number; recent: number; manifests: number };
+}
+
+export interface TimelineParts {
+  checkpointRecords: readonly VersionRecord[];
+  recent: readonly VersionRecord[];
+  manifestRecords: readonly VersionRecord[];
+  liveVersions: ReadonlySet<number>;
+  taggedVersions: ReadonlySet<number>;
+}
+
+/** Pure merge: later sources win for the same version (manifests are the ground truth). */
+export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
+  const byVersion = new Map<number, VersionRecord>();
+  for (const source of [parts.checkpointRecords, parts.recent, parts.manifestRecords]) {
+    for (const record of source) byVersion.set(record.version, record);
+  }
+  return [...byVersion.values()]
+    .sort((a, b) => a.version - b.version)
+    .map((record) => ({
+      ...record,
+      is_tagged: parts.taggedVersions.has(record.version),
+      is_cleaned_up: !parts.liveVersions.has(record.version),
+    }));
+}
+
+export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
+  const [loaded, versionFiles, refs] = await Promise.all([
+    loadNewestCheckpoint(store),
+    options.versionFiles ?? format.listVersionFiles(store),
+    options.refs ?? format.readRefs(store),
+  ]);
+  const checkpoint = loaded.checkpoint;
+  const checkpointRecords = checkpoint?.records ?? [];
+  const recent = options.recent?.records ?? [];
+  const covered = new Set([...checkpointRecords, ...recent].map((r) => r.version));
+  const toRead = versionFiles.filter((file) => !covered.has(file.version));
+  const manifestRecords = await mapConcurrent(
+    toRead,
+    options.concurrency ?? DEFAULT_READ_CONCURRENCY,
+    async (file) => (await format.readSnapshot(store, file)).record,
+  );
+  const liveVersions = new Set(versionFiles.map((file) => file.version));
+  return {
+    records: mergeTimeline({
+      checkpointRecords,
+      recent,
+      manifestRecords,
+      liveVersions,
+      taggedVersions: mainBranchTaggedVersions(refs),
+    }),
+    checkpoint,
+    skippedCheckpoints: loaded.skipped,
+    liveVersions,
+    sources: { checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
+  };
+}

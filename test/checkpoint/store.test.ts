@@ -1,0 +1,151 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { archiveVersions } from "../../lib/checkpoint/archive.ts";
+import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
+import { mergeHistory } from "../../lib/checkpoint/history.ts";
+import { checkpointKey } from "../../lib/checkpoint/layout.ts";
+import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "../../lib/checkpoint/load.ts";
+import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
+import { LocalStore } from "../../lib/store/local-store.ts";
+import type { ObjectStore, PutOptions } from "../../lib/store/object-store.ts";
+import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
+import { versionRecord } from "./records.ts";
+
+let dir: string;
+let store: LocalStore;
+
+beforeEach(async () => {
+  dir = await makeTempDir("lw-checkpoint-");
+  store = new LocalStore(dir);
+});
+afterEach(() => removeDir(dir));
+
+const NOW = new Date("2026-11-01T00:00:00Z");
+
+function archiveInput(records = [1, 2, 3].map((v) => versionRecord(v)), live = [1, 2, 3]) {
+  return { previous: null, records, liveVersions: new Set(live), taggedVersions: new Set<number>(), tableFormat: "lance", now: NOW };
+}
+
+/** Records every put's options, to check how checkpoints are written. */
+function recordingPuts(inner: ObjectStore): { store: ObjectStore; puts: { key: string; options: PutOptions | undefined }[] } {
+  const puts: { key: string; options: PutOptions | undefined }[] = [];
+  const wrapped = Object.create(inner) as ObjectStore;
+  wrapped.put = (key, body, options) => {
+    puts.push({ key, options });
+    return inner.put(key, body, options);
+  };
+  return { store: wrapped, puts };
+}
+
+describe("archive_versions", () => {
+  it("writes a new checkpoint create-only, named by the newest version", async () => {
+    const { store: spied, puts } = recordingPuts(store);
+    const result = await archiveVersions(spied, archiveInput());
+    expect(result).toEqual({ status: "written", key: checkpointKey(3), version: 3, rows: 3, cleanedUpRows: 0 });
+    expect(puts).toEqual([{ key: checkpointKey(3), options: expect.objectContaining({ ifNoneMatch: "*" }) }]);
+    const loaded = await loadNewestCheckpoint(store);
+    expect(loaded.checkpoint?.records.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(loaded.checkpoint?.datasetCreatedAtMillis).toBe(versionRecord(1).timestamp_millis);
+  });
+
+  it("writes nothing when the history is unchanged", async () => {
+    await archiveVersions(store, archiveInput());
+    const previous = (await loadNewestCheckpoint(store)).checkpoint;
+    const { store: spied, puts } = recordingPuts(store);
+    const again = await archiveVersions(spied, { ...archiveInput(), previous });
+    expect(again.status).toBe("unchanged");
+    expect(puts).toEqual([]);
+  });
+
+  it("replaces a same-version checkpoint with If-Match when versions were removed since", async () => {
+    await archiveVersions(store, archiveInput());
+    const previous = (await loadNewestCheckpoint(store)).checkpoint!;
+    const { store: spied, puts } = recordingPuts(store);
+    const result = await archiveVersions(spied, { ...archiveInput(), previous, liveVersions: new Set([3]) });
+    expect(result.status).toBe("replaced");
+    expect(puts.map((p) => p.options)).toEqual([
+      expect.objectContaining({ ifNoneMatch: "*" }),
+      expect.objectContaining({ ifMatch: previous.etag }),
+    ]);
+    const reloaded = (await loadNewestCheckpoint(store)).checkpoint!;
+    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false]]);
+  });
+
+  it("keeps removed versions with is_cleaned_up and grows history across checkpoints", async () => {
+    await archiveVersions(store, archiveInput());
+    const previous = (await loadNewestCheckpoint(store)).checkpoint;
+    // Versions 1-2 removed, 4-5 committed since; only 3-5 are read now.
+    const records = [3, 4, 5].map((v) => versionRecord(v));
+    const result = await archiveVersions(store, { ...archiveInput(records, [3, 4, 5]), previous });
+    expect(result).toMatchObject({ status: "written", version: 5, rows: 5, cleanedUpRows: 2 });
+    const latest = (await loadNewestCheckpoint(store)).checkpoint!;
+    expect(latest.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false], [4, false], [5, false]]);
+  });
+
+  it("caps rows at max entries, oldest out, and remembers the table's creation time", () => {
+    const merged = mergeHistory({
+      previous: null,
+      records: [1, 2, 3, 4, 5].map((v) => versionRecord(v)),
+      liveVersions: new Set([1, 2, 3, 4, 5]),
+      taggedVersions: new Set([4]),
+      nowMillis: 1,
+      tableFormat: "lance",
+      maxEntries: 3,
+    });
+    expect(merged.records.map((r) => r.version)).toEqual([3, 4, 5]);
+    expect(merged.records.map((r) => r.is_tagged)).toEqual([false, true, false]);
+    expect(merged.datasetCreatedFromVersion).toBe(1);
+    const next = mergeHistory({ previous: merged, records: [versionRecord(6)], liveVersions: new Set([6]), taggedVersions: new Set(), nowMillis: 2, tableFormat: "lance", maxEntries: 3 });
+    expect(next.records.map((r) => r.version)).toEqual([4, 5, 6]);
+    expect(next.datasetCreatedFromVersion).toBe(1);
+    expect(next.datasetCreatedAtMillis).toBe(versionRecord(1).timestamp_millis);
+  });
+
+  it("heals a corrupt file under the name it needs with If-Match", async () => {
+    await store.put(checkpointKey(3), new TextEncoder().encode("garbage"));
+    const result = await archiveVersions(store, archiveInput());
+    expect(result.status).toBe("replaced");
+    expect((await readCheckpoint(store, { key: checkpointKey(3), version: 3 })).records).toHaveLength(3);
+  });
+});
+
+describe("loading with fallback", () => {
+  it("falls back to the previous checkpoint when the newest is corrupt", async () => {
+    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await store.put(checkpointKey(3), encodeCheckpoint({
+      version: 3, records: [1, 2, 3].map((v) => versionRecord(v)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance",
+    }).subarray(0, 100));
+    const loaded = await loadNewestCheckpoint(store);
+    expect(loaded.checkpoint?.version).toBe(2);
+    expect(loaded.skipped).toEqual([{ key: checkpointKey(3), problem: expect.stringContaining(store.uriOf(checkpointKey(3))) }]);
+  });
+
+  it("a name that disagrees with the content is corrupt too", async () => {
+    const bytes = encodeCheckpoint({ version: 2, records: [versionRecord(1)], createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance" });
+    await store.put(checkpointKey(7), bytes);
+    const loaded = await loadNewestCheckpoint(store);
+    expect(loaded.checkpoint).toBeNull();
+    expect(loaded.skipped[0]!.problem).toMatch(/covers version 2 but its name says 7/);
+  });
+
+  it("no loadable checkpoint is an empty history, not an error", async () => {
+    expect(await loadNewestCheckpoint(store)).toEqual({ checkpoint: null, skipped: [], files: [] });
+    await store.put(checkpointKey(1), new Uint8Array([1, 2, 3]));
+    const loaded = await loadNewestCheckpoint(store);
+    expect(loaded.checkpoint).toBeNull();
+    expect(loaded.skipped).toHaveLength(1);
+  });
+});
+
+describe("cleanup_old_checkpoints", () => {
+  it("keeps the newest two and anything asked to keep, and ignores foreign files", async () => {
+    for (const v of [1, 2, 3, 4]) {
+      await archiveVersions(store, archiveInput([versionRecord(v)], [v]));
+    }
+    await store.put("_lakewarden/checkpoints/notes.txt", new Uint8Array([1]));
+    const result = await cleanupOldCheckpoints(store, { keep: [checkpointKey(1)] });
+    expect(result.pruned).toEqual([checkpointKey(2)]);
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([1, 3, 4]);
+    await store.head("_lakewarden/checkpoints/notes.txt");
+    expect((await cleanupOldCheckpoints(store, { maxCheckpointFiles: 1 })).pruned.sort()).toEqual([checkpointKey(1), checkpointKey(3)]);
+  });
+});
