@@ -48,6 +48,11 @@ export interface HeadToWrite {
   bytes: Uint8Array;
   version: number;
   codec: string;
+  /**
+   * Replace a head of the same version when its ETag is this one: the caller read it whole and
+   * found it describes another version file (a recreated table). Any other same-version head is kept.
+   */
+  replaceSameVersionEtag?: string;
 }
 
 const DEFAULT_MAX_ATTEMPTS = 25;
@@ -93,6 +98,7 @@ function skipReason(stored: StoredHeadProbe | null, head: HeadToWrite): HeadWrit
   if (stored === null || stored.tableVersion === null) return null;
   if (stored.tableVersion > head.version) return "skipped-newer-present";
   if (stored.tableVersion < head.version) return null;
-  // Same version: rewrite only to change the codec, and only when we can read which one it has.
+  // Same version: rewrite only a head known to be wrong, or to change the codec (when we can read which one it has).
+  if (head.replaceSameVersionEtag !== undefined && head.replaceSameVersionEtag === stored.etag) return null;
   return stored.header === null || stored.header.codec === head.codec ? "skipped-same-version" : null;
 }

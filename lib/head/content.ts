@@ -7,7 +7,7 @@
  * within the inline budget (see budget.ts).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import type { FileKind, LiveFile, ReferencedFile, SchemaField, TableSnapshot } from "../formats/table-format.ts";
+import type { FileKind, LiveFile, ReferencedFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
 import { CorruptHeadError } from "./errors.ts";
 import { findTable, rowCount } from "./model.ts";
@@ -119,6 +119,20 @@ export function modelToContent(model: HeadModel, uri: string): HeadContent {
     footersOmitted: read.intProperty("footers.omitted"),
     inlineBudgetBytes: read.intProperty("inline_budget_bytes"),
   };
+}
+
+/**
+ * The head is for exactly this version file: same format, version, size and ETag. The number
+ * alone is not enough: a table deleted and recreated reuses version numbers.
+ */
+export function headDescribesFile(content: HeadContent, file: VersionFile, formatName: string): boolean {
+  const recorded = content.snapshot.versionFile;
+  return (
+    content.format === formatName &&
+    content.tableVersion === file.version &&
+    recorded.size === file.size &&
+    recorded.etag === file.etag
+  );
 }
 
 function col<T extends ColumnType>(name: string, type: T, values: (ColumnValueOf[T] | null)[]): HeadColumn {

@@ -19,6 +19,7 @@ import { NotFoundError, StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { openStore } from "../store/open-store.ts";
 import type { StoreOptions } from "../store/open-store.ts";
+import { headDescribesFile } from "./content.ts";
 import type { RecentVersions } from "./content.ts";
 import { headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
@@ -34,6 +35,8 @@ export type HeadFallbackReason =
   | "head-stale"
   /** The head holds a version newer than any version file: not to be trusted. */
   | "head-ahead"
+  /** The head holds the latest version number, but of another version file (the table was recreated or rewritten). */
+  | "head-mismatch"
   /** Wrong magic, unknown codec, truncated, checksum mismatch, undecodable, or the GET failed. */
   | "head-unreadable";
 
@@ -163,7 +166,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
   const headUri = store.uriOf(HEAD_KEY);
 
-  if (stored.state === "readable" && stored.content.tableVersion === latest.version && stored.content.format === format.name) {
+  if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {
     const { content } = stored;
     return {
       version: content.tableVersion,
@@ -177,7 +180,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
     };
   }
 
-  const warning = fallbackWarning(stored, latest.version, headUri, format.name);
+  const warning = fallbackWarning(stored, latest, headUri, format.name);
   const snapshot = await format.readSnapshot(store, latest);
   return {
     version: latest.version,
@@ -205,24 +208,33 @@ async function getHead(store: ObjectStore, codecs: HeadCodecRegistry): Promise<S
 
 function fallbackWarning(
   stored: StoredHead | { state: "failed"; problem: string },
-  latest: number,
+  latest: VersionFile,
   headUri: string,
   formatName: string,
 ): HeadWarning {
   switch (stored.state) {
     case "missing":
-      return { reason: "head-missing", message: `${headUri}: no head object; read the manifest of version ${latest} instead` };
+      return { reason: "head-missing", message: `${headUri}: no head object; read the manifest of version ${latest.version} instead` };
     case "failed":
     case "unreadable":
-      return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest} instead` };
+      return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest.version} instead` };
     case "readable": {
       const held = stored.content.tableVersion;
       if (stored.content.format !== formatName) {
         return { reason: "head-unreadable", message: `${headUri}: head describes a ${stored.content.format} table, not ${formatName}; read the manifest instead` };
       }
-      return held < latest
-        ? { reason: "head-stale", message: `${headUri}: head holds version ${held}, the latest is ${latest}; read its manifest instead` }
-        : { reason: "head-ahead", message: `${headUri}: head holds version ${held} but the latest version file is ${latest}; read its manifest instead` };
+      if (held === latest.version) {
+        const file = stored.content.snapshot.versionFile;
+        return {
+          reason: "head-mismatch",
+          message:
+            `${headUri}: head describes version ${held} as ${file.key} (${file.size} bytes, ETag ${file.etag}) but the stored one is ` +
+            `${latest.key} (${latest.size} bytes, ETag ${latest.etag}); read its manifest instead`,
+        };
+      }
+      return held < latest.version
+        ? { reason: "head-stale", message: `${headUri}: head holds version ${held}, the latest is ${latest.version}; read its manifest instead` }
+        : { reason: "head-ahead", message: `${headUri}: head holds version ${held} but the latest version file is ${latest.version}; read its manifest instead` };
     }
   }
 }

@@ -14,6 +14,7 @@ import { newestCheckpointVersion } from "./checkpoint-boundary.ts";
 import { putHeadConditionally } from "./conditional-put.ts";
 import type { ConditionalWriteOptions, HeadWriteResult } from "./conditional-put.ts";
 import { footerReaderFor } from "./footer-readers.ts";
+import { headDescribesFile } from "./content.ts";
 import { collectRecentVersions } from "./recent-versions.ts";
 import { resolveHeadSettings } from "./settings.ts";
 import type { HeadSettingOverrides } from "./settings.ts";
@@ -61,8 +62,10 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   const previousHeadProblem = stored.state === "unreadable" ? stored.problem : null;
   const probe = stored.state === "missing" ? null : stored.probe;
 
+  // A head of this version but of another version file (table recreated) is replaced, not kept.
+  const mismatched = previous !== null && previous.tableVersion === target.version && !headDescribesFile(previous, target, format.name);
   // A newer head, or this version already (in the codec asked for, if one was): no manifest read.
-  const early = earlySkip(probe?.tableVersion ?? null, probe?.header?.codec ?? null, target.version, options.codec);
+  const early = mismatched ? null : earlySkip(probe?.tableVersion ?? null, probe?.header?.codec ?? null, target.version, options.codec);
   if (early) {
     return {
       action: early,
@@ -96,7 +99,12 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   });
   const written = await putHeadConditionally(
     store,
-    { bytes: built.bytes, version: built.content.tableVersion, codec: built.header.codec },
+    {
+      bytes: built.bytes,
+      version: built.content.tableVersion,
+      codec: built.header.codec,
+      ...(mismatched && probe ? { replaceSameVersionEtag: probe.etag } : {}),
+    },
     options,
     probe,
   );

@@ -1,6 +1,7 @@
 /** The head writer's decisions, one at a time, with the requests each costs. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { putHeadConditionally } from "../../lib/head/conditional-put.ts";
+import { openTable } from "../../lib/head/loader.ts";
 import { HEAD_KEY, probeStoredHead, readStoredHead } from "../../lib/head/stored-head.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
@@ -109,5 +110,35 @@ describe("putHeadConditionally", () => {
     await store.put(HEAD_KEY, newer.bytes);
     const result = await putHeadConditionally(store, older, { sleep: async () => {} }, null);
     expect(result).toMatchObject({ action: "skipped-newer-present", storedVersion: 3, lostRaces: 1 });
+  });
+});
+
+describe("a head left over from a table recreated at the same place", () => {
+  it("is not trusted by readers (same version number, other manifest) and is replaced by the writer", async () => {
+    const otherDir = await makeTempDir("lw-head-recreated-");
+    try {
+      // Two tables with the same version numbers; table B gets table A's head, as if B had
+      // been deleted and recreated while its head object stayed behind.
+      const a = await buildLanceDataset({ dbUri: otherDir, tableName: "a", steps: [{ op: "create", rows: 3 }] });
+      const b = await buildLanceDataset({ dbUri: otherDir, tableName: "b", steps: [{ op: "create", rows: 7 }] });
+      const storeA = new LocalStore(a.tableUri);
+      const storeB = new LocalStore(b.tableUri);
+      await writeTableHead(storeA, {});
+      await storeB.put(HEAD_KEY, (await storeA.get(HEAD_KEY)).body);
+
+      const state = (await openTable(storeB)).current()!;
+      expect(state).toMatchObject({ version: 1, source: "manifest", warning: { reason: "head-mismatch" } });
+      expect(state.warning?.message).toMatch(/head describes version 1 as .* but the stored one is/);
+      expect(state.snapshot.record.total_rows).toBe(7);
+
+      expect(await writeTableHead(storeB, {})).toMatchObject({ action: "replaced", version: 1, storedVersion: 1 });
+      const fixed = (await openTable(storeB)).current()!;
+      expect(fixed).toMatchObject({ source: "head", warning: null });
+      expect(fixed.snapshot.record.total_rows).toBe(7);
+      a.close();
+      b.close();
+    } finally {
+      await removeDir(otherDir);
+    }
   });
 });
