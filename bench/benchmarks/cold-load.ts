@@ -188,7 +188,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
       .map(
         (c) =>
           `${formatCount(c.fragments)} fragments, ${storageLabel(c.storage, latency)}: head ${formatMs(c.results.head.medianMs)} ` +
-          `(${formatRequests(c.results.head.last.requests)} requests), manifest ${formatMs(c.results.manifest.medianMs)} ` +
+          `(requests: ${formatRequests(c.results.head.last.requests)}), manifest ${formatMs(c.results.manifest.medianMs)} ` +
           `(${formatRequests(c.results.manifest.last.requests)}), LanceDB openTable ${formatMs(c.results.lancedb.medianMs)}` +
           (c.results.lancedb.last.requests ? ` (${formatRequests(c.results.lancedb.last.requests)})` : ""),
       ),

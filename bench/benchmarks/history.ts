@@ -28,21 +28,22 @@ const FULL_GRID: Grid = { fragments: [1_000, 10_000, 100_000], versions: [2, 8, 
 const QUICK_GRID: Grid = { fragments: [1_000, 10_000], versions: [4, 24] };
 
 /**
- * Cells left out of the full run, and why. 512 × 100K fragments is 4.3 GB of manifests:
- * generated once and read locally it fits the time budget (LanceDB needs ~40 s a run), but
- * uploading it to the emulator and reading it back through one single-threaded emulator
- * process is minutes per run and measures the emulator, not the design.
+ * Cells left out of the full run, and why. On the emulated S3, LanceDB reads 100K-fragment
+ * manifests (8 MB each) at ~3 per second through the one emulator process: 128 versions take
+ * ~40 s a run and 512 about three minutes, which would alone exceed the time budget of the
+ * whole run, and the number would measure the emulator's throughput, not request latency.
+ * Locally the 512 × 100K cell (4.3 GB of manifests) stays: it is the published reference point.
  */
 function cutReason(storage: StorageKind, fragments: number, versions: number): string | null {
-  if (storage === "s3" && fragments >= 100_000 && versions > 128) {
-    return "S3 × 100K fragments stops at 128 versions: 4.3 GB through the single-process emulator measures the emulator";
+  if (storage === "s3" && fragments >= 100_000 && versions > 32) {
+    return "on S3, 100K-fragment tables stop at 32 versions (LanceDB reads 8 MB manifests at ~3/s through the single emulator process: 128 versions ≈ 40 s a run, 512 ≈ 3 min)";
   }
   return null;
 }
 
 /** Time one cell side may take (see `sample`): slow cells run fewer times. */
-const LANCEDB_CELL_BUDGET_MS = 90_000;
-const LAKEWARDEN_CELL_BUDGET_MS = 30_000;
+const LANCEDB_CELL_BUDGET_MS = 60_000;
+const LAKEWARDEN_CELL_BUDGET_MS = 20_000;
 
 interface Scenario {
   id: string;

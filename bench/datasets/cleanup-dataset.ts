@@ -112,7 +112,7 @@ export async function prepareCleanupCopy(dataset: CleanupDataset, target: CopyTa
   // the cutoff and the kept commits clearly apart.
   await sleep(1_100);
   const cutoffMillis = Date.now();
-  await sleep(50);
+  await sleep(250);
   const db = await lancedb.connect(databaseUri, storageOptions ? { storageOptions } : {});
   const table = await db.openTable(dataset.tableName);
   for (let i = 0; i < dataset.spec.keptVersions; i++) await table.delete(`id = ${i * 7}`);

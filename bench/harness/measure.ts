@@ -33,7 +33,7 @@ export interface SampleOptions<R, T> {
   /**
    * Time one cell may take. A first run slower than `budgetMs / (runs + 1)` (e.g. 40 s of
    * LanceDB reading 4 GB of manifests) is kept as a sample rather than thrown away as a
-   * warm-up, and further runs stop once the budget is spent. Default: unlimited.
+   * warm-up, and no further run starts unless it is likely to fit. Default: unlimited.
    */
   budgetMs?: number;
   /** Before each run, off the clock (reset counters, restore a copy...). */
@@ -60,10 +60,13 @@ export async function sample<R, T = R>(body: () => Promise<R>, options: SampleOp
   last = await finish(first.value);
   if (warmupIsEnough) samplesMs.push(first.ms);
 
-  while (samplesMs.length < options.runs && (samplesMs.length === 0 || spent < budget)) {
+  // Another run only if it is likely to fit (judged by the slowest so far).
+  let slowest = first.ms;
+  while (samplesMs.length < options.runs && (samplesMs.length === 0 || spent + slowest <= budget)) {
     await options.prepare?.();
     const run = await timed(body);
     spent += run.ms;
+    slowest = Math.max(slowest, run.ms);
     samplesMs.push(run.ms);
     last = await finish(run.value);
   }
@@ -72,6 +75,7 @@ export async function sample<R, T = R>(body: () => Promise<R>, options: SampleOp
 
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return "–";
+  if (ms >= 100_000) return `${(ms / 1000).toFixed(0)} s`;
   if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
   if (ms >= 100) return `${ms.toFixed(0)} ms`;

@@ -40,18 +40,16 @@ const MARGIN = { left: 58, right: 12, top: 26, bottom: 40 };
 export function renderLineChart(chart: LineChart): string {
   const names = uniqueNames(chart.panels.flatMap((p) => p.series));
   const rows = Math.ceil(chart.panels.length / chart.columns);
-  const legendH = 22 * Math.ceil(names.length / 3);
   const width = chart.columns * PANEL_W + 20;
+  const dashedNames = new Set(chart.panels.flatMap((p) => p.series.filter((s) => s.dashed).map((s) => s.name)));
+  const legendBox = legend(names, width, 44, (name, i, x, y) =>
+    `<line x1="${x}" y1="${y - 4}" x2="${x + 24}" y2="${y - 4}" stroke="${color(i)}" stroke-width="2.5"${dashedNames.has(name) ? ` stroke-dasharray="6 3"` : ""}/>`,
+  );
+  const legendH = legendBox.height;
   const height = 40 + legendH + rows * PANEL_H + 10;
   const parts: string[] = [];
   parts.push(text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" }));
-  names.forEach((name, i) => {
-    const x = 20 + (i % 3) * ((width - 40) / 3);
-    const y = 44 + Math.floor(i / 3) * 22;
-    const dashed = chart.panels.some((p) => p.series.some((s) => s.name === name && s.dashed));
-    parts.push(`<line x1="${x}" y1="${y - 4}" x2="${x + 24}" y2="${y - 4}" stroke="${color(i)}" stroke-width="2.5"${dashed ? ` stroke-dasharray="6 3"` : ""}/>`);
-    parts.push(text(x + 30, y, name, { size: 12 }));
-  });
+  parts.push(...legendBox.parts);
   chart.panels.forEach((panel, i) => {
     const ox = 10 + (i % chart.columns) * PANEL_W;
     const oy = 40 + legendH + Math.floor(i / chart.columns) * PANEL_H;
@@ -114,22 +112,18 @@ export interface BarChart {
 }
 
 export function renderBarChart(chart: BarChart): string {
-  const groupW = Math.max(70, 26 * chart.seriesNames.length + 24);
-  const plotW = groupW * chart.groups.length;
-  const plotH = 240;
+  const barsW = 26 * chart.seriesNames.length;
   const left = 70;
-  const top = 40 + 22 * Math.ceil(chart.seriesNames.length / 3) + 8;
-  const width = Math.max(left + plotW + 20, 520);
+  const width = Math.max(left + (barsW + 24) * chart.groups.length + 20, 520);
+  const plotW = width - left - 20;
+  const groupW = plotW / Math.max(1, chart.groups.length);
+  const plotH = 240;
+  const legendBox = legend(chart.seriesNames, width, 44, (_, i, x, y) => `<rect x="${x + 5}" y="${y - 10}" width="14" height="10" fill="${color(i)}"/>`);
+  const top = 40 + legendBox.height + 8;
   const height = top + plotH + 60;
   const fmt = chart.formatY ?? String;
   const values = chart.groups.flatMap((g) => g.values).filter((v) => Number.isFinite(v) && v > 0);
-  const parts: string[] = [text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" })];
-  chart.seriesNames.forEach((name, i) => {
-    const x = 20 + (i % 3) * ((width - 40) / 3);
-    const y = 44 + Math.floor(i / 3) * 22;
-    parts.push(`<rect x="${x}" y="${y - 10}" width="14" height="10" fill="${color(i)}"/>`);
-    parts.push(text(x + 20, y, name, { size: 12 }));
-  });
+  const parts: string[] = [text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" }), ...legendBox.parts];
   parts.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`);
   if (values.length === 0) return svgDocument(width, height, parts);
   const log = chart.logScale ?? false;
@@ -143,16 +137,42 @@ export function renderBarChart(chart: BarChart): string {
   }
   parts.push(text(16, top + plotH / 2, chart.yLabel, { size: 11, anchor: "middle", rotate: true }));
   chart.groups.forEach((group, g) => {
-    const gx = left + g * groupW + 12;
+    const gx = left + g * groupW + (groupW - barsW) / 2;
     group.values.forEach((v, s) => {
       if (!(Number.isFinite(v) && v > 0)) return;
       const h = Math.max(1, scale(v) * plotH);
       const x = gx + s * 26;
       parts.push(`<rect x="${x}" y="${(top + plotH - h).toFixed(1)}" width="22" height="${h.toFixed(1)}" fill="${color(s)}"><title>${escapeXml(`${chart.seriesNames[s]}: ${fmt(v)}`)}</title></rect>`);
     });
-    parts.push(text(gx + (26 * group.values.length) / 2, top + plotH + 16, group.label, { size: 11, anchor: "middle" }));
+    parts.push(text(gx + barsW / 2, top + plotH + 16, group.label, { size: 11, anchor: "middle" }));
   });
   return svgDocument(width, height, parts);
+}
+
+/**
+ * Legend entries flowing left to right, wrapping at the chart's width. Text width is
+ * estimated (no font metrics in a plain SVG writer): ~6.8 px per character at 12 px.
+ */
+function legend(
+  names: string[],
+  width: number,
+  firstBaseline: number,
+  swatch: (name: string, index: number, x: number, y: number) => string,
+): { parts: string[]; height: number } {
+  const parts: string[] = [];
+  let x = 20;
+  let y = firstBaseline;
+  names.forEach((name, i) => {
+    const itemWidth = 30 + name.length * 6.8 + 24;
+    if (x > 20 && x + itemWidth > width - 10) {
+      x = 20;
+      y += 22;
+    }
+    parts.push(swatch(name, i, x, y));
+    parts.push(text(x + 30, y, name, { size: 12 }));
+    x += itemWidth;
+  });
+  return { parts, height: y - firstBaseline + 22 };
 }
 
 function svgDocument(width: number, height: number, parts: string[]): string {

@@ -1,0 +1,229 @@
+/**
+ * Benchmark 3, cleanup: lakewarden's pipeline (`runCleanup`: plan, delete, archive into a
+ * checkpoint) against LanceDB's prune (`optimize({ cleanupOlderThan })`), each on its own
+ * fresh copy of one real LanceDB table, with the same cutoff. Each run is a child process, so
+ * its peak RSS is the cleanup's own. The files left afterwards are compared between the tools.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
+import { storageLabel } from "../harness/benchmark.ts";
+import { formatBytes, formatMs, formatRatio, formatRequests, median } from "../harness/measure.ts";
+import type { BenchReport, MarkdownTable } from "../harness/report.ts";
+import { renderBarChart } from "../harness/svg-chart.ts";
+import type { S3Env } from "../harness/s3-env.ts";
+import { ensureCleanupDataset, prepareCleanupCopy, type CleanupDataset, type CleanupDatasetSpec } from "../datasets/cleanup-dataset.ts";
+import type { CleanupJob, CleanupOutcome } from "../tools/cleanup-child.ts";
+import { openStore } from "../../lib/store/open-store.ts";
+
+const FULL_SPEC: CleanupDatasetSpec = { oldAppends: 300, rowsPerAppend: 1000, deleteEvery: 10, keptVersions: 10 };
+const QUICK_SPEC: CleanupDatasetSpec = { oldAppends: 40, rowsPerAppend: 500, deleteEvery: 10, keptVersions: 5 };
+
+type Tool = CleanupJob["tool"];
+const TOOLS: { id: Tool; label: string }[] = [
+  { id: "lancedb", label: "LanceDB optimize({cleanupOlderThan})" },
+  { id: "lakewarden", label: "lakewarden runCleanup" },
+];
+
+interface ToolRuns {
+  outcomes: CleanupOutcome[];
+  /** LanceDB on S3: counted by the proxy; lakewarden: its store's counters (from the child). */
+  requests: Record<string, number> | null;
+  /** Keys left in the table after the last run (lakewarden's own `_lakewarden/` excluded). */
+  remaining: Set<string>;
+}
+
+interface Cell {
+  storage: StorageKind;
+  tools: Record<Tool, ToolRuns>;
+}
+
+export const cleanupBenchmark: Benchmark = {
+  name: "cleanup",
+  title: "Cleanup: lakewarden vs LanceDB prune",
+  async run(env: BenchEnv): Promise<BenchReport> {
+    const { options } = env;
+    const spec = options.quick ? QUICK_SPEC : FULL_SPEC;
+    env.log(`cleanup: building the LanceDB table (${spec.oldAppends} appends, cached)`);
+    const dataset = await ensureCleanupDataset(join(options.cacheDir, "cleanup"), spec);
+    const storages: StorageKind[] = options.localOnly ? ["local"] : ["local", "s3"];
+    const masterKeys = await remainingKeys(join(dataset.databaseDir, `${dataset.tableName}.lance`));
+    const cells: Cell[] = [];
+    for (const storage of storages) {
+      const s3 = storage === "s3" ? await env.s3() : null;
+      const tools = {} as Record<Tool, ToolRuns>;
+      for (const tool of TOOLS) {
+        const runs: CleanupOutcome[] = [];
+        let requests: Record<string, number> | null = null;
+        const target =
+          storage === "local"
+            ? ({ storage, databaseDir: join(options.cacheDir, "scratch", `cleanup-${tool.id}`) } as const)
+            : ({ storage, s3: s3!, prefix: `cleanup-${tool.id}` } as const);
+        const databaseUri = target.storage === "local" ? target.databaseDir : s3!.uri(target.prefix);
+        const tableLocation = `${databaseUri}/${dataset.tableName}.lance`;
+        for (let run = 0; run < options.runs; run++) {
+          const cutoffMillis = await prepareCleanupCopy(dataset, target);
+          await s3?.resetCounts();
+          const outcome = await runChild({
+            tool: tool.id,
+            databaseUri,
+            tableName: dataset.tableName,
+            tableLocation,
+            cutoffMillis,
+            ...(s3 ? { storageOptions: s3.lancedbStorageOptions() } : {}),
+          });
+          checkOutcome(outcome, dataset, tableLocation);
+          requests = outcome.requests ?? (s3 ? { ...(await s3.requestCounts()) } : null);
+          runs.push(outcome);
+        }
+        const remaining = await remainingKeys(tableLocation);
+        tools[tool.id] = { outcomes: runs, requests, remaining };
+        env.log(
+          `cleanup ${storage} ${tool.id}: ${formatMs(median(runs.map((r) => r.ms)))}, peak RSS ${formatBytes(median(runs.map((r) => r.peakRssBytes)))}, ` +
+            `${runs.at(-1)!.versionsRemoved} versions removed`,
+        );
+      }
+      cells.push({ storage, tools });
+      await cleanupCopies(s3, options.cacheDir);
+    }
+    return buildReport(env, dataset, cells, masterKeys);
+  },
+};
+
+/** Both tools must remove exactly the versions older than the cutoff. */
+function checkOutcome(outcome: CleanupOutcome, dataset: CleanupDataset, location: string): void {
+  if (outcome.versionsRemoved !== dataset.lastOldVersion) {
+    throw new Error(`${location}: ${outcome.tool} removed ${outcome.versionsRemoved} versions, expected ${dataset.lastOldVersion} (all before the cutoff)`);
+  }
+}
+
+function runChild(job: CleanupJob): Promise<CleanupOutcome> {
+  const child = new URL("../tools/cleanup-child.ts", import.meta.url).pathname;
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", child, JSON.stringify(job)], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: process.env,
+    });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.on("error", reject);
+    proc.on("exit", (code) => {
+      const last = stdout.trim().split("\n").at(-1);
+      if (code !== 0 || !last) {
+        reject(new Error(`cleanup child (${job.tool}) exited ${code}: ${stderr.trim().split("\n").filter((l) => !l.includes(" WARN ")).join(" | ")}`));
+        return;
+      }
+      resolve(JSON.parse(last) as CleanupOutcome);
+    });
+  });
+}
+
+async function remainingKeys(tableLocation: string): Promise<Set<string>> {
+  const store = openStore(tableLocation);
+  const keys = new Set<string>();
+  for await (const object of store.list("")) if (!object.key.startsWith("_lakewarden/")) keys.add(object.key);
+  return keys;
+}
+
+async function cleanupCopies(s3: S3Env | null, cacheDir: string): Promise<void> {
+  const { rm } = await import("node:fs/promises");
+  for (const tool of TOOLS) {
+    if (s3) await s3.removePrefix(`cleanup-${tool.id}`);
+    else await rm(join(cacheDir, "scratch", `cleanup-${tool.id}`), { recursive: true, force: true });
+  }
+}
+
+function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], masterKeys: Set<string>): BenchReport {
+  const latency = env.options.s3LatencyMs;
+  const table: MarkdownTable = {
+    title: "Cleanup: time, requests, memory",
+    note:
+      `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
+      "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
+      "Peak RSS: the child's getrusage maxRSS; *added*: peak minus the RSS after loading libraries. " +
+      "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
+      "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt.",
+    columns: ["storage", "tool", "time", "vs LanceDB", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
+    rows: cells.flatMap((cell) => {
+      const base = median(cell.tools.lancedb.outcomes.map((o) => o.ms));
+      const same = sameKeys(cell.tools.lancedb.remaining, cell.tools.lakewarden.remaining, masterKeys);
+      return TOOLS.map((tool) => {
+        const runs = cell.tools[tool.id];
+        const ms = median(runs.outcomes.map((o) => o.ms));
+        const last = runs.outcomes.at(-1)!;
+        return [
+          storageLabel(cell.storage, latency),
+          tool.label,
+          formatMs(ms),
+          tool.id === "lancedb" ? "1×" : formatRatio(base, ms),
+          formatBytes(median(runs.outcomes.map((o) => o.peakRssBytes))),
+          formatBytes(median(runs.outcomes.map((o) => o.peakRssBytes - o.baselineRssBytes))),
+          String(last.versionsRemoved),
+          formatBytes(last.bytesRemoved),
+          formatRequests(runs.requests),
+          same,
+        ];
+      });
+    }),
+  };
+  const svg = renderBarChart({
+    title: "Cleanup of one table (median time)",
+    yLabel: "time",
+    seriesNames: TOOLS.map((t) => t.label),
+    groups: cells.map((cell) => ({
+      label: cell.storage === "local" ? "local disk" : `S3 +${latency} ms`,
+      values: TOOLS.map((t) => median(cell.tools[t.id].outcomes.map((o) => o.ms))),
+    })),
+    logScale: true,
+    formatY: formatMs,
+  });
+  const spec = dataset.spec;
+  return {
+    name: "cleanup",
+    title: "Cleanup: lakewarden vs LanceDB prune",
+    intro: [
+      `One real LanceDB table (bench/datasets/cleanup-dataset.ts): ${spec.oldAppends} appends of ${spec.rowsPerAppend} rows ` +
+        `(a delete every ${spec.deleteEvery}), compacted once by LanceDB: ${dataset.lastOldVersion} versions, ${dataset.files} files, ` +
+        `${formatBytes(dataset.bytes)}. Each run copies it, takes the cutoff, then LanceDB commits ${spec.keptVersions} single-row ` +
+        "deletes on the copy: those versions are newer than the cutoff and stay. (Lance only deletes files whose store mtime " +
+        "is before the oldest kept manifest, so kept versions must be committed after the copy.)",
+      `Both tools remove every version before the cutoff (${dataset.lastOldVersion}) and the data, deletion and transaction ` +
+        "files only those versions referenced; every run checks the count. *Same files left* compares the tables after the " +
+        "last run of each tool (lakewarden's own `_lakewarden/` aside). LanceDB's optimize() also tries compaction and index " +
+        "optimization: on this table both are no-ops (checked every run), so its time is its prune.",
+    ],
+    tables: [table],
+    charts: [{ file: "cleanup.svg", svg, alt: "Cleanup time, lakewarden vs LanceDB, local and S3" }],
+    headlines: cells.map((cell) => {
+      const l = cell.tools.lancedb.outcomes;
+      const w = cell.tools.lakewarden.outcomes;
+      const lm = median(l.map((o) => o.ms));
+      const wm = median(w.map((o) => o.ms));
+      return (
+        `${storageLabel(cell.storage, latency)}: lakewarden ${formatMs(wm)} vs LanceDB ${formatMs(lm)} (${formatRatio(lm, wm)}), ` +
+        `peak RSS ${formatBytes(median(w.map((o) => o.peakRssBytes)))} vs ${formatBytes(median(l.map((o) => o.peakRssBytes)))}, ` +
+        `${w.at(-1)!.versionsRemoved} versions removed by each`
+      );
+    }),
+  };
+}
+
+/**
+ * Whether both tools left the same files. Files of the copied history are compared by name;
+ * the kept versions' files are new on every copy (random names), so those are compared by count.
+ */
+function sameKeys(afterLanceDb: Set<string>, afterLakewarden: Set<string>, masterKeys: Set<string>): string {
+  const old = (keys: Set<string>) => [...keys].filter((k) => masterKeys.has(k));
+  const newer = (keys: Set<string>) => [...keys].filter((k) => !masterKeys.has(k)).length;
+  const a = new Set(old(afterLanceDb));
+  const b = new Set(old(afterLakewarden));
+  const onlyA = [...a].filter((k) => !b.has(k));
+  const onlyB = [...b].filter((k) => !a.has(k));
+  if (onlyA.length === 0 && onlyB.length === 0 && newer(afterLanceDb) === newer(afterLakewarden)) {
+    return `yes (${afterLanceDb.size} files)`;
+  }
+  const sample = [...onlyA.map((k) => `+LanceDB ${k}`), ...onlyB.map((k) => `+lakewarden ${k}`)].slice(0, 3).join(", ");
+  return `no: ${onlyA.length} old files only after LanceDB, ${onlyB.length} only after lakewarden, newer ${newer(afterLanceDb)} vs ${newer(afterLakewarden)} (${sample})`;
+}

@@ -1,0 +1,95 @@
+/**
+ * Child-process entry: runs ONE cleanup and reports it as one JSON line on stdout, so its
+ * peak memory (getrusage maxRSS of this process) is the cleanup's alone.
+ *
+ *   node bench/tools/cleanup-child.ts '<CleanupJob JSON>'
+ *
+ * Each tool loads only its own libraries (LanceDB's native addon alone is ~100 MB of RSS),
+ * before the clock starts; `baselineRssBytes` is the RSS at that point, so the report can
+ * show what the cleanup itself added. The lakewarden side
+ * reaches S3 through the AWS_* environment the parent passes (the emulator behind its delay).
+ */
+import { performance } from "node:perf_hooks";
+
+export interface CleanupJob {
+  tool: "lancedb" | "lakewarden";
+  /** LanceDB: the database (parent of `<table>.lance`). */
+  databaseUri: string;
+  tableName: string;
+  /** lakewarden: the table itself. */
+  tableLocation: string;
+  /** Versions committed before this instant are removed. */
+  cutoffMillis: number;
+  /** LanceDB storage options for S3 (through the delaying proxy). */
+  storageOptions?: Record<string, string>;
+}
+
+export interface CleanupOutcome {
+  tool: CleanupJob["tool"];
+  ms: number;
+  peakRssBytes: number;
+  baselineRssBytes: number;
+  versionsRemoved: number;
+  bytesRemoved: number;
+  /** lakewarden only: requests from its store's counters; files removed by kind. */
+  requests: Record<string, number> | null;
+  filesRemoved: number | null;
+}
+
+async function main(job: CleanupJob): Promise<CleanupOutcome> {
+  if (job.tool === "lancedb") {
+    const lancedb = await import("@lancedb/lancedb");
+    const baselineRssBytes = process.memoryUsage().rss;
+    const start = performance.now();
+    const db = await lancedb.connect(job.databaseUri, job.storageOptions ? { storageOptions: job.storageOptions } : {});
+    const table = await db.openTable(job.tableName);
+    const stats = await table.optimize({ cleanupOlderThan: new Date(job.cutoffMillis) });
+    const ms = performance.now() - start;
+    table.close();
+    db.close();
+    if (stats.compaction.fragmentsRemoved !== 0 || stats.compaction.filesAdded !== 0) {
+      throw new Error(`${job.databaseUri}: optimize() compacted (${JSON.stringify(stats.compaction)}); the benchmark measures prune only`);
+    }
+    return {
+      tool: job.tool,
+      ms,
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      baselineRssBytes,
+      versionsRemoved: stats.prune.oldVersionsRemoved,
+      bytesRemoved: stats.prune.bytesRemoved,
+      requests: null,
+      filesRemoved: null,
+    };
+  }
+  const { openStore } = await import("../../lib/store/open-store.ts");
+  const { runCleanup } = await import("../../lib/maintenance/run-cleanup.ts");
+  const baselineRssBytes = process.memoryUsage().rss;
+  const start = performance.now();
+  const store = openStore(job.tableLocation);
+  // The same cutoff as LanceDB's: "older than (now - cutoff)", now taken as the run starts.
+  const report = await runCleanup(store, { settings: { olderThanMs: Date.now() - job.cutoffMillis, retainVersions: 1 } });
+  const ms = performance.now() - start;
+  if (report.status !== "completed") throw new Error(`${job.tableLocation}: cleanup ended ${report.status}: ${report.errors.join("; ")}`);
+  return {
+    tool: job.tool,
+    ms,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    baselineRssBytes,
+    versionsRemoved: report.versions_removed.length,
+    bytesRemoved: report.bytes_removed,
+    requests: { ...report.requests },
+    filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
+  };
+}
+
+const raw = process.argv[2];
+if (!raw) {
+  process.stderr.write("usage: cleanup-child.ts '<job JSON>'\n");
+  process.exit(2);
+}
+try {
+  process.stdout.write(`${JSON.stringify(await main(JSON.parse(raw) as CleanupJob))}\n`);
+} catch (error) {
+  process.stderr.write(`cleanup-child: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+}
