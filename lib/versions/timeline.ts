@@ -11,6 +11,7 @@ import type { StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts"
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { headRecentVersions } from "../head/timeline-source.ts";
 import { mapConcurrent } from "./map-concurrent.ts";
 import { DEFAULT_READ_CONCURRENCY, mainBranchTaggedVersions } from "./read-version-records.ts";
 import type { VersionRecord } from "./version-record.ts";
@@ -28,6 +29,8 @@ export interface TimelineOptions {
   refs?: Refs;
   /** Records from another source (the head); their version files are not read again. */
   recent?: KnownVersions;
+  /** Without `recent`, read the head's versions since the checkpoint (one GET; default true). */
+  useHead?: boolean;
   concurrency?: number;
 }
 
@@ -68,14 +71,15 @@ export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
 }
 
 export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
-  const [loaded, versionFiles, refs] = await Promise.all([
+  const [loaded, versionFiles, refs, fromHead] = await Promise.all([
     loadNewestCheckpoint(store),
     options.versionFiles ?? format.listVersionFiles(store),
     options.refs ?? format.readRefs(store),
+    options.recent || options.useHead === false ? null : headRecentVersions(store, format),
   ]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
-  const recent = options.recent?.records ?? [];
+  const recent = (options.recent ?? fromHead)?.records ?? [];
   const covered = new Set([...checkpointRecords, ...recent].map((r) => r.version));
   const toRead = versionFiles.filter((file) => !covered.has(file.version));
   const manifestRecords = await mapConcurrent(
