@@ -1,35 +1,4 @@
-/** Lambda entry of schedule-cleanup: wiring only; the logic is in schedule-cleanup.ts. */
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import middy from "@middy/core";
-import { VERSIONS_PREFIX } from "../../lib/formats/lance/version-names.ts";
-import { createS3Client } from "../../lib/store/s3-client.ts";
-import { openStore } from "../../lib/store/open-store.ts";
-import { ENV, optionalPositiveInteger, requireString } from "../shared/environment.ts";
-import { createPowertools } from "../shared/observability.ts";
-import { sendMessages } from "../shared/send-messages.ts";
-import { readTableScopes } from "../shared/table-scopes.ts";
-import { createScheduleCleanupHandler } from "./schedule-cleanup.ts";
+/** Lambda entry of schedule-cleanup (bundled by esbuild); see lambda.ts and schedule-cleanup.ts. */
+import { createScheduleCleanupLambda } from "./lambda.ts";
 
-const { logger, metrics } = createPowertools("schedule-cleanup");
-const { client: s3 } = createS3Client();
-// Resolve the endpoint from region/AWS_ENDPOINT_URL_SQS, not from the queue URL's host: the same
-// in AWS, and right with an emulator whose queue URLs name a host that does not resolve.
-const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
-const queueUrl = requireString(process.env, ENV.cleanupQueueUrl);
-
-const scheduleCleanup = createScheduleCleanupHandler({
-  scopes: readTableScopes(process.env),
-  // Discovery needs only the version folder's name: no manifest decoding code in this bundle.
-  format: { versionsPrefix: VERSIONS_PREFIX },
-  discoveryDepth: optionalPositiveInteger(process.env, ENV.discoveryDepth) ?? 4,
-  openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
-  enqueue: (bodies) => sendMessages(sqs, queueUrl, bodies),
-  log: logger,
-  metrics,
-});
-
-export const handler = middy(scheduleCleanup)
-  .use(injectLambdaContext(logger))
-  .use(logMetrics(metrics));
+export const handler = createScheduleCleanupLambda(process.env);

@@ -1,13 +1,16 @@
 /**
- * on-commit through its Lambda entry (middy + Powertools + Powertools batch), fed the way AWS
- * feeds it: tables written by LanceDB to fauxqs S3, one S3 event per version file LanceDB
- * wrote, sent through a fauxqs SQS queue with a dead-letter queue, received in batches.
+ * on-commit as deployed (middy + Powertools + Powertools batch, settings from the environment),
+ * fed the way AWS feeds it: tables written by LanceDB to fauxqs S3, one S3 event per version
+ * file LanceDB wrote, sent through a fauxqs SQS queue with a dead-letter queue, received in
+ * batches. The one swap: stores get S3's conditional-write answers, which fauxqs 2.4.1 ignores.
  */
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import type { Context } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeStoredHead } from "../../lib/head/stored-head.ts";
 import { openStore } from "../../lib/store/open-store.ts";
+import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
+import { createOnCommitLambda } from "../../functions/on-commit/lambda.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { buildLanceDataset, type LanceDataset } from "../support/lance-datasets.ts";
 import { lambdaContext } from "./lambda-context.ts";
@@ -47,7 +50,7 @@ beforeAll(async () => {
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
     POWERTOOLS_METRICS_DISABLED: "true",
   });
-  handler = (await import("../../functions/on-commit/index.ts")).handler as unknown as SqsHandler;
+  handler = createOnCommitLambda(process.env, { openStore: (uri) => withS3ConditionalSemantics(openStore(uri)) }) as unknown as SqsHandler;
   context = lambdaContext("on-commit");
 });
 

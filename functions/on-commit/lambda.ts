@@ -1,0 +1,32 @@
+/**
+ * The on-commit Lambda as deployed: dependencies from the environment, Powertools logger and
+ * metrics through middy. `overrides` lets a test swap a dependency (say, the store opener for
+ * an emulator) while keeping everything else as it runs in AWS.
+ */
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import middy from "@middy/core";
+import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
+import { createS3Client } from "../../lib/store/s3-client.ts";
+import { openStore } from "../../lib/store/open-store.ts";
+import { ENV, optionalInteger, optionalString, type Environment } from "../shared/environment.ts";
+import { createPowertools } from "../shared/observability.ts";
+import { readTableScopes } from "../shared/table-scopes.ts";
+import { createOnCommitHandler, type OnCommitDependencies } from "./on-commit.ts";
+
+export function createOnCommitLambda(env: Environment, overrides: Partial<OnCommitDependencies> = {}) {
+  const { logger, metrics } = createPowertools("on-commit");
+  const { client: s3 } = createS3Client({}, env);
+  const codec = optionalString(env, ENV.headCodec);
+  const inlineBudgetBytes = optionalInteger(env, ENV.headInlineBytes, 0);
+  const onCommit = createOnCommitHandler({
+    scopes: readTableScopes(env),
+    format: lanceFormat,
+    openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
+    headOptions: { ...(codec ? { codec } : {}), ...(inlineBudgetBytes !== undefined ? { inlineBudgetBytes } : {}) },
+    log: logger,
+    metrics,
+    ...overrides,
+  });
+  return middy(onCommit).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
