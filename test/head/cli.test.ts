@@ -45,11 +45,11 @@ describe("lakewarden head", () => {
   it("head write creates the head; a second write skips; --stats counts the requests", async () => {
     const first = await run("head", "write", dataset.tableUri, "--json", "--stats");
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.io.stdout)).toMatchObject({ action: "created", version: 3, storedVersion: null, built: { codec: "arrow" } });
+    expect(JSON.parse(first.io.stdout)).toMatchObject({ action: "created", version: 3, stored_version: null, built: { codec: "arrow" } });
     expect(statsLine(first.io).put).toBe(1);
 
     const second = await run("head", "write", dataset.tableUri, "--json", "--stats");
-    expect(JSON.parse(second.io.stdout)).toMatchObject({ action: "skipped-same-version", version: 3, storedVersion: 3, built: null });
+    expect(JSON.parse(second.io.stdout)).toMatchObject({ action: "skipped-same-version", version: 3, stored_version: 3, built: null });
     // The stored head read, the latest version listed, the checkpoints listed: no manifest read, no put.
     expect(statsLine(second.io)).toMatchObject({ get: 1, put: 0 });
 
@@ -64,14 +64,24 @@ describe("lakewarden head", () => {
     expect(shown).toMatchObject({ version: 3, source: "head", codec: "arrow", warning: null });
     const store = new LocalStore(dataset.tableUri);
     const manifest = await lanceFormat.readSnapshot(store, (await lanceFormat.latestVersionFile(store))!);
-    expect(shown.files).toEqual(manifest.liveFiles);
-    expect(shown.files.some((f: { deletionFile: string | null }) => f.deletionFile !== null)).toBe(true);
+    expect(shown.files).toEqual(
+      manifest.liveFiles.map((f) => ({
+        fragment_id: f.fragmentId,
+        paths: f.paths,
+        size: f.size,
+        physical_rows: f.physicalRows,
+        deletion_file: f.deletionFile,
+        deleted_rows: f.deletedRows,
+      })),
+    );
+    expect(shown.files.some((f: { deletion_file: string | null }) => f.deletion_file !== null)).toBe(true);
+    expect(shown.schema.map((f: { name: string }) => f.name)).toEqual(["id", "name", "score"]);
     expect(statsLine(io)).toEqual({ get: 1, head: 0, list: 1, put: 0, delete: 0 });
   });
 
   it("head write --codec json rewrites the same version in the other codec", async () => {
     const { io } = await run("head", "write", dataset.tableUri, "--codec", "json", "--json");
-    expect(JSON.parse(io.stdout)).toMatchObject({ action: "replaced", version: 3, storedVersion: 3, built: { codec: "json" } });
+    expect(JSON.parse(io.stdout)).toMatchObject({ action: "replaced", version: 3, stored_version: 3, built: { codec: "json" } });
     const shown = await run("head", "show", dataset.tableUri);
     expect(shown.io.stdout).toMatch(/^version 3 from the head \(head codec json\)\n/);
     expect(shown.io.stdout).toContain("13 rows in 2 fragments");

@@ -37,7 +37,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     const result = await runOnTable(table, options, io, (store) =>
       writeTableHead(store, options.codec === undefined ? {} : { codec: options.codec }),
     );
-    if (options.json) printJson(io, result);
+    if (options.json) printJson(io, writeJson(result));
     else io.out(describeWrite(result));
   });
 
@@ -70,6 +70,33 @@ function describeWrite(result: WriteTableHeadResult): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The `head write --json` document (snake_case, like every lakewarden JSON output). */
+function writeJson(result: WriteTableHeadResult) {
+  const built = result.built;
+  return {
+    action: result.action,
+    version: result.version,
+    stored_version: result.storedVersion,
+    etag: result.etag,
+    bytes: result.bytes,
+    attempts: result.attempts,
+    lost_races: result.lostRaces,
+    previous_head_problem: result.previousHeadProblem,
+    built: built && {
+      codec: built.codec,
+      compression: built.compression,
+      mandatory_bytes: built.mandatoryBytes,
+      footer_bytes: built.footerBytes,
+      footers: built.footers,
+      footers_omitted: built.footersOmitted,
+      footers_read: built.footersRead,
+      footer_problem: built.footerProblem,
+      recent_versions: built.recentVersions,
+      manifests_read: built.manifestsRead,
+    },
+  };
+}
+
 /** The `head show --json` document: the published fields first, then the rest of the state. */
 function showJson(state: TableState) {
   const { snapshot } = state;
@@ -78,9 +105,16 @@ function showJson(state: TableState) {
     source: state.source,
     codec: state.codec,
     warning: state.warning,
-    files: snapshot.liveFiles,
+    files: snapshot.liveFiles.map((f) => ({
+      fragment_id: f.fragmentId,
+      paths: f.paths,
+      size: f.size,
+      physical_rows: f.physicalRows,
+      deletion_file: f.deletionFile,
+      deleted_rows: f.deletedRows,
+    })),
     summary: snapshot.record,
-    schema: snapshot.schema,
+    schema: snapshot.schema.map((f) => ({ id: f.id, parent_id: f.parentId, name: f.name, logical_type: f.logicalType, nullable: f.nullable })),
     config: snapshot.config,
     version_file: { key: snapshot.versionFile.key, size: snapshot.versionFile.size, etag: snapshot.versionFile.etag },
     recent_versions: state.recentVersions,
