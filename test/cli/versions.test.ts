@@ -53,6 +53,18 @@ describe("lakewarden versions on local disk", () => {
     expect(stats.requests.delete).toBe(0);
   });
 
+  it("reads no manifest once a current head holds the versions", async () => {
+    const dataset = datasets[0]!;
+    const before = await versionsJson(dataset.tableUri);
+    const written = await runLakewarden(["head", "write", dataset.tableUri]);
+    expect(written.code).toBe(0);
+    const result = await runLakewarden(["versions", dataset.tableUri, "--json", "--stats"]);
+    expect(JSON.parse(result.stdout)).toEqual(before);
+    const { requests } = JSON.parse(lastLine(result.stderr)) as { requests: Record<string, number> };
+    // The head, plus one GET per tag file: no manifest is read, however many versions there are.
+    expect(requests.get).toBe(1 + Object.keys(dataset.tags).length);
+  });
+
   it("prints a readable table without --json", async () => {
     const result = await runLakewarden(["versions", datasets[0]!.tableUri]);
     expect(result.code).toBe(0);

@@ -2,7 +2,9 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { printJson, runOnTable, withOutputOptions, type OutputOptions } from "../table-command.ts";
 import { lanceFormat } from "../../formats/lance/lance-format.ts";
-import { readVersionRecords } from "../../versions/read-version-records.ts";
+import { readTimeline } from "../../versions/timeline.ts";
+import { NotATableError } from "../../formats/errors.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
@@ -12,10 +14,19 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
       .description("list every version of a table with its summary (removed versions too, from checkpoints)")
       .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
   ).action(async (table: string, options: OutputOptions) => {
-    const records = await runOnTable(table, options, io, (store) => readVersionRecords(store, lanceFormat));
+    const records = await runOnTable(table, options, io, readHistory);
     if (options.json) printJson(io, records);
     else io.out(formatTable(records));
   });
+}
+
+/** The whole history: newest checkpoint + head + only the manifests neither covers. */
+async function readHistory(store: ObjectStore): Promise<VersionRecord[]> {
+  const timeline = await readTimeline(store, lanceFormat);
+  if (timeline.records.length === 0) {
+    throw new NotATableError(store.uri, `not a ${lanceFormat.name} table: no version files under ${lanceFormat.versionsPrefix} and no checkpoint`);
+  }
+  return timeline.records;
 }
 
 function formatTable(records: readonly VersionRecord[]): string {
