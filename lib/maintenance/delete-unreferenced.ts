@@ -1,8 +1,10 @@
 /**
  * Stage `delete_unreferenced`: list the format's folders in full, plan every candidate with its
  * reason, re-read tags, branches and the latest version right before deleting (and plan again
- * if they moved), then delete: unreferenced files first, removed versions' files last, so a run
- * stopped half way still holds the proof (the old version files) the next run needs.
+ * if they moved), then delete: the removed versions' version files first (oldest first), then
+ * the files. So every version whose version file exists stays complete at every moment, and a
+ * run stopped half way leaves only unreferenced files, which its intent (written by the
+ * pipeline in `beforeDelete`) proves were committed, so the next run deletes them at once.
  */
 import type { Refs, TableFormat } from "../formats/table-format.ts";
 import type { DeleteFailure, ObjectInfo, ObjectStore } from "../store/object-store.ts";
@@ -33,6 +35,8 @@ export interface DeleteUnreferencedOptions {
   batchSize?: number;
   deleteConcurrency?: number;
   manifestConcurrency?: number;
+  /** Keys proven committed by an interrupted run's intent, with the reason to give. */
+  proven?: ReadonlyMap<string, string>;
   progress?: CleanupProgress;
 }
 
@@ -46,6 +50,8 @@ export interface DeletionOutcome {
   deleted: PlannedFile[];
   failed: DeleteFailure[];
   stopped: boolean;
+  /** True when files were left for the next run because some version files could not be deleted. */
+  filesHeldBack: boolean;
   /** Versions whose version files are all gone now (in a dry run: those that would be). */
   removedVersions: number[];
   referenceCheck: ReferenceCheck | null;
@@ -68,10 +74,11 @@ export async function deleteUnreferenced(
       safetyWindowMs: processed.policy.safetyWindowMs,
       deleteUnverified: processed.policy.deleteUnverified,
       nowMillis: options.now.getTime(),
+      ...(options.proven ? { proven: options.proven } : {}),
     });
   let processed = initial;
   let filePlan = plan(processed);
-  const base = { listing, failed: [] as DeleteFailure[], stopped: false };
+  const base = { listing, failed: [] as DeleteFailure[], stopped: false, filesHeldBack: false };
   if (options.dryRun) {
     return { ...base, processed, plan: filePlan, replans: [], deleted: [], removedVersions: versionsGone(filePlan, filePlan.toDelete, processed), referenceCheck: null };
   }
@@ -94,10 +101,8 @@ export async function deleteUnreferenced(
   }
 
   await options.beforeDelete?.(filePlan, processed);
-  // Unreferenced files first, then version files oldest first: until the very end, the version
-  // files of removed versions remain as proof for a rerun.
-  const files = filePlan.toDelete.filter((f) => f.kind !== "manifest");
   const manifests = filePlan.toDelete.filter((f) => f.kind === "manifest").sort((a, b) => a.version! - b.version!);
+  const files = filePlan.toDelete.filter((f) => f.kind !== "manifest");
   options.progress?.stage("deleting files", filePlan.toDelete.length);
   const batchOptions = {
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
@@ -105,10 +110,14 @@ export async function deleteUnreferenced(
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
     onDeleted: (count: number) => options.progress?.advance(count),
   };
-  const first = await deleteInBatches(store, files.map((f) => f.key), batchOptions);
-  const second = first.stopped
-    ? { deleted: new Set<string>(), failed: [], stopped: true }
-    : await deleteInBatches(store, manifests.map((f) => f.key), batchOptions);
+  const first = await deleteInBatches(store, manifests.map((f) => f.key), batchOptions);
+  // A version file that could not be deleted keeps its version alive, and with it every file it
+  // names: deleting files now could break it. Its files wait for the next run.
+  const heldBack = first.failed.length > 0 && files.length > 0;
+  const second =
+    first.stopped || heldBack
+      ? { deleted: new Set<string>(), failed: [], stopped: first.stopped }
+      : await deleteInBatches(store, files.map((f) => f.key), batchOptions);
   const deletedKeys = new Set([...first.deleted, ...second.deleted]);
   const deleted = filePlan.toDelete.filter((f) => deletedKeys.has(f.key));
   const checkSet = keptReferencesReadBeforeListing(processed);
@@ -120,6 +129,7 @@ export async function deleteUnreferenced(
     deleted,
     failed: [...first.failed, ...second.failed],
     stopped: first.stopped || second.stopped,
+    filesHeldBack: heldBack,
     removedVersions: versionsGone(filePlan, deleted, processed),
     referenceCheck: checkKeptReferences(checkSet, listing, deletedKeys, format.managedPrefixes),
   };

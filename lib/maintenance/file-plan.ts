@@ -8,6 +8,7 @@
  *   - referenced by a kept version                  → kept (not in the plan)
  *   - manifest of a removed version                  → deleted
  *   - named only by removed versions                 → deleted (proof it was committed)
+ *   - planned by an interrupted run's intent         → deleted (its proof, kept in the intent)
  *   - unreferenced, older than the safety window     → deleted
  *   - unreferenced, younger, with --delete-unverified → deleted
  *   - unreferenced, younger                          → kept and reported (a commit may be in progress)
@@ -46,6 +47,8 @@ export interface FilePlanInput {
   safetyWindowMs: number;
   deleteUnverified: boolean;
   nowMillis: number;
+  /** Keys an interrupted run's intent proves were committed (key → reason), like removed versions do. */
+  proven?: ReadonlyMap<string, string>;
 }
 
 export interface FilePlan {
@@ -94,6 +97,8 @@ function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
 
   const provenByRemoved = input.removed.lookup(object.key);
   if (provenByRemoved) return remove(kind, `named only by removed ${describeVersions(provenByRemoved)}`);
+  const provenByIntent = input.proven?.get(object.key);
+  if (provenByIntent) return remove(kind, provenByIntent);
 
   const ageMillis = nowMillis - object.lastModified.getTime();
   const age = describeAge(ageMillis);

@@ -1,18 +1,18 @@
 /**
  * The cleanup pipeline, top to bottom:
  *
- *   take the lease → read latest + refs → process_manifests → delete_unreferenced
- *     → archive_versions → cleanup_old_checkpoints → prune receipts → receipt → release
+ *   take the lease → read latest, refs and interrupted runs' intents
+ *     → process_manifests → delete_unreferenced → archive_versions → cleanup_old_checkpoints
+ *     → prune receipts → write the receipt → release the lease
  *
- * Each stage is its own function (and its own file); this one only sequences them, carries
- * the deadline, and reports. A run stopped by its deadline or abort signal stops between
- * steps, never inside a write, and the next run finishes the job: deletions are idempotent,
- * the intent journal keeps the history of versions removed before the checkpoint was written,
- * and an expired lease is taken over.
+ * Each stage is its own function (and file); this one only sequences them, carries the
+ * deadline, and reports. A run stops between steps, never inside a write, and the next run
+ * finishes the job: deletes are idempotent, an intent written before the first delete keeps the
+ * history of the versions being removed and the proof for the files being deleted, and an
+ * expired lease is taken over.
  */
 import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
-import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import { NotATableError } from "../formats/errors.ts";
@@ -27,12 +27,11 @@ import { Lease } from "./lease.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
 import { processManifests, removedRecords } from "./process-manifests.ts";
-import type { ProcessedManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import type { CleanupReport } from "./report.ts";
 import { diffCounts, receiptOf, totalsByKind } from "./report.ts";
-import type { ReceiptRetention } from "./run-files.ts";
+import type { IntentRead, ReceiptRetention } from "./run-files.ts";
 import { expiredReceipts, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
 
 export interface RunCleanupOptions {
@@ -89,9 +88,11 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
 
   try {
     // The latest version as of now: it and everything committed from here on are kept.
-    const [latest, refs] = await Promise.all([format.latestVersionFile(store), format.readRefs(store)]);
+    const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
     if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
     report.latest_version_at_start = latest.version;
+    const intents = await readIntents(store, runFiles.intents);
+    report.warnings.push(...intents.problems);
     if (shouldStop()) return stopped(report, "before reading manifests");
 
     const processed = await processManifests(store, format, {
@@ -105,15 +106,18 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     report.policy = describePolicy(processed.policy);
     if (shouldStop()) return stopped(report, "after reading manifests, before deleting");
 
+    let ownIntent: string | null = null;
     const outcome = await deleteUnreferenced(store, format, processed, {
       now: startedAt,
       dryRun: Boolean(options.dryRun),
       progress,
       shouldStop,
+      proven: provenByIntents(intents.read),
       beforeDelete: async (plan, final) => {
         await lease?.renewIfDue();
-        if (shouldStop()) return;
-        if (plan.toDelete.some((file) => file.kind === "manifest")) await writeIntent(store, key, runId, removedRecords(final), now());
+        if (shouldStop() || !plan.toDelete.some((file) => file.kind === "manifest")) return;
+        const files = plan.toDelete.filter((file) => file.kind !== "manifest").map((file) => file.key);
+        ownIntent = await writeIntent(store, key, runId, { records: removedRecords(final), files }, now());
       },
       ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
       ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
@@ -130,20 +134,36 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
 
     await lease?.renewIfDue();
     progress.stage("writing checkpoint");
-    const archived = await archive(store, format, outcome.processed, outcome, now(), options);
-    report.checkpoint = archived.result;
-    report.intents_archived = archived.intentsArchived;
-    report.warnings.push(...archived.warnings);
+    const loaded = await loadNewestCheckpoint(store);
+    report.warnings.push(...loaded.skipped.map((s) => `checkpoint skipped: ${s.problem}`));
+    report.checkpoint = await archiveVersions(store, {
+      previous: loaded.checkpoint,
+      records: recordsToArchive(outcome, intents.read),
+      liveVersions: liveAfter(outcome),
+      taggedVersions: mainBranchTaggedVersions(outcome.processed.refs),
+      tableFormat: format.name,
+      now: now(),
+      ...(options.maxCheckpointEntries !== undefined ? { maxEntries: options.maxCheckpointEntries } : {}),
+    });
+    // The checkpoint now holds the intents' versions; once every delete is done, their file
+    // lists are no longer needed as proof either.
+    const settled = outcome.failed.length === 0 && !outcome.filesHeldBack && report.checkpoint.status !== "empty";
+    const intentKeys = [...intents.read.map((intent) => intent.key), ...(ownIntent ? [ownIntent] : [])];
+    if (settled && intentKeys.length > 0) {
+      const result = await store.deleteMany(intentKeys);
+      const failed = new Set(result.failed.map((f) => f.key));
+      report.intents_archived = intents.read.map((intent) => intent.key).filter((k) => !failed.has(k));
+    }
 
     progress.stage("pruning checkpoints");
     const pruned = await cleanupOldCheckpoints(store, {
       ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
-      keep: archived.result.key ? [archived.result.key] : [],
+      keep: report.checkpoint.key ? [report.checkpoint.key] : [],
     });
     report.checkpoints_pruned = pruned.pruned;
     report.delete_failures.push(...pruned.failed);
 
-    const expired = expiredReceipts(archived.receipts, options.receiptRetention ?? {}, now());
+    const expired = expiredReceipts(runFiles.receipts, options.receiptRetention ?? {}, now());
     if (expired.length > 0) {
       const result = await store.deleteMany(expired);
       report.receipts_pruned = expired.length - result.failed.length;
@@ -169,51 +189,27 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   }
 }
 
-interface Archived {
-  result: ArchiveResult;
-  intentsArchived: string[];
-  warnings: string[];
-  receipts: Awaited<ReturnType<typeof listRunFiles>>["receipts"];
+/** Files interrupted runs planned to delete, with the reason their intent gives. */
+function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
+  const proven = new Map<string, string>();
+  for (const intent of intents) {
+    for (const file of intent.files) proven.set(file, `planned for deletion by interrupted run ${intent.runId} (its intent proves it was committed)`);
+  }
+  return proven;
 }
 
-/**
- * archive_versions with its inputs: the newest loadable checkpoint, every record this run
- * read, and the records in intents left by runs that died after deleting version files.
- */
-async function archive(
-  store: ObjectStore,
-  format: TableFormat,
-  processed: ProcessedManifests,
-  outcome: DeletionOutcome,
-  now: Date,
-  options: RunCleanupOptions,
-): Promise<Archived> {
-  const [loaded, runFiles] = await Promise.all([loadNewestCheckpoint(store), listRunFiles(store)]);
-  const intents = await readIntents(store, runFiles.intents);
-  const warnings = [...loaded.skipped.map((s) => `checkpoint skipped: ${s.problem}`), ...intents.problems];
+/** Every record this run read, plus those interrupted runs were removing (their files may be gone). */
+function recordsToArchive(outcome: DeletionOutcome, intents: readonly IntentRead[]): VersionRecord[] {
   const records = new Map<number, VersionRecord>();
-  for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);
-  for (const [version, scanned] of processed.scan) records.set(version, scanned.record);
+  for (const intent of intents) for (const record of intent.records) records.set(record.version, record);
+  for (const [version, scanned] of outcome.processed.scan) records.set(version, scanned.record);
+  return [...records.values()];
+}
+
+/** Versions whose version file still exists after the deletes. */
+function liveAfter(outcome: DeletionOutcome): Set<number> {
   const gone = new Set(outcome.removedVersions);
-  const liveVersions = new Set([...processed.scan.keys()].filter((version) => !gone.has(version)));
-  const result = await archiveVersions(store, {
-    previous: loaded.checkpoint,
-    records: [...records.values()],
-    liveVersions,
-    taggedVersions: mainBranchTaggedVersions(processed.refs),
-    tableFormat: format.name,
-    now,
-    ...(options.maxCheckpointEntries !== undefined ? { maxEntries: options.maxCheckpointEntries } : {}),
-  });
-  // The checkpoint now holds what the intents held: they can go (ours included).
-  const intentKeys = intents.read.map((intent) => intent.key);
-  let intentsArchived: string[] = [];
-  if (result.status !== "empty" && intentKeys.length > 0) {
-    const deleted = await store.deleteMany(intentKeys);
-    const failed = new Set(deleted.failed.map((f) => f.key));
-    intentsArchived = intentKeys.filter((k) => !failed.has(k));
-  }
-  return { result, intentsArchived, warnings, receipts: runFiles.receipts };
+  return new Set([...outcome.processed.scan.keys()].filter((version) => !gone.has(version)));
 }
 
 function describeOutcome(report: CleanupReport, outcome: DeletionOutcome): void {
@@ -232,6 +228,11 @@ function describeOutcome(report: CleanupReport, outcome: DeletionOutcome): void 
   report.references_outside_root = [...processed.kept.outside, ...processed.removed.outside];
   report.replans = outcome.replans;
   report.reference_check = outcome.referenceCheck;
+  if (outcome.filesHeldBack) {
+    report.warnings.push(
+      `${outcome.failed.length} version file(s) could not be deleted, so the files of removed versions were left for the next run, which finishes the job`,
+    );
+  }
   if (outcome.referenceCheck && !outcome.referenceCheck.ok) {
     report.errors.push(
       `post-delete check: ${outcome.referenceCheck.deletedByRun.length} file(s) referenced by kept versions were deleted: ` +

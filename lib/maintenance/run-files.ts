@@ -1,11 +1,13 @@
 /**
  * lakewarden's per-run files under `_lakewarden/runs/`:
  *   {runKey}.json         the receipt of a run (kept for a retention period of its own);
- *   {runKey}.intent.json  the records of the versions a run is about to remove, written before
- *                         its first delete and removed once a checkpoint holds them. A run that
- *                         dies between deleting version files and writing the checkpoint leaves
- *                         it behind, and the next run archives those versions from it: history
- *                         survives a crash at any step.
+ *   {runKey}.intent.json  written before a run's first delete: the records of the versions it is
+ *                         about to remove and the files it is about to delete. Removed once a
+ *                         checkpoint holds those versions and every delete succeeded. A run that
+ *                         dies half way leaves it behind; the next run archives the versions from
+ *                         it (history survives a crash at any step) and takes its file list as
+ *                         proof that those files were committed (so it deletes them at once,
+ *                         without waiting out the safety window).
  * Run keys start with a UTC timestamp, so listing order is chronological order.
  */
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
@@ -51,16 +53,32 @@ interface IntentBody {
   run_id: string;
   written_at: string;
   removing_versions: VersionRecord[];
+  deleting_files: string[];
 }
 
-export async function writeIntent(store: ObjectStore, key: string, runId: string, records: readonly VersionRecord[], now: Date): Promise<void> {
-  const body: IntentBody = { run_id: runId, written_at: now.toISOString(), removing_versions: [...records] };
-  await store.put(intentKey(key), new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });
+export async function writeIntent(
+  store: ObjectStore,
+  key: string,
+  runId: string,
+  intent: { records: readonly VersionRecord[]; files: readonly string[] },
+  now: Date,
+): Promise<string> {
+  const body: IntentBody = {
+    run_id: runId,
+    written_at: now.toISOString(),
+    removing_versions: [...intent.records],
+    deleting_files: [...intent.files],
+  };
+  const objectKey = intentKey(key);
+  await store.put(objectKey, new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });
+  return objectKey;
 }
 
 export interface IntentRead {
   key: string;
+  runId: string;
   records: VersionRecord[];
+  files: string[];
 }
 
 /** Reads intents left by earlier runs; an unreadable one is reported, not fatal (it only adds history). */
@@ -72,7 +90,12 @@ export async function readIntents(store: ObjectStore, intents: readonly ObjectIn
       const { body } = await store.get(object.key);
       const parsed = JSON.parse(new TextDecoder().decode(body)) as Partial<IntentBody>;
       if (!Array.isArray(parsed.removing_versions)) throw new Error("no removing_versions array");
-      read.push({ key: object.key, records: parsed.removing_versions.filter(isVersionRecord) });
+      read.push({
+        key: object.key,
+        runId: String(parsed.run_id ?? "unknown"),
+        records: parsed.removing_versions.filter(isVersionRecord),
+        files: Array.isArray(parsed.deleting_files) ? parsed.deleting_files.filter((f): f is string => typeof f === "string") : [],
+      });
     } catch (error) {
       if (error instanceof NotFoundError) continue;
       problems.push(`${store.uriOf(object.key)}: unreadable run intent, ignored: ${(error as Error).message}`);
