@@ -1,6 +1,7 @@
 /** What every table command shares: opening the table's store and the `--stats` line. */
 import type { Command } from "commander";
-import { openStore } from "../store/index.ts";
+import { stat } from "node:fs/promises";
+import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
 
@@ -26,6 +27,7 @@ export async function runOnTable<T>(
   io: CliIO,
   body: (store: ObjectStore) => Promise<T>,
 ): Promise<T> {
+  await assertLocalTableExists(location);
   const store = openStore(location);
   try {
     return await body(store);
@@ -36,4 +38,13 @@ export async function runOnTable<T>(
 
 export function printJson(io: CliIO, value: unknown): void {
   io.out(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A mistyped local path would otherwise read as an empty table; say plainly that it is missing. */
+async function assertLocalTableExists(location: string): Promise<void> {
+  const parsed = parseLocation(location);
+  if (parsed.kind !== "local") return;
+  const info = await stat(parsed.path).catch(() => null);
+  if (!info) throw new NotFoundError(`${parsed.uri}: no such directory`, { uri: parsed.uri });
+  if (!info.isDirectory()) throw new NotFoundError(`${parsed.uri}: not a directory (a table is a folder)`, { uri: parsed.uri });
 }

@@ -84,7 +84,7 @@ describe("lakewarden versions on bad input", () => {
   });
 
   it("a path that does not exist", async () => {
-    expectOneLineError(await runLakewarden(["versions", join(dir, "missing.lance")]), "missing.lance");
+    expectOneLineError(await runLakewarden(["versions", join(dir, "missing.lance")]), "missing.lance", /no such directory/);
   });
 
   it("a URI that is not a table location", async () => {
