@@ -14,6 +14,7 @@ import type { TableState } from "../../head/loader.ts";
 import { HEAD_KEY } from "../../head/stored-head.ts";
 import { writeTableHead } from "../../head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
+import { textTable } from "../text-table.ts";
 
 interface WriteOptions extends OutputOptions {
   codec?: string;
@@ -131,10 +132,13 @@ function describeState(state: TableState): string {
   ];
   if (state.recentVersions) lines.push(`  ${state.recentVersions.records.length} versions since the checkpoint in the head`);
   lines.push(`  ${state.footers.length} data-file footers inlined`);
-  lines.push("fragment  rows  deleted  bytes  files");
-  for (const f of state.snapshot.liveFiles) {
-    lines.push(`${f.fragmentId}  ${f.physicalRows}  ${f.deletedRows}  ${f.size}  ${[...f.paths, ...(f.deletionFile ? [f.deletionFile] : [])].join(" ")}`);
-  }
-  return `${lines.join("\n")}\n`;
+  const fragments = state.snapshot.liveFiles.map((f) => [
+    String(f.fragmentId),
+    String(f.physicalRows),
+    String(f.deletedRows),
+    String(f.size),
+    [...f.paths, ...(f.deletionFile ? [f.deletionFile] : [])].join(" "),
+  ]);
+  return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "bytes", "files"], fragments)}`;
 }
 

@@ -5,6 +5,7 @@ import { lanceFormat } from "../../formats/lance/lance-format.ts";
 import { readTimeline } from "../../versions/timeline.ts";
 import { NotATableError } from "../../formats/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
+import { textTable } from "../text-table.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
@@ -40,7 +41,5 @@ function formatTable(records: readonly VersionRecord[]): string {
     String(r.total_files_size),
     [r.is_tagged ? "tagged" : "", r.is_cleaned_up ? "cleaned-up" : ""].filter(Boolean).join(",") || "-",
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
+  return textTable(header, rows);
 }
