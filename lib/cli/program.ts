@@ -8,6 +8,9 @@ import { Command } from "commander";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerHeadCommand } from "./commands/head.ts";
+import { registerCleanupCommand } from "./commands/cleanup.ts";
+import { registerCheckpointCommand } from "./commands/checkpoint.ts";
+import { registerVersionAtCommand } from "./commands/version-at.ts";
 
 export interface ProgramContext {
   io: CliIO;
@@ -26,5 +29,8 @@ export function buildProgram(context: ProgramContext): Command {
 
   registerVersionsCommand(program, context);
   registerHeadCommand(program, context);
+  registerCleanupCommand(program, context);
+  registerCheckpointCommand(program, context);
+  registerVersionAtCommand(program, context);
   return program;
 }
