@@ -31,6 +31,8 @@ export interface CleanupReport {
   format: string;
   run_id: string;
   status: CleanupStatus;
+  /** Where a stopped run stopped (null unless status is "stopped"). */
+  stop_reason: string | null;
   dry_run: boolean;
   started_at: string;
   finished_at: string;

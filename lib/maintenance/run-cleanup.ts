@@ -249,7 +249,8 @@ function describeOutcome(report: CleanupReport, outcome: DeletionOutcome): void 
 
 function stopped(report: CleanupReport, where: string): CleanupReport {
   report.status = "stopped";
-  report.warnings.push(`stopped ${where} (deadline or abort signal); run again to finish`);
+  report.stop_reason = `stopped ${where} (deadline or abort signal); run again to finish`;
+  report.warnings.push(report.stop_reason);
   return report;
 }
 
@@ -259,6 +260,7 @@ function emptyReport(store: ObjectStore, runId: string, startedAt: Date, dryRun:
     format: "",
     run_id: runId,
     status: "failed",
+    stop_reason: null,
     dry_run: dryRun,
     started_at: startedAt.toISOString(),
     finished_at: startedAt.toISOString(),

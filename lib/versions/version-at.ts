@@ -10,7 +10,11 @@
  * later commit). Before the first known version's time there is no answer. Versions missing
  * from the timeline (lost before any checkpoint) cannot be answered and are skipped.
  */
+import { TableFormatError } from "../formats/errors.ts";
 import type { VersionRecord } from "./version-record.ts";
+
+/** The time asked for precedes every version the table's history knows. */
+export class NoVersionAtTimeError extends TableFormatError {}
 
 export interface VersionAt {
   version: number;

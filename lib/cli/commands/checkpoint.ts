@@ -1,0 +1,39 @@
+/**
+ * `lakewarden checkpoint <table>`: archive every version's summary into a new version
+ * checkpoint without deleting anything (lib/maintenance/run-checkpoint.ts).
+ */
+import type { Command } from "commander";
+import type { ProgramContext } from "../program.ts";
+import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import type { OutputOptions } from "../table-command.ts";
+import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
+import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
+
+export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
+  withOutputOptions(
+    program
+      .command("checkpoint")
+      .description("archive every version's summary into _lakewarden/checkpoints/ (deletes nothing but checkpoints beyond the newest two)")
+      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
+  ).action(async (table: string, options: OutputOptions) => {
+    const report = await runOnTable(table, options, io, (store) => runCheckpoint(store));
+    for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
+    if (options.json) printJson(io, report);
+    else io.out(describe(report));
+  });
+}
+
+function describe(report: CheckpointReport): string {
+  const { checkpoint } = report;
+  const what: Record<typeof checkpoint.status, string> = {
+    written: "written",
+    replaced: "updated (same version, more known)",
+    unchanged: "already up to date",
+    empty: "not written: no history",
+  };
+  let text = `checkpoint of ${report.table} (${report.format}): ${what[checkpoint.status]}\n`;
+  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${checkpoint.rows} rows, ${checkpoint.cleanedUpRows} cleaned up\n`;
+  text += `version files read: ${report.manifests_read}\n`;
+  text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
+  return text;
+}

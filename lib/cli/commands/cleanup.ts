@@ -1,0 +1,210 @@
+/**
+ * `lakewarden cleanup <table>`: the cleanup pipeline (lib/maintenance/run-cleanup.ts) with the
+ * policy from flags, the table's `lakewarden.*` config overriding them. `--dry-run` prints the
+ * whole plan (every version and every file, with reasons and sizes, never truncated) and
+ * changes nothing. On a terminal a progress bar shows on stderr, and Ctrl-C stops the run
+ * cleanly between delete batches (safe to run again).
+ */
+import type { Command } from "commander";
+import cliProgress from "cli-progress";
+import type { ProgramContext } from "../program.ts";
+import { UsageError } from "../errors.ts";
+import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import type { OutputOptions } from "../table-command.ts";
+import { textTable } from "../text-table.ts";
+import { StoreError } from "../../store/errors.ts";
+import { parseSetting } from "../../maintenance/policy.ts";
+import type { CleanupSettings } from "../../maintenance/policy.ts";
+import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
+import type { CleanupReport } from "../../maintenance/report.ts";
+import { runCleanup } from "../../maintenance/run-cleanup.ts";
+
+interface CleanupFlags extends OutputOptions {
+  olderThan?: string;
+  retainVersions?: string;
+  protectBefore?: string;
+  deleteUnverified?: boolean;
+  safetyWindow?: string;
+  dryRun?: boolean;
+}
+
+export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
+  withOutputOptions(
+    program
+      .command("cleanup")
+      .description(
+        "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
+          "(the table's lakewarden.* config overrides these flags)",
+      )
+      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
+      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
+      .option("--retain-versions <n>", "always keep the newest N versions (default 1)")
+      .option("--protect-before <version>", "versions below this one go all in one run or not at all")
+      .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
+      .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
+      .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing"),
+  ).action(async (table: string, flags: CleanupFlags) => {
+    const settings = settingsFromFlags(flags);
+    const controller = new AbortController();
+    const onInterrupt = (): void => controller.abort();
+    if (io.interactive) process.once("SIGINT", onInterrupt);
+    try {
+      const report = await runOnTable(table, flags, io, (store) =>
+        runCleanup(store, {
+          settings,
+          dryRun: Boolean(flags.dryRun),
+          signal: controller.signal,
+          progress: io.interactive && !flags.json ? terminalProgress() : undefined,
+        }),
+      );
+      if (flags.json) printJson(io, report);
+      else io.out(flags.dryRun ? describePlan(report) : describeRun(report));
+      for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
+      if (report.delete_failures.length > 0 || report.errors.length > 0) {
+        const first = report.delete_failures[0];
+        const detail = first ? `${first.key}: ${first.message}` : report.errors[0];
+        throw new StoreError(
+          `${report.table}: cleanup finished with ${report.delete_failures.length} failed delete(s) and ${report.errors.length} error(s) (first: ${detail}); the next run retries them`,
+          { uri: report.table },
+        );
+      }
+    } finally {
+      process.removeListener("SIGINT", onInterrupt);
+    }
+  });
+}
+
+/** CLI flags → caller settings, checked with the same parser as table config values. */
+function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
+  const settings: CleanupSettings = {};
+  try {
+    if (flags.olderThan !== undefined) settings.olderThanMs = parseSetting("olderThanMs", flags.olderThan, "--older-than", "command line");
+    if (flags.retainVersions !== undefined) settings.retainVersions = parseSetting("retainVersions", flags.retainVersions, "--retain-versions", "command line");
+    if (flags.protectBefore !== undefined) settings.protectBefore = parseSetting("protectBefore", flags.protectBefore, "--protect-before", "command line");
+    if (flags.safetyWindow !== undefined) settings.safetyWindowMs = parseSetting("safetyWindowMs", flags.safetyWindow, "--safety-window", "command line");
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^command line: /, ""));
+  }
+  if (flags.deleteUnverified) settings.deleteUnverified = true;
+  return settings;
+}
+
+const STAGES: readonly CleanupStage[] = ["reading manifests", "listing files", "deleting files", "writing checkpoint", "pruning checkpoints"];
+
+/** A cli-progress bar on stderr, one stage at a time. */
+function terminalProgress(): CleanupProgress {
+  const bar = new cliProgress.SingleBar(
+    { format: "{stage} [{bar}] {value}/{total}", stream: process.stderr, clearOnComplete: true, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    stage(name, total) {
+      const payload = { stage: `${STAGES.indexOf(name) + 1}/${STAGES.length} ${name}`.padEnd(26) };
+      if (!started) bar.start(total ?? 0, 0, payload);
+      else {
+        bar.setTotal(total ?? 0);
+        bar.update(0, payload);
+      }
+      started = true;
+    },
+    advance(count) {
+      if (started) bar.increment(count);
+    },
+    finish() {
+      if (started) bar.stop();
+      started = false;
+    },
+  };
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** 1, 2, 3, 5, 7, 8, 9 → "1-3, 5, 7-9". */
+function versionRanges(versions: readonly number[]): string {
+  if (versions.length === 0) return "none";
+  const parts: string[] = [];
+  let start = versions[0]!;
+  let previous = start;
+  for (const version of [...versions.slice(1), NaN]) {
+    if (version === previous + 1) {
+      previous = version;
+      continue;
+    }
+    parts.push(start === previous ? String(start) : `${start}-${previous}`);
+    start = previous = version;
+  }
+  return parts.join(", ");
+}
+
+function policyLine(report: CleanupReport): string {
+  if (!report.policy) return "";
+  const parts = Object.entries(report.policy).map(([name, { value, source }]) => `${name.replace(/_/g, "-")} ${value ?? "none"}${source === "default" ? "" : ` (${source})`}`);
+  return `policy: ${parts.join(", ")}\n`;
+}
+
+function summary(report: CleanupReport, removedWord: string): string {
+  let text = "";
+  text += policyLine(report);
+  text += `latest version at start: ${report.latest_version_at_start ?? "-"}\n`;
+  text += `versions ${removedWord}: ${versionRanges(report.versions_removed)} (${report.versions_removed.length}); kept: ${report.versions_kept}\n`;
+  for (const tagged of report.tagged_old_versions) {
+    text += `  version ${tagged.version} is older than the policy allows but tagged ${tagged.tags.map((t) => JSON.stringify(t)).join(", ")}: kept\n`;
+  }
+  if (report.protection) text += `history protection before ${report.protection.boundary}: ${report.protection.result}: ${report.protection.reason}\n`;
+  const kinds = Object.entries(report.files_removed).map(([kind, totals]) => `${kind} ${totals!.files} (${formatBytes(totals!.bytes)})`);
+  text += `files ${removedWord}: ${kinds.length === 0 ? "none" : kinds.join(", ")}; ${formatBytes(report.bytes_removed)} in all\n`;
+  return text;
+}
+
+function describeRun(report: CleanupReport): string {
+  let text = `cleanup of ${report.table} (${report.format}): ${report.status} in ${report.duration_ms} ms\n`;
+  text += summary(report, "removed");
+  const cp = report.checkpoint;
+  text += cp
+    ? `checkpoint: ${cp.status}${cp.key ? ` ${cp.key}` : ""} (${cp.rows} versions, ${cp.cleanedUpRows} cleaned up)\n`
+    : "checkpoint: not written\n";
+  text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
+  const kept = report.files.filter((f) => f.action === "keep");
+  if (kept.length > 0) {
+    text += `kept and reported (${kept.length}):\n`;
+    text += indent(textTable(["key", "kind", "size", "reason"], kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason])));
+  }
+  if (report.reference_check) {
+    text += `check after deleting: ${report.reference_check.checked} files of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
+  }
+  if (report.receipt) text += `receipt: ${report.receipt}\n`;
+  return text;
+}
+
+function describePlan(report: CleanupReport): string {
+  let text = `DRY RUN of cleanup on ${report.table} (${report.format}): nothing was deleted or written\n`;
+  text += summary(report, "to remove");
+  text += `\nversions (${report.versions.length}):\n`;
+  text += indent(textTable(["version", "committed", "action", "reason"], report.versions.map((v) => [
+    String(v.version),
+    new Date(v.timestamp_millis).toISOString(),
+    v.keep ? "keep" : "remove",
+    v.reason,
+  ])));
+  text += `\nfiles (${report.files.length}):\n`;
+  text += indent(textTable(["action", "kind", "size", "key", "reason"], report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason])));
+  if (report.references_outside_root.length > 0) {
+    text += `\nreferences outside the table root, never deleted (${report.references_outside_root.length}):\n`;
+    for (const ref of report.references_outside_root) text += `  version ${ref.version}: ${ref.path}\n`;
+  }
+  return text;
+}
+
+function indent(text: string): string {
+  return text.split("\n").map((line) => (line ? `  ${line}` : line)).join("\n");
+}
