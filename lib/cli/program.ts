@@ -11,6 +11,7 @@ import { registerHeadCommand } from "./commands/head.ts";
 import { registerCleanupCommand } from "./commands/cleanup.ts";
 import { registerCheckpointCommand } from "./commands/checkpoint.ts";
 import { registerVersionAtCommand } from "./commands/version-at.ts";
+import { registerServeCommand } from "./commands/serve.ts";
 
 export interface ProgramContext {
   io: CliIO;
@@ -32,5 +33,6 @@ export function buildProgram(context: ProgramContext): Command {
   registerCleanupCommand(program, context);
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);
+  registerServeCommand(program, context);
   return program;
 }
