@@ -107,3 +107,47 @@ describe("cleanup under a store that fails its k-th mutating request", () => {
     }
   });
 });
+
+describe("a run stopped by its deadline or abort signal", () => {
+  it("a deadline already passed stops before reading manifests, deletes nothing and releases the lease", async () => {
+    const dir = await freshCopy();
+    const store = new LocalStore(join(dir, "t.lance"));
+    const files = await listTree(join(dir, "t.lance"));
+    const report = await runCleanup(store, { ...options(cutoff), deadline: new Date(cutoff.getTime() - 1) });
+    expect(report).toMatchObject({ status: "stopped", stop_reason: expect.stringMatching(/^stopped before reading manifests/) });
+    expect(outsideOurFolder(await listTree(join(dir, "t.lance")))).toEqual(files);
+    expect((await runCleanup(store, options(cutoff))).status).toBe("completed");
+  });
+
+  it("aborted between delete batches: the table stays readable and the next run finishes the job", async () => {
+    const referenceDir = await freshCopy();
+    await runCleanup(new LocalStore(join(referenceDir, "t.lance")), options(cutoff));
+    const finalFiles = outsideOurFolder(await listTree(join(referenceDir, "t.lance")));
+
+    for (const abortAfter of [1, 4, 7]) {
+      const dir = await freshCopy();
+      const store = new LocalStore(join(dir, "t.lance"));
+      const controller = new AbortController();
+      // The real store, with the abort signal fired after the n-th delete batch it serves.
+      let batches = 0;
+      const aborting = Object.create(store) as LocalStore;
+      aborting.deleteMany = async (keys) => {
+        const result = await store.deleteMany(keys);
+        if (++batches === abortAfter) controller.abort();
+        return result;
+      };
+      const report = await runCleanup(aborting, { ...options(cutoff), deleteBatchSize: 1, signal: controller.signal });
+      const context = `abort after batch ${abortAfter}`;
+      expect(report.status, context).toBe("stopped");
+      expect(report.stop_reason, context).toMatch(/after deleting \d+ of \d+ files/);
+      expect(compareContents(before, await readContents(dir)), context).toEqual([]);
+
+      const rerun = await runCleanup(store, options(cutoff));
+      expect(rerun.status, context).toBe("completed");
+      expect(outsideOurFolder(await listTree(join(dir, "t.lance"))), context).toEqual(finalFiles);
+      const timeline = await readTimeline(store, lanceFormat);
+      expect(history(timeline.records), context).toEqual(history(historyBefore));
+      expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version), context).toEqual([1, 2, 3, 5, 6]);
+    }
+  });
+});
