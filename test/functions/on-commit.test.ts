@@ -11,6 +11,9 @@ import { probeStoredHead } from "../../lib/head/stored-head.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
 import { createOnCommitLambda } from "../../functions/on-commit/lambda.ts";
+import { createOnCommitHandler } from "../../functions/on-commit/on-commit.ts";
+import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
+import type { LogAttributes } from "../../functions/shared/observability.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { buildLanceDataset, type LanceDataset } from "../support/lance-datasets.ts";
 import { lambdaContext } from "./lambda-context.ts";
@@ -169,5 +172,36 @@ describe("on-commit", () => {
     expect(first!.failedMessageIds).toEqual([poisonId]);
     await drain(fauxqs.sqsClient, queue, handler, context);
     expect((await receiveAll(fauxqs.sqsClient, dlq.queueUrl)).map((m) => m.Body)).toEqual([poison]);
+  });
+
+  it("logs the table and version of every head and reports heads written and commit-to-head lag as metrics", async () => {
+    await datasets.sales!.apply([{ op: "append", rows: 1 }]);
+    const version = await datasets.sales!.table.version();
+    const newest = (await versionFiles(ROOTS.sales))[0]!;
+    await sendBodies(fauxqs.sqsClient, queue, [s3EventBody([newest]), S3_TEST_EVENT_BODY(BUCKET)]);
+    const logs: { message: string; attributes: LogAttributes }[] = [];
+    const metrics: { name: string; unit: string; value: number }[] = [];
+    const record = (message: string, ...attributes: LogAttributes[]): void => {
+      logs.push({ message, attributes: Object.assign({}, ...attributes) as LogAttributes });
+    };
+    const observed = createOnCommitHandler({
+      scopes: { tables: [], prefixes: [`${WAREHOUSE}/`] },
+      format: lanceFormat,
+      openStore: (uri) => withS3ConditionalSemantics(openStore(uri)),
+      log: { info: record, warn: record, error: record },
+      metrics: { addMetric: (name, unit, value) => void metrics.push({ name, unit, value }) },
+    });
+    const poll = await pollOnce(fauxqs.sqsClient, queue, observed as SqsHandler, context);
+    expect(poll!.failedMessageIds).toEqual([]);
+    expect(logs).toContainEqual(expect.objectContaining({
+      message: "head written",
+      attributes: expect.objectContaining({ table: `s3://${BUCKET}/${ROOTS.sales}`, version, action: "replaced" }),
+    }));
+    expect(metrics.filter((m) => m.name === "HeadsWritten")).toEqual([{ name: "HeadsWritten", unit: "Count", value: 1 }]);
+    expect(metrics.filter((m) => m.name === "EventsIgnored")).toHaveLength(1); // the test event
+    const lag = metrics.filter((m) => m.name === "CommitToHeadLag");
+    expect(lag).toHaveLength(1);
+    expect(lag[0]!.unit).toBe("Milliseconds");
+    expect(lag[0]!.value).toBeGreaterThanOrEqual(0);
   });
 });
