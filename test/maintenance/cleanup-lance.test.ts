@@ -16,7 +16,7 @@ import { readTimeline } from "../../lib/versions/timeline.ts";
 import { VERSION_RECORD_FIELDS } from "../../lib/versions/version-record.ts";
 import type { VersionRecord } from "../../lib/versions/version-record.ts";
 import { withManifest } from "../support/manifest-surgery.ts";
-import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";
+import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep, type ManifestNaming } from "../support/lance-datasets.ts";
 import { compareContents, copyTree, listTree, readContents } from "./lance-checks.ts";
 
 const dirs: string[] = [];
@@ -40,9 +40,9 @@ const PARITY_HISTORY: readonly DatasetStep[] = [
   { op: "overwrite", rows: 15 },
 ];
 
-async function buildTable(steps: readonly DatasetStep[]) {
+async function buildTable(steps: readonly DatasetStep[], naming: ManifestNaming = "v2") {
   const dbUri = await tempDir("lw-cleanup-");
-  const ds = await buildLanceDataset({ dbUri, steps });
+  const ds = await buildLanceDataset({ dbUri, steps, naming });
   ds.close();
   return { dbUri, tableUri: ds.tableUri, written: ds.written };
 }
@@ -63,8 +63,8 @@ function withoutOurFolder(files: string[]): string[] {
 }
 
 describe("parity with LanceDB's optimize({ cleanupOlderThan })", () => {
-  it("removes the same manifests and the same files from two copies of one dataset", async () => {
-    const original = await buildTable(PARITY_HISTORY);
+  it.each<ManifestNaming>(["v2", "v1"])("removes the same manifests and the same files from two copies of one dataset (%s names)", async (naming) => {
+    const original = await buildTable(PARITY_HISTORY, naming);
     const copyDb = await tempDir("lw-parity-copy-");
     await copyTree(original.dbUri, copyDb);
     const lanceCopy = { dbUri: copyDb, tableUri: join(copyDb, "t.lance") };
