@@ -12,6 +12,8 @@ export interface BatchDeleteOptions {
   concurrency?: number;
   /** Checked before each batch starts; true → no new batch starts. */
   shouldStop?: () => boolean;
+  /** Awaited before each batch (the pipeline renews its lease here); a throw stops the deletes. */
+  beforeBatch?: () => Promise<void>;
   onDeleted?: (count: number) => void;
 }
 
@@ -38,6 +40,7 @@ export async function deleteInBatches(store: ObjectStore, keys: readonly string[
         return;
       }
       const batch = batches[next++]!;
+      await options.beforeBatch?.();
       const result = await store.deleteMany(batch);
       const failedKeys = new Set(result.failed.map((f) => f.key));
       for (const key of result.deleted) if (!failedKeys.has(key)) deleted.add(key);

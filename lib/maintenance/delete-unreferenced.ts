@@ -30,6 +30,8 @@ export interface DeleteUnreferencedOptions {
   beforeDelete?: (plan: FilePlan, processed: ProcessedManifests) => Promise<void>;
   /** Checked between delete batches: true → stop, leaving the rest for the next run. */
   shouldStop?: () => boolean;
+  /** Awaited before each delete batch (the pipeline keeps its lease fresh here). */
+  beforeBatch?: () => Promise<void>;
   /** Re-plans allowed when the table moves under us (default 5); after that the last plan stands. */
   maxReplans?: number;
   batchSize?: number;
@@ -108,6 +110,7 @@ export async function deleteUnreferenced(
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { concurrency: options.deleteConcurrency } : {}),
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+    ...(options.beforeBatch ? { beforeBatch: options.beforeBatch } : {}),
     onDeleted: (count: number) => options.progress?.advance(count),
   };
   const first = await deleteInBatches(store, manifests.map((f) => f.key), batchOptions);

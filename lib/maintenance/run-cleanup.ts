@@ -112,6 +112,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
       dryRun: Boolean(options.dryRun),
       progress,
       shouldStop,
+      ...(lease ? { beforeBatch: () => lease.renewIfDue() } : {}),
       proven: provenByIntents(intents.read),
       beforeDelete: async (plan, final) => {
         await lease?.renewIfDue();

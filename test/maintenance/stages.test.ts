@@ -13,6 +13,7 @@ import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { deleteUnreferenced } from "../../lib/maintenance/delete-unreferenced.ts";
 import { processManifests } from "../../lib/maintenance/process-manifests.ts";
+import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { expiredReceipts, listRunFiles } from "../../lib/maintenance/run-files.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
@@ -139,5 +140,32 @@ describe("per-table settings and receipts", () => {
     expect(receipt).toMatchObject({ status: "completed", receipts_pruned: 1, policy: { older_than: { value: "0s" } } });
     expect(receipt.files).toBeUndefined();
     expect((await loadNewestCheckpoint(store)).checkpoint?.version).toBe(4);
+  });
+});
+
+describe("the lease during a long run", () => {
+  it("is renewed between delete batches, so no other cleaner can take it while the run deletes", async () => {
+    const { ds, store } = await table();
+    ds.close();
+    let clock = Date.now() + 1000;
+    const now = () => new Date(clock);
+    const leasePuts: string[] = [];
+    // The real store; each delete batch moves the clock 40 s on, and lease writes are noted.
+    const slow = Object.create(store) as LocalStore;
+    slow.deleteMany = async (keys) => {
+      clock += 40_000;
+      return store.deleteMany(keys);
+    };
+    slow.put = async (key, body, options) => {
+      if (key === LEASE_KEY) leasePuts.push(JSON.parse(new TextDecoder().decode(body)).expires_at);
+      return store.put(key, body, options);
+    };
+    const report = await runCleanup(slow, { settings: { olderThanMs: 0 }, now, deleteBatchSize: 1, deleteConcurrency: 1, lease: { durationMs: 60_000 } });
+    expect(report.status).toBe("completed");
+    expect(report.files.filter((f) => f.action === "delete").length).toBeGreaterThan(5);
+    // Acquired, renewed several times (each pushing expiry on), released.
+    expect(leasePuts.length).toBeGreaterThan(4);
+    const expiries = leasePuts.slice(0, -1).map((t) => Date.parse(t));
+    expect(expiries).toEqual([...expiries].sort((a, b) => a - b));
   });
 });
