@@ -160,7 +160,7 @@ async function measureCell(
     }
     await clearLakewardenState(store);
     await writeCheckpoint(store, records.slice(0, versions - unarchived));
-    if (scenario.withHead) await writeHead(store, versions - unarchived);
+    if (scenario.withHead) await writeHead(store, versions);
     const sampled = await sample(() => runLakewarden(["versions", table.location, "--json"]), {
       runs,
       budgetMs: LAKEWARDEN_CELL_BUDGET_MS,
