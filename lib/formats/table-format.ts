@@ -104,6 +104,11 @@ export interface TableFormat {
    * version N can ask whether N+1 exists with one HEAD (without it, findVersionFile may take two).
    */
   siblingVersionKey?(like: VersionFile, version: number): string;
+  /**
+   * Optional: files the format keeps for itself next to its versions (Lance's
+   * `_versions/latest_version_hint.json`). Cleanup leaves them alone without reporting them.
+   */
+  isBookkeepingFile?(key: string): boolean;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
   readRefs(store: ObjectStore): Promise<Refs>;

@@ -39,7 +39,7 @@ export interface PlannedFile {
 
 export interface FilePlanInput {
   listing: readonly ObjectInfo[];
-  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify">;
+  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile">;
   /** The decision for every live version the run read. */
   decisions: ReadonlyMap<number, VersionDecision>;
   kept: ReferenceSet;
@@ -78,7 +78,7 @@ function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
   const keep = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "keep", reason });
   const remove = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "delete", reason });
 
-  if (object.key.startsWith(LAKEWARDEN_PREFIX)) return null;
+  if (object.key.startsWith(LAKEWARDEN_PREFIX) || format.isBookkeepingFile?.(object.key)) return null;
 
   const version = format.parseVersionKey(object.key);
   if (version !== null) {

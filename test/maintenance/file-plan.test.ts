@@ -50,6 +50,7 @@ describe("which files delete_unreferenced removes", () => {
     listed(v2(1), 30),
     listed(`${v2(3)}-0d3e`, 0), // staging manifest of an unfinished rename commit
     listed("_versions/.tmp_abc", 10),
+    listed("_versions/latest_version_hint.json", 30), // Lance's own bookkeeping: kept without a word
     listed("data/kept.lance", 40),
     listed("data/old-young.lance", 0),
     listed("data/orphan-old.lance", 9),

@@ -123,6 +123,9 @@ function classify(key: string): FileKind | null {
   return null;
 }
 
+/** Newer Lance writes this hint on stores whose listing is unordered; it is Lance's to manage. */
+const VERSION_HINT_KEY = `${VERSIONS_PREFIX}latest_version_hint.json`;
+
 export const lanceFormat: TableFormat = {
   name: "lance",
   versionsPrefix: VERSIONS_PREFIX,
@@ -135,4 +138,5 @@ export const lanceFormat: TableFormat = {
   readSnapshot,
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
   classify,
+  isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
 };
