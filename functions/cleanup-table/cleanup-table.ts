@@ -77,7 +77,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       reportRun(report, deps);
       if (report.status === "stopped") {
         deps.metrics.addMetric(METRIC.cleanupsStoppedForTime, MetricUnit.Count, 1);
-        throw new CleanupStoppedError(table, report.warnings.at(-1) ?? "deadline");
+        throw new CleanupStoppedError(table, report.stop_reason ?? "deadline");
       }
     };
     // One table at a time: each run may use the whole remaining time (the queue's batch size is 1 anyway).

@@ -83,7 +83,10 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
   if (lease) {
     report.lease = { run_id: runId, expires_at: lease.expiresAt.toISOString(), took_over_from: lease.tookOverFrom?.run_id ?? null };
-    if (lease.tookOverFrom) report.warnings.push(`took over the lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}), which had expired or was released`);
+    // Taking over a released lease is the normal case; only an expired one means a run died holding it.
+    if (lease.tookOverFrom && lease.tookOverFrom.released_at === null) {
+      report.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
+    }
   }
 
   try {
