@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
 import { storageLabel } from "../harness/benchmark.ts";
 import { formatBytes, formatMs, formatRatio, formatRequests, median } from "../harness/measure.ts";
-import type { BenchReport, MarkdownTable } from "../harness/report.ts";
+import { chartCaption, type BenchReport, type MarkdownTable } from "../harness/report.ts";
 import { renderBarChart } from "../harness/svg-chart.ts";
 import type { S3Env } from "../harness/s3-env.ts";
 import { ensureCleanupDataset, prepareCleanupCopy, type CleanupDataset, type CleanupDatasetSpec } from "../datasets/cleanup-dataset.ts";
@@ -169,6 +169,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     }),
   };
   const svg = renderBarChart({
+    caption: chartCaption(env.context),
     title: "Cleanup of one table (median time)",
     yLabel: "time",
     seriesNames: TOOLS.map((t) => t.label),

@@ -7,7 +7,7 @@
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
 import { storageLabel } from "../harness/benchmark.ts";
 import { formatBytes, formatCount, formatMs, formatRatio, formatRequests, sample, type Sampled } from "../harness/measure.ts";
-import type { BenchReport, MarkdownTable } from "../harness/report.ts";
+import { chartCaption, type BenchReport, type MarkdownTable } from "../harness/report.ts";
 import { renderBarChart } from "../harness/svg-chart.ts";
 import type { ProxyCounts } from "../harness/s3-request-kind.ts";
 import { loadManifestTemplate } from "../datasets/lance-template.ts";
@@ -163,6 +163,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
     ]),
   };
   const svg = renderBarChart({
+    caption: chartCaption(env.context),
     title: "Cold table load (median time)",
     yLabel: "time",
     seriesNames: METHODS.map((m) => m.label),

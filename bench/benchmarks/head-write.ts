@@ -7,7 +7,7 @@
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
 import { storageLabel } from "../harness/benchmark.ts";
 import { formatBytes, formatCount, formatMs, formatRequests, sample, type Sampled } from "../harness/measure.ts";
-import type { BenchReport, MarkdownTable } from "../harness/report.ts";
+import { chartCaption, type BenchReport, type MarkdownTable } from "../harness/report.ts";
 import { renderBarChart } from "../harness/svg-chart.ts";
 import { loadManifestTemplate } from "../datasets/lance-template.ts";
 import { SyntheticTable } from "../datasets/synthetic-table.ts";
@@ -119,6 +119,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
   };
   const storages = [...new Set(cells.map((c) => c.storage))];
   const svg = renderBarChart({
+    caption: chartCaption(env.context),
     title: "Head write after a commit (median time)",
     yLabel: "time",
     seriesNames: storages.map((s) => storageLabel(s, latency)),

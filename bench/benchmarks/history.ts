@@ -6,7 +6,7 @@
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
 import { storageLabel } from "../harness/benchmark.ts";
 import { formatBytes, formatCount, formatMs, formatRatio, formatRequests, sample, type Sampled } from "../harness/measure.ts";
-import type { BenchReport, MarkdownTable } from "../harness/report.ts";
+import { chartCaption, type BenchReport, type MarkdownTable } from "../harness/report.ts";
 import { renderLineChart, type Panel } from "../harness/svg-chart.ts";
 import type { S3Env } from "../harness/s3-env.ts";
 import type { ProxyCounts } from "../harness/s3-request-kind.ts";
@@ -245,6 +245,7 @@ function buildReport(env: BenchEnv, cells: Cell[], cuts: string[], grid: Grid): 
     }
   }
   const svg = renderLineChart({
+    caption: chartCaption(env.context),
     title: "Reading a table's version history (median wall time, log-log)",
     xLabel: "versions",
     yLabel: "time",

@@ -1,6 +1,8 @@
 /** The machine a result was measured on, printed at the head of every result file. */
 import { cpus, totalmem, platform, release, arch } from "node:os";
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 export interface MachineInfo {
   cores: number;
@@ -23,13 +25,29 @@ export function describeMachine(): MachineInfo {
   };
 }
 
+/** The installed version of a package (its exports map may hide package.json: walk up from its entry). */
 function packageVersion(name: string): string {
   try {
-    const require = createRequire(import.meta.url);
-    return (require(`${name}/package.json`) as { version: string }).version;
+    let dir = dirname(createRequire(import.meta.url).resolve(name));
+    for (;;) {
+      try {
+        const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+        if (manifest.name === name && manifest.version) return manifest.version;
+      } catch {
+        // no package.json at this level
+      }
+      const parent = dirname(dir);
+      if (parent === dir) return "unknown";
+      dir = parent;
+    }
   } catch {
     return "unknown";
   }
+}
+
+/** One short line for chart captions. */
+export function machineShort(machine: MachineInfo): string {
+  return `${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, LanceDB ${machine.lancedb}`;
 }
 
 export function machineLine(machine: MachineInfo): string {

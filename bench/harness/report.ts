@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { MachineInfo } from "./machine.ts";
-import { machineLine } from "./machine.ts";
+import { machineLine, machineShort } from "./machine.ts";
 
 export interface RunContext {
   command: string;
@@ -45,6 +45,15 @@ export interface BenchReport {
   charts: ChartFile[];
   /** One-line findings for the summary (e.g. "512 versions × 100K fragments, S3: 850× faster"). */
   headlines: string[];
+}
+
+/** The caption every chart carries: command, machine, date. */
+export function chartCaption(context: RunContext): string {
+  return [
+    `${context.command}${context.quick ? " (quick: smoke check)" : ""}`,
+    machineShort(context.machine),
+    `${context.startedAt} · S3 = fauxqs + ${context.s3LatencyMs} ms/request`,
+  ].join("\n");
 }
 
 export function contextLines(context: RunContext): string[] {

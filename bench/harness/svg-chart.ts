@@ -25,6 +25,8 @@ export interface Panel {
 
 export interface LineChart {
   title: string;
+  /** Small print under the chart: command, machine, date (a chart travels without its markdown). */
+  caption?: string;
   xLabel: string;
   yLabel: string;
   panels: Panel[];
@@ -46,7 +48,7 @@ export function renderLineChart(chart: LineChart): string {
     `<line x1="${x}" y1="${y - 4}" x2="${x + 24}" y2="${y - 4}" stroke="${color(i)}" stroke-width="2.5"${dashedNames.has(name) ? ` stroke-dasharray="6 3"` : ""}/>`,
   );
   const legendH = legendBox.height;
-  const height = 40 + legendH + rows * PANEL_H + 10;
+  const height = 40 + legendH + rows * PANEL_H + 10 + captionHeight(chart.caption);
   const parts: string[] = [];
   parts.push(text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" }));
   parts.push(...legendBox.parts);
@@ -55,6 +57,7 @@ export function renderLineChart(chart: LineChart): string {
     const oy = 40 + legendH + Math.floor(i / chart.columns) * PANEL_H;
     parts.push(renderPanel(panel, ox, oy, chart, names));
   });
+  parts.push(...captionParts(chart.caption, width, height));
   return svgDocument(width, height, parts);
 }
 
@@ -104,6 +107,8 @@ export interface BarGroup {
 
 export interface BarChart {
   title: string;
+  /** Small print under the chart: command, machine, date. */
+  caption?: string;
   yLabel: string;
   seriesNames: string[];
   groups: BarGroup[];
@@ -120,11 +125,12 @@ export function renderBarChart(chart: BarChart): string {
   const plotH = 240;
   const legendBox = legend(chart.seriesNames, width, 44, (_, i, x, y) => `<rect x="${x + 5}" y="${y - 10}" width="14" height="10" fill="${color(i)}"/>`);
   const top = 40 + legendBox.height + 8;
-  const height = top + plotH + 60;
+  const height = top + plotH + 60 + captionHeight(chart.caption);
   const fmt = chart.formatY ?? String;
   const values = chart.groups.flatMap((g) => g.values).filter((v) => Number.isFinite(v) && v > 0);
   const parts: string[] = [text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" }), ...legendBox.parts];
   parts.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`);
+  parts.push(...captionParts(chart.caption, width, height));
   if (values.length === 0) return svgDocument(width, height, parts);
   const log = chart.logScale ?? false;
   const domain = log ? logDomain(values) : { lo: 0, hi: niceCeil(Math.max(...values)) };
@@ -173,6 +179,23 @@ function legend(
     x += itemWidth;
   });
   return { parts, height: y - firstBaseline + 22 };
+}
+
+const CAPTION_LINE = 13;
+
+function captionLines(caption: string | undefined): string[] {
+  return caption ? caption.split("\n") : [];
+}
+
+function captionHeight(caption: string | undefined): number {
+  return captionLines(caption).length * CAPTION_LINE + (caption ? 6 : 0);
+}
+
+function captionParts(caption: string | undefined, width: number, height: number): string[] {
+  const lines = captionLines(caption);
+  return lines.map((line, i) =>
+    text(10, height - 6 - (lines.length - 1 - i) * CAPTION_LINE, line, { size: 10, fill: "#666" }),
+  );
 }
 
 function svgDocument(width: number, height: number, parts: string[]): string {
