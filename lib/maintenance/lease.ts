@@ -46,6 +46,8 @@ export class Lease {
   private etag: string;
   private expiresAtMillis: number;
   private released = false;
+  /** The renewal in flight: parallel delete batches renew at once, and a second If-Match on the same ETag would lose to the first. */
+  private renewing: Promise<void> | null = null;
   private readonly durationMs: number;
   private readonly now: () => Date;
 
@@ -123,8 +125,15 @@ export class Lease {
     }
   }
 
-  /** Extends the lease by its full duration (If-Match on our ETag). */
-  async renew(): Promise<void> {
+  /** Extends the lease by its full duration (If-Match on our ETag); concurrent calls share one write. */
+  renew(): Promise<void> {
+    this.renewing ??= this.writeRenewal().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
+  }
+
+  private async writeRenewal(): Promise<void> {
     this.assertHeld();
     const uri = this.store.uriOf(LEASE_KEY);
     const expires = new Date(this.now().getTime() + this.durationMs);
@@ -153,6 +162,8 @@ export class Lease {
    */
   async release(): Promise<boolean> {
     if (this.released) return true;
+    // A renewal still in flight would change the ETag this release is conditional on.
+    await this.renewing?.catch(() => undefined);
     const at = this.now().toISOString();
     const record: LeaseRecord = { ...this.record, expires_at: at, released_at: at };
     try {

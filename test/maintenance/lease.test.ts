@@ -79,6 +79,15 @@ describe.each(backends)("cleanup lease on %s", (_name, make) => {
     await expect(Lease.acquire(store, { now })).rejects.toThrow(LeaseHeldError);
   });
 
+  it("renewals that overlap (parallel delete batches) share one conditional write and keep the lease", async () => {
+    const lease = await Lease.acquire(store, { runId: "parallel", now, durationMs: 60_000 });
+    clock += 40_000;
+    await Promise.all([lease.renewIfDue(), lease.renewIfDue(), lease.renewIfDue(), lease.renewIfDue()]);
+    expect(lease.expiresAt.getTime()).toBe(clock + 60_000);
+    await lease.renew();
+    expect(await lease.release()).toBe(true);
+  });
+
   it("an unreadable lease body can be taken over", async () => {
     await store.put(LEASE_KEY, new TextEncoder().encode("{not json"));
     const lease = await Lease.acquire(store, { runId: "after-garbage", now });
