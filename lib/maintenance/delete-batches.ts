@@ -33,21 +33,29 @@ export async function deleteInBatches(store: ObjectStore, keys: readonly string[
   const failed: DeleteFailure[] = [];
   let stopped = false;
   let next = 0;
+  const errors: unknown[] = [];
   const lane = async (): Promise<void> => {
-    while (next < batches.length) {
+    while (next < batches.length && errors.length === 0) {
       if (options.shouldStop?.()) {
         stopped = true;
         return;
       }
       const batch = batches[next++]!;
-      await options.beforeBatch?.();
-      const result = await store.deleteMany(batch);
-      const failedKeys = new Set(result.failed.map((f) => f.key));
-      for (const key of result.deleted) if (!failedKeys.has(key)) deleted.add(key);
-      failed.push(...result.failed);
-      options.onDeleted?.(batch.length);
+      try {
+        await options.beforeBatch?.();
+        const result = await store.deleteMany(batch);
+        const failedKeys = new Set(result.failed.map((f) => f.key));
+        for (const key of result.deleted) if (!failedKeys.has(key)) deleted.add(key);
+        failed.push(...result.failed);
+        options.onDeleted?.(batch.length);
+      } catch (error) {
+        errors.push(error);
+      }
     }
   };
+  // Every lane is awaited before a failure is rethrown: a caller that releases its lease on
+  // the error must not have batches still deleting behind its back.
   await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, lane));
+  if (errors.length > 0) throw errors[0];
   return { deleted, failed, stopped };
 }
