@@ -146,7 +146,8 @@ interface Change {
 /** Reads tags, branches and the latest version again; null when nothing moved. */
 async function whatChanged(store: ObjectStore, format: TableFormat, processed: ProcessedManifests): Promise<Change | null> {
   const [refs, latest] = await Promise.all([format.readRefs(store), format.latestVersionFile(store)]);
-  const newestRead = Math.max(...processed.scan.keys());
+  let newestRead = -1;
+  for (const version of processed.scan.keys()) newestRead = Math.max(newestRead, version);
   if (latest === null || latest.version < processed.latestAtStart) {
     throw new TableChangedError(
       store.uri,

@@ -41,7 +41,9 @@ export interface ScanOptions {
 export async function scanManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<ManifestScan> {
   const listed = await format.listVersionFiles(store);
   const previous = options.previous ?? new Map<number, ScannedVersion>();
-  const round = previous.size === 0 ? 0 : Math.max(...[...previous.values()].map((v) => v.round)) + 1;
+  // A loop, not Math.max(...spread): a table can have more versions than a call has room for arguments.
+  let round = 0;
+  for (const version of previous.values()) round = Math.max(round, version.round + 1);
   const scan: ManifestScan = new Map();
   const toRead: VersionFile[] = [];
   for (const file of listed) {

@@ -12,7 +12,7 @@ import { loadNewestCheckpoint } from "../../lib/checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { deleteUnreferenced } from "../../lib/maintenance/delete-unreferenced.ts";
-import { processManifests } from "../../lib/maintenance/process-manifests.ts";
+import { processManifests, scanManifests } from "../../lib/maintenance/process-manifests.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { expiredReceipts, listRunFiles } from "../../lib/maintenance/run-files.ts";
@@ -98,6 +98,20 @@ describe("each stage on its own", () => {
     expect(outcome.processed.scan.get(5)?.round).toBe(1);
     expect(outcome.removedVersions).toEqual([1, 2, 3]);
     expect(compareContents(contents, await readContents(ds.dbUri))).toEqual([]);
+  });
+});
+
+describe("tables with a long history", () => {
+  it("a re-plan drops vanished versions even when the previous scan holds more than a call's argument limit", async () => {
+    const { ds, store } = await table();
+    ds.close();
+    const first = await plan(store, new Date());
+    const previous = new Map(first.scan);
+    // As if an earlier round had read 150,000 versions that are gone now (spread into Math.max, they overflow the stack).
+    const template = [...first.scan.values()][0]!;
+    for (let version = 100; version < 150_100; version++) previous.set(version, { ...template, file: { ...template.file, version } });
+    const scan = await scanManifests(store, lanceFormat, { previous });
+    expect([...scan.keys()]).toEqual([...first.scan.keys()]);
   });
 });
 
