@@ -13,7 +13,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { groupCommitsByTable, parseCommitKey, type Commit, type TableCommits } from "../../lib/serve/commits.ts";
-import { mapConcurrent } from "../../lib/serve/map-concurrent.ts";
+import { mapConcurrent } from "../../lib/store/map-concurrent.ts";
 import { headWasWritten, writeHeadForCommit } from "../../lib/serve/write-head-for-commit.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import type { WriteTableHeadOptions } from "../../lib/head/write-table-head.ts";

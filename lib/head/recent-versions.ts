@@ -7,7 +7,7 @@
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { mapConcurrent } from "../versions/map-concurrent.ts";
+import { mapConcurrent } from "../store/map-concurrent.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
 import type { HeadContent, RecentVersions } from "./content.ts";
 

@@ -9,7 +9,7 @@
 import type { ReferencedFile, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
-import { mapConcurrent } from "../versions/map-concurrent.ts";
+import { mapConcurrent } from "../store/map-concurrent.ts";
 import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 import { resolvePolicy } from "./policy.ts";
 import type { CleanupProgress } from "./progress.ts";

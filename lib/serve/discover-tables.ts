@@ -9,7 +9,7 @@
  */
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { mapConcurrent } from "./map-concurrent.ts";
+import { mapConcurrent } from "../store/map-concurrent.ts";
 
 export interface DiscoverOptions {
   /** Folder levels below the store root to look at (0 = only the root itself). Default 4. */

@@ -22,6 +22,7 @@ import { AccessDeniedError, InvalidLocationError, NotFoundError, PreconditionFai
 import { KeyedMutex } from "./key-mutex.ts";
 import { checkKey, checkPrefix, checkSubpath, compareKeys } from "./keys.ts";
 import { withLockFile } from "./local-lock.ts";
+import { mapConcurrent } from "./map-concurrent.ts";
 import type { LockTiming } from "./local-lock.ts";
 import { RequestStats } from "./object-store.ts";
 import type {
@@ -233,7 +234,7 @@ export class LocalStore implements ObjectStore {
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       this.stats.record("delete");
       const batch = keys.slice(start, start + DELETE_BATCH).map((key, i) => ({ key, path: paths[start + i] as string }));
-      await forEachLimited(batch, DELETE_CONCURRENCY, async ({ key, path }) => {
+      await mapConcurrent(batch, DELETE_CONCURRENCY, async ({ key, path }) => {
         try {
           await unlink(path);
           deleted.push(key);
@@ -469,12 +470,4 @@ function fsError(err: unknown, uri: string): StoreError {
   if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return new NotFoundError(`${uri}: not found`, { uri, cause: err });
   if (code === "EACCES" || code === "EPERM") return new AccessDeniedError(`${uri}: permission denied`, { uri, cause: err });
   return new StoreError(`${uri}: ${(err as Error).message}`, { uri, cause: err });
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  });
-  await Promise.all(lanes);
 }

@@ -13,6 +13,7 @@ import type { ListObjectsV2CommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { checkRange, rangeHeader } from "./byte-range.ts";
 import { StoreError } from "./errors.ts";
 import { checkKey, checkPrefix, checkSubpath } from "./keys.ts";
+import { mapConcurrent } from "./map-concurrent.ts";
 import { RequestStats } from "./object-store.ts";
 import type {
   ByteRange,
@@ -174,15 +175,7 @@ export class S3Store implements ObjectStore {
     for (const key of keys) checkKey(key, this.uri);
     const batches: string[][] = [];
     for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
-    const results = new Array<DeleteResult>(batches.length);
-    let next = 0;
-    const lanes = Array.from({ length: Math.min(this.deleteConcurrency, batches.length) }, async () => {
-      while (next < batches.length) {
-        const index = next++;
-        results[index] = await this.deleteBatch(batches[index] as string[]);
-      }
-    });
-    await Promise.all(lanes);
+    const results = await mapConcurrent(batches, this.deleteConcurrency, (batch) => this.deleteBatch(batch));
     return { deleted: results.flatMap((r) => r.deleted), failed: results.flatMap((r) => r.failed) };
   }
 

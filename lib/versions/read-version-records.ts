@@ -7,7 +7,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import { NotATableError } from "../formats/errors.ts";
 import type { VersionRecord } from "./version-record.ts";
-import { mapConcurrent } from "./map-concurrent.ts";
+import { mapConcurrent } from "../store/map-concurrent.ts";
 
 /** Manifest reads in flight at once: enough to hide S3 latency, few enough to be polite. */
 export const DEFAULT_READ_CONCURRENCY = 16;

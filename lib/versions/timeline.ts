@@ -12,7 +12,7 @@ import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { headRecentVersions } from "../head/timeline-source.ts";
-import { mapConcurrent } from "./map-concurrent.ts";
+import { mapConcurrent } from "../store/map-concurrent.ts";
 import { DEFAULT_READ_CONCURRENCY, mainBranchTaggedVersions } from "./read-version-records.ts";
 import type { VersionRecord } from "./version-record.ts";
 

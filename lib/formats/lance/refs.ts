@@ -5,6 +5,7 @@
  *   _refs/branches/{branch}.json   {"parentBranch": null|"name", "parentVersion": 3, ...}
  * A `/` in a branch name is stored as `%2F` in the file name.
  */
+import { mapConcurrent } from "../../store/map-concurrent.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Branch, Refs, Tag } from "../table-format.ts";
 import { CorruptFileError } from "../errors.ts";
@@ -59,19 +60,6 @@ async function refKeys(store: ObjectStore, prefix: string): Promise<string[]> {
   return keys;
 }
 
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 function refName(key: string, prefix: string): string {
   return key.slice(prefix.length, key.length - REF_SUFFIX.length);
 }
@@ -96,8 +84,8 @@ export async function readBranch(store: ObjectStore, key: string): Promise<Branc
 export async function readLanceRefs(store: ObjectStore): Promise<Refs> {
   const [tagKeys, branchKeys] = await Promise.all([refKeys(store, TAGS_PREFIX), refKeys(store, BRANCHES_PREFIX)]);
   const [tags, branches] = await Promise.all([
-    mapLimited(tagKeys, REF_READ_CONCURRENCY, (key) => readTag(store, key)),
-    mapLimited(branchKeys, REF_READ_CONCURRENCY, (key) => readBranch(store, key)),
+    mapConcurrent(tagKeys, REF_READ_CONCURRENCY, (key) => readTag(store, key)),
+    mapConcurrent(branchKeys, REF_READ_CONCURRENCY, (key) => readBranch(store, key)),
   ]);
   const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return { tags: tags.sort(byName), branches: branches.sort(byName) };
