@@ -11,6 +11,7 @@ import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
 import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
+import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
 import { StoreError } from "../../store/errors.ts";
 import { parseSetting } from "../../maintenance/policy.ts";
@@ -116,34 +117,6 @@ function terminalProgress(): CleanupProgress {
       started = false;
     },
   };
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
-/** 1, 2, 3, 5, 7, 8, 9 → "1-3, 5, 7-9". */
-function versionRanges(versions: readonly number[]): string {
-  if (versions.length === 0) return "none";
-  const parts: string[] = [];
-  let start = versions[0]!;
-  let previous = start;
-  for (const version of [...versions.slice(1), NaN]) {
-    if (version === previous + 1) {
-      previous = version;
-      continue;
-    }
-    parts.push(start === previous ? String(start) : `${start}-${previous}`);
-    start = previous = version;
-  }
-  return parts.join(", ");
 }
 
 function policyLine(report: CleanupReport): string {

@@ -11,6 +11,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
+import { formatBytes, versionRanges } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { formatDuration, parseDuration } from "../../maintenance/duration.ts";
 import { parseSetting, type CleanupSettings } from "../../maintenance/policy.ts";
@@ -154,7 +155,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
     case "head-failed":
       return `head     ${name(event.table)}  version ${event.version} FAILED: ${event.error}`;
     case "cleanup": {
-      const removed = event.versionsRemoved.length === 0 ? "no versions removed" : `removed ${describeVersions(event.versionsRemoved)}`;
+      const removed = event.versionsRemoved.length === 0 ? "no versions removed" : `removed ${event.versionsRemoved.length === 1 ? "version" : "versions"} ${versionRanges(event.versionsRemoved)}`;
       return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${event.filesRemoved} file(s), ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
         (event.warnings.length ? `; ${event.warnings.join("; ")}` : "");
     }
@@ -174,16 +175,4 @@ function shortName(tableUri: string, served: string): string {
   if (tableUri === root) return ".";
   if (tableUri.startsWith(`${root}/`)) return tableUri.slice(root.length + 1);
   return relative(served, tableUri) || tableUri;
-}
-
-function describeVersions(versions: readonly number[]): string {
-  if (versions.length === 1) return `version ${versions[0]}`;
-  const contiguous = versions.every((v, i) => i === 0 || v === versions[i - 1]! + 1);
-  return contiguous ? `versions ${versions[0]}-${versions.at(-1)}` : `versions ${versions.join(", ")}`;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
