@@ -12,8 +12,9 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import type { CleanupSettings } from "../../lib/maintenance/policy.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/report.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
+import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { parseCleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
@@ -71,7 +72,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
           deps.log.info("cleanup skipped: another run holds the table's lease", { table, detail: error.message });
           return;
         }
-        deps.log.error("cleanup failed", { table, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+        deps.log.error("cleanup failed", { table, error: errorSummary(error) });
         throw error;
       }
       reportRun(report, deps);
@@ -90,7 +91,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
 }
 
 function reportRun(report: CleanupReport, deps: CleanupTableDependencies): void {
-  const files = Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0);
+  const files = filesRemovedCount(report);
   deps.log.info(report.status === "completed" ? "cleanup completed" : "cleanup stopped for time", {
     table: report.table,
     status: report.status,

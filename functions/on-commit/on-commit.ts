@@ -15,6 +15,7 @@ import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { groupCommitsByTable, parseCommitKey, type Commit, type TableCommits } from "../../lib/serve/commits.ts";
 import { mapConcurrent } from "../../lib/store/map-concurrent.ts";
 import { headWasWritten, writeHeadForCommit } from "../../lib/serve/write-head-for-commit.ts";
+import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import type { WriteTableHeadOptions } from "../../lib/head/write-table-head.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
@@ -122,7 +123,7 @@ async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDepen
       deps.metrics.addMetric(written ? METRIC.headsWritten : METRIC.headsAlreadyCurrent, MetricUnit.Count, 1);
       if (written && lagMs !== undefined) deps.metrics.addMetric(METRIC.commitToHeadLag, MetricUnit.Milliseconds, lagMs);
     } catch (error) {
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      const reason = errorSummary(error);
       failed.set(group.table, reason);
       deps.log.error("head not written", { ...attributes, error: reason });
       deps.metrics.addMetric(METRIC.headWriteFailures, MetricUnit.Count, 1);

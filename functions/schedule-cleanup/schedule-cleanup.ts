@@ -6,6 +6,7 @@
  */
 import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { discoverTables } from "../../lib/serve/discover-tables.ts";
+import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
@@ -48,7 +49,7 @@ export function createScheduleCleanupHandler(deps: ScheduleCleanupDependencies):
         deps.log.info("tables discovered", { prefix: prefixUri, tables: roots.length });
       } catch (error) {
         failedPrefixes.push(prefixUri);
-        deps.log.error("table discovery failed", { prefix: prefixUri, error: describe(error) });
+        deps.log.error("table discovery failed", { prefix: prefixUri, error: errorSummary(error) });
       }
     }
     const requestedAt = (deps.now?.() ?? new Date()).toISOString();
@@ -59,8 +60,4 @@ export function createScheduleCleanupHandler(deps: ScheduleCleanupDependencies):
     if (failedPrefixes.length > 0) throw new DiscoveryFailedError(failedPrefixes);
     return { tables: sorted, failedPrefixes };
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

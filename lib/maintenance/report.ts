@@ -79,6 +79,11 @@ export function totalsByKind(files: readonly PlannedFile[]): Partial<Record<Plan
   return totals;
 }
 
+/** Files removed (dry run: to remove) over every kind. */
+export function filesRemovedCount(report: Pick<CleanupReport, "files_removed">): number {
+  return Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0);
+}
+
 /** The receipt: the report without the per-file and per-version lists (counts stay). */
 export function receiptOf(report: CleanupReport): Omit<CleanupReport, "files" | "versions"> & { files_planned: number } {
   const { files, versions: _versions, ...rest } = report;

@@ -15,7 +15,9 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { WriteTableHeadOptions } from "../head/write-table-head.ts";
 import { LeaseHeldError } from "../maintenance/errors.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
+import { filesRemovedCount } from "../maintenance/report.ts";
 import { runCleanup } from "../maintenance/run-cleanup.ts";
+import { errorSummary } from "../store/errors.ts";
 import { openStore } from "../store/open-store.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { parseCommitKey } from "./commits.ts";
@@ -143,14 +145,14 @@ export class LakeServer {
         status: report.status,
         latestVersion: report.latest_version_at_start,
         versionsRemoved: report.versions_removed,
-        filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
+        filesRemoved: filesRemovedCount(report),
         bytesRemoved: report.bytes_removed,
         durationMs: report.duration_ms,
         warnings: report.warnings,
       });
     } catch (error) {
       if (error instanceof LeaseHeldError) this.emit({ type: "cleanup-skipped", table: uri, reason: error.message });
-      else this.emit({ type: "cleanup-failed", table: uri, error: describe(error) });
+      else this.emit({ type: "cleanup-failed", table: uri, error: errorSummary(error) });
     }
   }
 
@@ -173,7 +175,7 @@ export class LakeServer {
             durationMs: Math.round(durationMs),
             notifiedVersionGone: result.notifiedVersionGone,
           }),
-        failed: (version, error) => this.emit({ type: "head-failed", table: uri, version, error: describe(error) }),
+        failed: (version, error) => this.emit({ type: "head-failed", table: uri, version, error: errorSummary(error) }),
       });
       this.followers.set(table, follower);
     }
@@ -191,7 +193,7 @@ export class LakeServer {
       const tables = await discoverTables(this.store, this.format, { maxDepth: this.options.discoveryDepth ?? 4 });
       for (const table of tables) this.addTable(table, announce);
     } catch (error) {
-      this.emit({ type: "error", message: `table discovery under ${this.store.uri} failed: ${describe(error)}` });
+      this.emit({ type: "error", message: `table discovery under ${this.store.uri} failed: ${errorSummary(error)}` });
     }
   }
 
@@ -205,7 +207,7 @@ export class LakeServer {
           const latest = await this.format.latestVersionFile(this.tableStore(table));
           if (latest) follower.notify(latest.version);
         } catch (error) {
-          this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${describe(error)}` });
+          this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
         }
       }
     })().finally(() => (this.polling = null));
@@ -223,9 +225,9 @@ export class LakeServer {
         this.addTable(commit.tableRoot, true);
         this.follower(commit.tableRoot).notify(commit.version);
       });
-      this.watcher.on("error", (error) => this.emit({ type: "error", message: `watching ${root} failed: ${describe(error)}; polling continues` }));
+      this.watcher.on("error", (error) => this.emit({ type: "error", message: `watching ${root} failed: ${errorSummary(error)}; polling continues` }));
     } catch (error) {
-      this.emit({ type: "error", message: `cannot watch ${root} (${describe(error)}); polling only` });
+      this.emit({ type: "error", message: `cannot watch ${root} (${errorSummary(error)}); polling only` });
     }
   }
 
@@ -239,8 +241,4 @@ export class LakeServer {
   private emit(event: ServeEvent): void {
     this.options.onEvent(event);
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

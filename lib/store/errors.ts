@@ -37,3 +37,8 @@ export class InvalidLocationError extends StoreError {}
 
 /** A ranged read asked for bytes the object does not have (S3 416 InvalidRange), or the range itself is malformed. */
 export class InvalidRangeError extends StoreError {}
+
+/** `Name: message` of anything thrown, for one log line or event (the CLI's user-facing line is lib/cli/errors.ts). */
+export function errorSummary(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
