@@ -4,6 +4,7 @@
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
+import type { DataFileFooterReader } from "./data-file-footer.ts";
 
 /** A version's commit file as found by listing (Lance: a manifest under `_versions/`). */
 export interface VersionFile {
@@ -114,4 +115,6 @@ export interface TableFormat {
   readRefs(store: ObjectStore): Promise<Refs>;
   /** What kind of file a key under a managed prefix is; null for a file the format does not know. */
   classify(key: string): FileKind | null;
+  /** Optional: reads a data file's footer so a head can inline it; a format without one gets heads without footers. */
+  readDataFileFooter?: DataFileFooterReader;
 }

@@ -13,7 +13,6 @@ import { buildHead } from "./builder.ts";
 import { newestCheckpointVersion } from "./checkpoint-boundary.ts";
 import { putHeadConditionally } from "./conditional-put.ts";
 import type { ConditionalWriteOptions, HeadWriteResult } from "./conditional-put.ts";
-import { footerReaderFor } from "./footer-readers.ts";
 import { headDescribesFile } from "./content.ts";
 import { collectRecentVersions } from "./recent-versions.ts";
 import { resolveHeadSettings } from "./settings.ts";
@@ -83,7 +82,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   const snapshot = await format.readSnapshot(store, target);
   const settings = resolveHeadSettings(snapshot, store.uriOf(target.key), options);
   const { recent, manifestsRead } = await collectRecentVersions({ store, format, snapshot, after: checkpointVersion, previous });
-  const footerReader = options.footerReader === undefined ? footerReaderFor(format.name) : options.footerReader;
+  const footerReader = options.footerReader === undefined ? (format.readDataFileFooter ?? null) : options.footerReader;
   const built = await buildHead({
     formatName: format.name,
     snapshot,

@@ -7,6 +7,7 @@ import { NotFoundError } from "../../store/errors.ts";
 import type { FileKind, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
+import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceVersion } from "./read-version.ts";
 import { readLanceVersion } from "./read-version.ts";
 import { readLanceRefs } from "./refs.ts";
@@ -139,4 +140,5 @@ export const lanceFormat: TableFormat = {
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
   classify,
   isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
+  readDataFileFooter: readLanceDataFileFooter,
 };
