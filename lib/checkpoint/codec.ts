@@ -7,7 +7,7 @@ import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC, vectorF
 import type { Vector } from "apache-arrow";
 import type { VersionRecord } from "../versions/version-record.ts";
 import { VERSION_RECORD_FIELDS } from "../versions/version-record.ts";
-import { CorruptCheckpointError } from "./errors.ts";
+import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
 import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, checkpointSchema } from "./schema.ts";
 
@@ -81,6 +81,12 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   }
   const metadata = table.schema.metadata;
   const formatVersion = metadata.get(CHECKPOINT_METADATA.formatVersion);
+  if (formatVersion !== undefined && /^\d+$/.test(formatVersion) && Number(formatVersion) > Number(CHECKPOINT_FORMAT_VERSION)) {
+    throw new UnsupportedCheckpointError(
+      uri,
+      `checkpoint format version "${formatVersion}" is newer than this reader's "${CHECKPOINT_FORMAT_VERSION}": upgrade lakewarden; the file is left as it is`,
+    );
+  }
   if (formatVersion !== CHECKPOINT_FORMAT_VERSION) {
     throw new CorruptCheckpointError(uri, `checkpoint format version ${JSON.stringify(formatVersion ?? null)} is not ${CHECKPOINT_FORMAT_VERSION}`);
   }

@@ -3,7 +3,7 @@ export { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "./layout.
 export { decodeCheckpoint, encodeCheckpoint } from "./codec.ts";
 export type { CheckpointContent } from "./codec.ts";
 export { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, checkpointSchema } from "./schema.ts";
-export { CorruptCheckpointError } from "./errors.ts";
+export { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 export { DEFAULT_MAX_ENTRIES, mergeHistory, sameHistory } from "./history.ts";
 export { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "./load.ts";
 export type { CheckpointFile, LoadedCheckpoint, SkippedCheckpoint, StoredCheckpoint } from "./load.ts";

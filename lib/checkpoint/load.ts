@@ -2,7 +2,8 @@
  * Finding and loading checkpoints. The newest file that loads wins; a corrupt or vanished
  * newest file falls back to the one before it; none loadable is an empty history, never an
  * error (the manifests still hold what they hold). Store errors (access denied, unreachable)
- * are not corruption and do propagate.
+ * and a file in a newer checkpoint format (UnsupportedCheckpointError) are not corruption and
+ * do propagate: falling back past the latter would write its history over.
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";

@@ -1,6 +1,9 @@
+import { RecordBatch, Schema, Table, tableFromIPC, tableToIPC } from "apache-arrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { archiveVersions } from "../../lib/checkpoint/archive.ts";
 import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
+import { UnsupportedCheckpointError } from "../../lib/checkpoint/errors.ts";
+import { CHECKPOINT_METADATA } from "../../lib/checkpoint/schema.ts";
 import { mergeHistory } from "../../lib/checkpoint/history.ts";
 import { checkpointKey } from "../../lib/checkpoint/layout.ts";
 import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "../../lib/checkpoint/load.ts";
@@ -133,6 +136,37 @@ describe("loading with fallback", () => {
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint).toBeNull();
     expect(loaded.skipped).toHaveLength(1);
+  });
+});
+
+describe("a checkpoint in a newer format (written by a newer lakewarden)", () => {
+  /** A valid checkpoint of versions 1..n whose file says it is format `formatVersion`. */
+  function newerFormatCheckpoint(n: number, formatVersion = "2"): Uint8Array {
+    const table = tableFromIPC(encodeCheckpoint({
+      version: n, records: Array.from({ length: n }, (_, i) => versionRecord(i + 1)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance",
+    }));
+    const schema = new Schema(table.schema.fields, new Map([...table.schema.metadata, [CHECKPOINT_METADATA.formatVersion, formatVersion]]));
+    return tableToIPC(new Table(schema, table.batches.map((batch) => new RecordBatch(schema, batch.data))), "file");
+  }
+
+  it("is not taken for a corrupt one: loading stops with an error naming the file, instead of falling back past its history", async () => {
+    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await store.put(checkpointKey(3), newerFormatCheckpoint(3));
+    const loading = loadNewestCheckpoint(store);
+    await expect(loading).rejects.toThrow(UnsupportedCheckpointError);
+    await expect(loading).rejects.toThrow(`${store.uriOf(checkpointKey(3))}: checkpoint format version "2" is newer than this reader's "1"`);
+  });
+
+  it("is never replaced by an older writer at the same version", async () => {
+    const newer = newerFormatCheckpoint(3);
+    await store.put(checkpointKey(3), newer);
+    await expect(archiveVersions(store, archiveInput())).rejects.toThrow(UnsupportedCheckpointError);
+    expect((await store.get(checkpointKey(3))).body).toEqual(newer);
+  });
+
+  it("an unreadable format version is corruption, as before", async () => {
+    await store.put(checkpointKey(3), newerFormatCheckpoint(3, "one"));
+    expect((await loadNewestCheckpoint(store)).skipped[0]!.problem).toMatch(/checkpoint format version "one" is not 1/);
   });
 });
 
