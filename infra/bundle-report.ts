@@ -69,7 +69,7 @@ export function bundleProblems(bundle: FunctionBundle): string[] {
 }
 
 /** The packages a bundle draws from, with how many of their files it holds, largest first. */
-export function packagesOf(bundle: FunctionBundle): [string, number][] {
+function packagesOf(bundle: FunctionBundle): [string, number][] {
   const counts = new Map<string, number>();
   for (const source of bundle.sources) {
     const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source);

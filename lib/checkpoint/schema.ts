@@ -45,7 +45,7 @@ export const CHECKPOINT_COLUMNS: Record<ColumnName, { type: DataType; nullable: 
   transaction_properties: { type: new Utf8(), nullable: false },
 };
 
-export function checkpointFields(): Field[] {
+function checkpointFields(): Field[] {
   return VERSION_RECORD_FIELDS.map((name) => new Field(name, CHECKPOINT_COLUMNS[name].type, CHECKPOINT_COLUMNS[name].nullable));
 }
 

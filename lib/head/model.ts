@@ -38,7 +38,7 @@ export const COLUMN_TYPES: readonly ColumnType[] = ["utf8", "int64", "float64", 
 /** Table and column names: printable, short, and not starting with "@" (codecs may use that for their own framing). */
 const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
-export function isValidName(name: string): boolean {
+function isValidName(name: string): boolean {
   return NAME_PATTERN.test(name);
 }
 

@@ -26,11 +26,11 @@ export function runKey(startedAt: Date, runId: string): string {
   return `${startedAt.toISOString().replace(/[-:.]/g, "")}-${runId.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}`;
 }
 
-export function receiptKey(key: string): string {
+function receiptKey(key: string): string {
   return `${RUNS_PREFIX}${key}${RECEIPT_SUFFIX}`;
 }
 
-export function intentKey(key: string): string {
+function intentKey(key: string): string {
   return `${RUNS_PREFIX}${key}${INTENT_SUFFIX}`;
 }
 

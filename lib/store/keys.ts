@@ -12,7 +12,7 @@ export function keyProblem(key: string): string | undefined {
 }
 
 /** Why `prefix` is not a valid listing prefix ("" and a trailing "/" are fine), or undefined. */
-export function prefixProblem(prefix: string): string | undefined {
+function prefixProblem(prefix: string): string | undefined {
   if (typeof prefix !== "string") return "a listing prefix must be a string";
   if (prefix.length === 0) return undefined;
   return pathProblem(prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);

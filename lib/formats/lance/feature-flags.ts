@@ -36,7 +36,7 @@ export const SUPPORTED_READER_FLAGS =
   FLAG_SEMANTIC_TYPES;
 
 /** The bits of `flags` this reader does not understand (0n when all are known). */
-export function unknownReaderFlags(flags: bigint): bigint {
+function unknownReaderFlags(flags: bigint): bigint {
   return flags & ~SUPPORTED_READER_FLAGS;
 }
 

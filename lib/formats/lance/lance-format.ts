@@ -81,7 +81,7 @@ async function findVersionFile(store: ObjectStore, version: number): Promise<Ver
   return toVersionFile(await store.head(versionKey(version, "v1")), { version, naming: "v1" });
 }
 
-export function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord {
+function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord {
   const { manifest, transaction } = lanceVersion;
   return {
     version: manifest.version,

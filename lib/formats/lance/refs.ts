@@ -64,7 +64,7 @@ function refName(key: string, prefix: string): string {
   return key.slice(prefix.length, key.length - REF_SUFFIX.length);
 }
 
-export async function readTag(store: ObjectStore, key: string): Promise<Tag> {
+async function readTag(store: ObjectStore, key: string): Promise<Tag> {
   const uri = store.uriOf(key);
   const json = await readJsonObject(store, key);
   return { name: refName(key, TAGS_PREFIX), version: versionField(json, "version", uri), branch: branchField(json, "branch", uri) };

@@ -12,7 +12,7 @@ export const TRANSACTIONS_PREFIX = "_transactions/";
 export const INDICES_PREFIX = "_indices/";
 
 /** Why `path` is not a plain relative path, or null when it is one. */
-export function unsafePathReason(path: string): string | null {
+function unsafePathReason(path: string): string | null {
   if (path === "") return "is empty";
   if (path.startsWith("/")) return "is absolute";
   if (path.includes("\\")) return "contains a backslash";
