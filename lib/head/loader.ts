@@ -7,9 +7,11 @@
  * latest manifest is read instead and the state says so (`source: "manifest"` + warning).
  *
  * Warm load (`latest()` on the handle): within `versionCheckInterval` of the last check the
- * state is reused without any request (staleness bounded on purpose); after it, one HEAD
- * asks whether version N+1 exists (versions are sequential, so its absence proves N is
- * still the latest); only if it does is a cold load made.
+ * state is reused without any request (staleness bounded on purpose); after it, the latest
+ * version file is looked up again (Lance V2 names: one LIST with max-keys=1) and only if it
+ * is another file is the rest of a cold load made. Asking whether version N+1 exists is not
+ * enough: a cleanup removes N+1 when nothing pins it while a tag keeps N, so N+1's absence
+ * does not prove that N is still the latest (found by the soak, bench/soak).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { NotATableError } from "../formats/errors.ts";
@@ -127,34 +129,34 @@ export class TableHandle {
 
   private async check(): Promise<TableState> {
     const state = this.state;
-    if (state && !(await this.versionExists(state.version + 1, state.snapshot.versionFile))) {
-      this.state = { ...state, checkedAt: this.now() };
+    const checkedAt = this.now();
+    if (!state) return this.load(checkedAt);
+    const latest = await this.format.latestVersionFile(this.store);
+    if (latest && sameVersionFile(latest, state.snapshot.versionFile)) {
+      this.state = { ...state, checkedAt };
       return this.state;
     }
-    const checkedAt = this.now();
-    const loaded = await loadTableState(this.store, { format: this.format, codecs: this.codecs, checkedAt });
+    return this.load(checkedAt, latest ?? undefined);
+  }
+
+  private async load(checkedAt: number, latest?: VersionFile): Promise<TableState> {
+    const loaded = await loadTableState(this.store, { format: this.format, codecs: this.codecs, checkedAt, ...(latest ? { latest } : {}) });
     if (loaded.warning) this.onWarning?.(loaded.warning);
     this.state = loaded;
     return loaded;
   }
+}
 
-  private async versionExists(version: number, like: VersionFile): Promise<boolean> {
-    try {
-      const key = this.format.siblingVersionKey?.(like, version);
-      if (key !== undefined) await this.store.head(key);
-      else await this.format.findVersionFile(this.store, version);
-      return true;
-    } catch (error) {
-      if (error instanceof NotFoundError) return false;
-      throw error;
-    }
-  }
+function sameVersionFile(a: VersionFile, b: VersionFile): boolean {
+  return a.version === b.version && a.key === b.key && a.size === b.size && a.etag === b.etag;
 }
 
 export interface LoadTableStateOptions {
   format?: TableFormat;
   codecs?: HeadCodecRegistry;
   checkedAt?: number;
+  /** The latest version file, when the caller has just listed it (saves the LIST). */
+  latest?: VersionFile;
 }
 
 /** One cold load: the head and the latest version in parallel, the manifest only when needed. */
@@ -162,7 +164,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   const format = options.format ?? lanceFormat;
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
-  const [stored, latest] = await Promise.all([getHead(store, codecs), format.latestVersionFile(store)]);
+  const [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
   if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
   const headUri = store.uriOf(HEAD_KEY);
 
