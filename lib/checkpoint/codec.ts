@@ -48,7 +48,6 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
     switch (name) {
       case "is_tagged":
       case "is_cleaned_up":
-        return vectorFromArray(rows.map((r) => r[name]), type);
       case "transaction_uuid":
       case "operation_type":
         return vectorFromArray(rows.map((r) => r[name]), type);
