@@ -17,6 +17,7 @@ import { headDescribesFile } from "./content.ts";
 import { collectRecentVersions } from "./recent-versions.ts";
 import { resolveHeadSettings } from "./settings.ts";
 import type { HeadSettingOverrides } from "./settings.ts";
+import { UnsupportedHeadError } from "./errors.ts";
 import { readStoredHead } from "./stored-head.ts";
 
 export interface WriteTableHeadOptions extends HeadSettingOverrides, ConditionalWriteOptions {
@@ -61,10 +62,14 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   const previousHeadProblem = stored.state === "unreadable" ? stored.problem : null;
   const probe = stored.state === "missing" ? null : stored.probe;
 
-  // A head of this version but of another version file (table recreated) is replaced, not kept.
+  // A head of this version that is wrong is replaced, not kept until the next commit: one of
+  // another version file (table recreated), or a corrupt one. One this reader cannot read
+  // because it is newer (unknown codec, header version) is left alone.
   const mismatched = previous !== null && previous.tableVersion === target.version && !headDescribesFile(previous, target, format.name);
+  const corrupt = stored.state === "unreadable" && stored.probe.tableVersion === target.version && !(stored.error instanceof UnsupportedHeadError);
+  const replaceable = mismatched || corrupt;
   // A newer head, or this version already (in the codec asked for, if one was): no manifest read.
-  const early = mismatched ? null : earlySkip(probe?.tableVersion ?? null, probe?.header?.codec ?? null, target.version, options.codec);
+  const early = replaceable ? null : earlySkip(probe?.tableVersion ?? null, probe?.header?.codec ?? null, target.version, options.codec);
   if (early) {
     return {
       action: early,
@@ -102,7 +107,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
       bytes: built.bytes,
       version: built.content.tableVersion,
       codec: built.header.codec,
-      ...(mismatched && probe ? { replaceSameVersionEtag: probe.etag } : {}),
+      ...(replaceable && probe ? { replaceSameVersionEtag: probe.etag } : {}),
     },
     options,
     probe,

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { putHeadConditionally } from "../../lib/head/conditional-put.ts";
 import { openTable } from "../../lib/head/loader.ts";
+import { HEAD_HEADER_BYTES } from "../../lib/head/header.ts";
 import { HEAD_KEY, probeStoredHead, readStoredHead } from "../../lib/head/stored-head.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
@@ -65,6 +66,30 @@ describe("writeTableHead", () => {
     await store.put(HEAD_KEY, new Uint8Array(0));
     expect(await writeTableHead(store, {})).toMatchObject({ action: "replaced", storedVersion: null });
     expect(await storedVersion()).toBe(3);
+  });
+
+  it("repairs a corrupt head of the same version instead of keeping it until the next commit", async () => {
+    await writeTableHead(store, {});
+    const bytes = (await store.get(HEAD_KEY)).body.slice();
+    bytes[HEAD_HEADER_BYTES + 10]! ^= 1;
+    await store.put(HEAD_KEY, bytes);
+    const result = await writeTableHead(store, {});
+    expect(result).toMatchObject({ action: "replaced", version: 3, storedVersion: 3 });
+    expect(result.previousHeadProblem).toMatch(/checksum mismatch/);
+    expect((await readStoredHead(store)).state).toBe("readable");
+  });
+
+  it("keeps a same-version head it cannot read because it is newer (unknown codec), not corrupt", async () => {
+    await writeTableHead(store, {});
+    const bytes = (await store.get(HEAD_KEY)).body.slice();
+    const name = new TextEncoder().encode("zarr");
+    bytes[37] = name.length;
+    bytes.fill(0, 38, HEAD_HEADER_BYTES);
+    bytes.set(name, 38);
+    await store.put(HEAD_KEY, bytes);
+    const etag = (await store.head(HEAD_KEY)).etag;
+    expect((await writeTableHead(store, {})).action).toBe("skipped-same-version");
+    expect((await store.head(HEAD_KEY)).etag).toBe(etag);
   });
 
   it("rewrites the same version only to change its codec", async () => {
