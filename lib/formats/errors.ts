@@ -2,6 +2,8 @@
  * Errors about a table's content (as opposed to StoreError, about reaching it).
  * Each names the object (`uri`) and the problem in one line.
  */
+import type { TableFormat } from "./table-format.ts";
+
 export class TableFormatError extends Error {
   readonly uri: string;
   constructor(uri: string, problem: string, options?: { cause?: unknown }) {
@@ -19,3 +21,8 @@ export class UnsupportedFeatureError extends TableFormatError {}
 
 /** The location holds no table of this format (no version files). */
 export class NotATableError extends TableFormatError {}
+
+/** The location holds no version file of `format`: what every reader says about a folder that is not a table. */
+export function noVersionFilesError(uri: string, format: Pick<TableFormat, "name" | "versionsPrefix">): NotATableError {
+  return new NotATableError(uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+}

@@ -14,7 +14,7 @@
  * does not prove that N is still the latest (found by the soak, bench/soak).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import { NotATableError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
 import { lanceFormat } from "../formats/lance/lance-format.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { NotFoundError, StoreError } from "../store/errors.ts";
@@ -165,7 +165,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
   const [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
-  if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  if (!latest) throw noVersionFilesError(store.uri, format);
   const headUri = store.uriOf(HEAD_KEY);
 
   if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {

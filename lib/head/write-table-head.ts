@@ -5,7 +5,7 @@
  * makes the first conditional PUT, its footers and version records are reused.
  */
 import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-footer.ts";
-import { NotATableError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
 import { lanceFormat } from "../formats/lance/lance-format.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -145,7 +145,7 @@ function earlySkip(
 async function targetVersionFile(store: ObjectStore, format: TableFormat, version: number | undefined): Promise<VersionFile> {
   if (version !== undefined) return format.findVersionFile(store, version);
   const latest = await format.latestVersionFile(store);
-  if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  if (!latest) throw noVersionFilesError(store.uri, format);
   return latest;
 }
 

@@ -9,7 +9,7 @@ import { archiveVersions } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
-import { NotATableError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
 import { detectFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
@@ -44,7 +44,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   const before = store.stats.snapshot();
   const format = options.format ?? (await detectFormat(store));
   const [versionFiles, refs, runFiles] = await Promise.all([format.listVersionFiles(store), format.readRefs(store), listRunFiles(store)]);
-  if (versionFiles.length === 0) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  if (versionFiles.length === 0) throw noVersionFilesError(store.uri, format);
   const timeline = await readTimeline(store, format, { versionFiles, refs });
   const intents = await readIntents(store, runFiles.intents);
   const records = new Map<number, VersionRecord>();

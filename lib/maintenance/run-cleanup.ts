@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
-import { NotATableError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
 import { detectFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -92,7 +92,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   try {
     // The latest version as of now: it and everything committed from here on are kept.
     const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
-    if (!latest) throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+    if (!latest) throw noVersionFilesError(store.uri, format);
     report.latest_version_at_start = latest.version;
     const intents = await readIntents(store, runFiles.intents);
     report.warnings.push(...intents.problems);

@@ -5,7 +5,7 @@
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
-import { NotATableError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
 import type { VersionRecord } from "./version-record.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 
@@ -43,7 +43,7 @@ export async function readVersionRecords(
     options.refs ?? format.readRefs(store),
   ]);
   if (listed.length === 0 && options.fromVersion === undefined) {
-    throw new NotATableError(store.uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+    throw noVersionFilesError(store.uri, format);
   }
   const fromVersion = options.fromVersion ?? 0;
   const files = listed.filter((file) => file.version >= fromVersion).sort((a, b) => a.version - b.version);
