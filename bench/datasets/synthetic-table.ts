@@ -6,7 +6,6 @@
  */
 import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { StorageKind } from "../harness/benchmark.ts";
 import type { S3Env } from "../harness/s3-env.ts";
 import { dataFileName, describeVersion, ensureMasterVersions, GENERATOR_REVISION } from "./manifest-generator.ts";
@@ -79,9 +78,7 @@ export class SyntheticTable {
       const s3 = this.options.s3!;
       await s3.removePrefix(this.options.name);
       const body = await readFile(this.options.template.dataFilePath);
-      for (const key of dataKeys) {
-        await s3.setupClient.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${this.options.name}/${this.tableName}.lance/${key}`, Body: body }));
-      }
+      for (const key of dataKeys) await s3.putObject(`${this.options.name}/${this.tableName}.lance/${key}`, body);
     }
     this.versions = 0;
   }
@@ -128,7 +125,7 @@ async function uploadKeys(s3: S3Env, masterDir: string, prefix: string, keys: st
     while (next < keys.length) {
       const key = keys[next++]!;
       const body = await readFile(join(masterDir, key));
-      await s3.setupClient.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${key}`, Body: body }));
+      await s3.putObject(`${prefix}/${key}`, body);
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));

@@ -8,12 +8,22 @@ import { createInterface } from "node:readline";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { tmpdir } from "node:os";
-import { S3Client, PutObjectCommand, ListObjectsV2Command, DeleteObjectsCommand } from "@aws-sdk/client-s3";
+import {
+  S3Client,
+  PutObjectCommand,
+  ListObjectsV2Command,
+  DeleteObjectsCommand,
+  CreateMultipartUploadCommand,
+  UploadPartCommand,
+  CompleteMultipartUploadCommand,
+} from "@aws-sdk/client-s3";
 import type { ProxyCounts } from "./s3-request-kind.ts";
 
 export const BENCH_BUCKET = "lakewarden-bench";
 const CREDENTIALS = { accessKeyId: "bench", secretAccessKey: "bench" };
 const REGION = "us-east-1";
+/** fauxqs 2.4.1 refuses request bodies over 11 MiB (413); bigger files go up in parts, as LanceDB writes them. */
+const SINGLE_PUT_LIMIT = 8 * 1024 * 1024;
 
 export class S3Env {
   readonly endpoint: string;
@@ -91,11 +101,30 @@ export class S3Env {
       while (next < files.length) {
         const file = files[next++]!;
         const key = `${keyPrefix}/${relative(localDir, file).split(sep).join("/")}`;
-        await this.setupClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readFile(file) }));
+        await this.putObject(key, await readFile(file));
       }
     };
     await Promise.all(Array.from({ length: 32 }, worker));
     return files.length;
+  }
+
+  /** One object (setup; undelayed), in parts when it is too big for one PUT to the emulator. */
+  async putObject(key: string, body: Uint8Array): Promise<void> {
+    if (body.length <= SINGLE_PUT_LIMIT) {
+      await this.setupClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }));
+      return;
+    }
+    const { UploadId } = await this.setupClient.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    for (let offset = 0, part = 1; offset < body.length; offset += SINGLE_PUT_LIMIT, part++) {
+      const { ETag } = await this.setupClient.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber: part, Body: body.subarray(offset, offset + SINGLE_PUT_LIMIT) }),
+      );
+      parts.push({ ETag: ETag!, PartNumber: part });
+    }
+    await this.setupClient.send(
+      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+    );
   }
 
   /** Deletes every object under `keyPrefix/` (setup). */
