@@ -8,13 +8,12 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
-import { UsageError } from "../errors.ts";
+import { parseSettingFlag } from "../flags.ts";
 import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
 import { StoreError } from "../../store/errors.ts";
-import { parseSetting } from "../../maintenance/policy.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import type { CleanupReport } from "../../maintenance/report.ts";
@@ -78,14 +77,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
 /** CLI flags → caller settings, checked with the same parser as table config values. */
 function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
   const settings: CleanupSettings = {};
-  try {
-    if (flags.olderThan !== undefined) settings.olderThanMs = parseSetting("olderThanMs", flags.olderThan, "--older-than", "command line");
-    if (flags.retainVersions !== undefined) settings.retainVersions = parseSetting("retainVersions", flags.retainVersions, "--retain-versions", "command line");
-    if (flags.protectBefore !== undefined) settings.protectBefore = parseSetting("protectBefore", flags.protectBefore, "--protect-before", "command line");
-    if (flags.safetyWindow !== undefined) settings.safetyWindowMs = parseSetting("safetyWindowMs", flags.safetyWindow, "--safety-window", "command line");
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^command line: /, ""));
-  }
+  if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");
+  if (flags.retainVersions !== undefined) settings.retainVersions = parseSettingFlag("retainVersions", flags.retainVersions, "--retain-versions");
+  if (flags.protectBefore !== undefined) settings.protectBefore = parseSettingFlag("protectBefore", flags.protectBefore, "--protect-before");
+  if (flags.safetyWindow !== undefined) settings.safetyWindowMs = parseSettingFlag("safetyWindowMs", flags.safetyWindow, "--safety-window");
   if (flags.deleteUnverified) settings.deleteUnverified = true;
   return settings;
 }

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { UsageError } from "../errors.ts";
+import { checkHeadCodecFlag } from "../flags.ts";
 import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { headCodecs } from "../../head/registry.ts";
@@ -32,9 +32,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
       .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
       .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's lakewarden.head_codec, else arrow)`),
   ).action(async (table: string, options: WriteOptions) => {
-    if (options.codec !== undefined && !headCodecs.get(options.codec)) {
-      throw new UsageError(`unknown head codec ${JSON.stringify(options.codec)} (known: ${headCodecs.names().join(", ")})`);
-    }
+    checkHeadCodecFlag(options.codec);
     const result = await runOnTable(table, options, io, (store) =>
       writeTableHead(store, options.codec === undefined ? {} : { codec: options.codec }),
     );

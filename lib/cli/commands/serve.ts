@@ -11,10 +11,11 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
+import { checkHeadCodecFlag, parseSettingFlag } from "../flags.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { formatDuration, parseDuration } from "../../maintenance/duration.ts";
-import { parseSetting, type CleanupSettings } from "../../maintenance/policy.ts";
+import type { CleanupSettings } from "../../maintenance/policy.ts";
 import { startDemoLake, type DemoWriter } from "../../serve/demo-lake.ts";
 import { LakeServer, type ServeEvent } from "../../serve/lake-server.ts";
 import { parseLocation } from "../../store/location.ts";
@@ -84,15 +85,9 @@ function parseServeOptions(options: ServeOptions, demo: boolean) {
   const cleanupSettings: CleanupSettings = {};
   const olderThan = options.olderThan ?? (demo ? DEMO_DEFAULTS.olderThan : undefined);
   const retainVersions = options.retainVersions ?? (demo ? DEMO_DEFAULTS.retainVersions : undefined);
-  try {
-    if (olderThan !== undefined) cleanupSettings.olderThanMs = parseSetting("olderThanMs", olderThan, "--older-than", "lakewarden serve");
-    if (retainVersions !== undefined) cleanupSettings.retainVersions = parseSetting("retainVersions", retainVersions, "--retain-versions", "lakewarden serve");
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^lakewarden serve: /, ""));
-  }
-  if (options.codec !== undefined && !headCodecs.get(options.codec)) {
-    throw new UsageError(`unknown head codec ${JSON.stringify(options.codec)} (known: ${headCodecs.names().join(", ")})`);
-  }
+  if (olderThan !== undefined) cleanupSettings.olderThanMs = parseSettingFlag("olderThanMs", olderThan, "--older-than");
+  if (retainVersions !== undefined) cleanupSettings.retainVersions = parseSettingFlag("retainVersions", retainVersions, "--retain-versions");
+  checkHeadCodecFlag(options.codec);
   const depth = /^\d+$/.test(options.depth) ? Number(options.depth) : Number.NaN;
   if (!Number.isSafeInteger(depth)) throw new UsageError(`--depth ${JSON.stringify(options.depth)} is not a whole number`);
   return {
