@@ -5,6 +5,7 @@
  *   _refs/branches/{branch}.json   {"parentBranch": null|"name", "parentVersion": 3, ...}
  * A `/` in a branch name is stored as `%2F` in the file name.
  */
+import { NotFoundError } from "../../store/errors.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Branch, Refs, Tag } from "../table-format.ts";
@@ -80,13 +81,26 @@ export async function readBranch(store: ObjectStore, key: string): Promise<Branc
   };
 }
 
+/** A ref deleted between the listing and the GET is gone, like one never listed: null. */
+async function unlessDeleted<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
 /** All tags and branches, sorted by name. A missing `_refs/` folder means none. */
 export async function readLanceRefs(store: ObjectStore): Promise<Refs> {
   const [tagKeys, branchKeys] = await Promise.all([refKeys(store, TAGS_PREFIX), refKeys(store, BRANCHES_PREFIX)]);
   const [tags, branches] = await Promise.all([
-    mapConcurrent(tagKeys, REF_READ_CONCURRENCY, (key) => readTag(store, key)),
-    mapConcurrent(branchKeys, REF_READ_CONCURRENCY, (key) => readBranch(store, key)),
+    mapConcurrent(tagKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readTag(store, key))),
+    mapConcurrent(branchKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readBranch(store, key))),
   ]);
   const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  return { tags: tags.sort(byName), branches: branches.sort(byName) };
+  return {
+    tags: tags.filter((tag): tag is Tag => tag !== null).sort(byName),
+    branches: branches.filter((branch): branch is Branch => branch !== null).sort(byName),
+  };
 }
