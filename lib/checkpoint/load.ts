@@ -40,10 +40,10 @@ export interface LoadedCheckpoint {
   files: CheckpointFile[];
 }
 
-/** Checkpoint files ascending by version; other files in the folder are ignored. */
+/** Checkpoint files ascending by version; other files in the folder (and anything below it) are ignored. */
 export async function listCheckpointFiles(store: ObjectStore): Promise<CheckpointFile[]> {
   const files: CheckpointFile[] = [];
-  for await (const object of store.list(CHECKPOINTS_PREFIX)) {
+  for await (const object of store.list(CHECKPOINTS_PREFIX, { delimiter: "/" })) {
     const version = parseCheckpointKey(object.key);
     if (version === null) continue;
     files.push({ key: object.key, version, size: object.size, etag: object.etag, lastModified: object.lastModified });
