@@ -22,6 +22,9 @@ export class UnsupportedFeatureError extends TableFormatError {}
 /** The location holds no table of this format (no version files). */
 export class NotATableError extends TableFormatError {}
 
+/** The location is the folder of one of a table's branches, not a table's root (whose refs say what the branch needs). */
+export class BranchLocationError extends TableFormatError {}
+
 /** The location holds no version file of `format`: what every reader says about a folder that is not a table. */
 export function noVersionFilesError(uri: string, format: Pick<TableFormat, "name" | "versionsPrefix">): NotATableError {
   return new NotATableError(uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);

@@ -113,6 +113,12 @@ export interface TableFormat {
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
   readRefs(store: ObjectStore): Promise<Refs>;
+  /**
+   * Optional: the branch's name when the location is not a table's root but the folder of one of
+   * its branches (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location:
+   * the refs that say what a branch's versions are needed for live at the table's root.
+   */
+  branchAt?(store: ObjectStore): Promise<string | null>;
   /** What kind of file a key under a managed prefix is; null for a file the format does not know. */
   classify(key: string): FileKind | null;
   /** Optional: reads a data file's footer so a head can inline it; a format without one gets heads without footers. */

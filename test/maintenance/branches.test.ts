@@ -9,6 +9,7 @@ import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import * as lancedb from "@lancedb/lancedb";
+import { BranchLocationError } from "../../lib/formats/errors.ts";
 import { readLanceVersion } from "../../lib/formats/lance/read-version.ts";
 import { deletionFileName } from "../../lib/formats/lance/snapshot-files.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
@@ -17,7 +18,7 @@ import { processManifests } from "../../lib/maintenance/process-manifests.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";
-import { compareContents, readContents, type VersionContent } from "./lance-checks.ts";
+import { compareContents, listTree, readContents, type VersionContent } from "./lance-checks.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -244,5 +245,46 @@ describe("cleanup of a table with a branch", () => {
     expect(outcome.removedVersions).toEqual([1, 3]);
     expect(outcome.referenceCheck?.ok).toBe(true);
     expect(await readBranch(ds.dbUri, "late")).toEqual(new Map([[2, lateContent]]));
+  });
+
+  it("pointed at a branch's own folder, cleanup refuses and touches nothing: what the branch's versions are needed for is recorded at the table's root", async () => {
+    // `lakewarden serve` follows every folder a version file is written in, so a commit on a
+    // branch (`t.lance/tree/exp/_versions/…`) used to make it clean `t.lance/tree/exp` as a
+    // table of its own, blind to the tag below (kept at the root, in `_refs/tags/`).
+    const ds = await buildTable([{ op: "create", rows: 6 }, { op: "append", rows: 4 }]);
+    const seen = new Map<number, VersionContent>();
+    const branch = await (await ds.table.branches()).create("exp", "main", 2);
+    await commitOnBranch(branch, seen, () => branch.add(rows(900, 3)));
+    const pinned = await branch.version();
+    await (await branch.tags()).create("exp-pinned", pinned);
+    await commitOnBranch(branch, seen, () => branch.add(rows(950, 2)));
+    await commitOnBranch(branch, seen, () => branch.add(rows(990, 2), { mode: "overwrite" }));
+    await commitOnBranch(branch, seen, () => branch.add(rows(995, 1)));
+    branch.close();
+    ds.close();
+    const branchFolder = join(ds.tableUri, "tree", "exp");
+    const filesBefore = await listTree(ds.tableUri);
+    const branchStore = new LocalStore(branchFolder);
+    const cutoff = await cutoffAfterCommits();
+
+    for (const dryRun of [true, false]) {
+      const run = runCleanup(branchStore, { settings: { olderThanMs: 0, retainVersions: 1 }, now: () => cutoff, dryRun });
+      await expect(run).rejects.toThrow(BranchLocationError);
+      await expect(run).rejects.toThrow(`${branchStore.uri}: this is branch "exp" of a table, not a table's root; clean the table from its root, which keeps what every branch needs`);
+    }
+    expect(await listTree(ds.tableUri)).toEqual(filesBefore);
+
+    // From the root, the branch and its tag are left whole.
+    const report = await runCleanup(new LocalStore(ds.tableUri), { settings: { olderThanMs: 0, retainVersions: 1 }, now: () => cutoff });
+    expect(report.versions_removed).toEqual([1]);
+    expect(report.files.filter((f) => f.action === "delete" && f.key.startsWith("tree/"))).toEqual([]);
+    const db = await lancedb.connect(ds.dbUri);
+    const table = await db.openTable("t");
+    const onBranch = await (await table.branches()).checkout("exp");
+    await onBranch.checkout("exp-pinned");
+    expect(await contentOf(onBranch)).toEqual(seen.get(pinned));
+    onBranch.close();
+    table.close();
+    db.close();
   });
 });

@@ -124,6 +124,16 @@ function classify(key: string): FileKind | null {
   return null;
 }
 
+/**
+ * Lance keeps a branch as a dataset of its own under `{root}/tree/{branch}/` (lance.md §1), whose
+ * manifests name the branch. Only a location with a `tree` folder in its path costs a request.
+ */
+async function branchAt(store: ObjectStore): Promise<string | null> {
+  if (!store.uri.includes("/tree/")) return null;
+  const latest = await latestVersionFile(store);
+  return latest ? (await readLanceVersion(store, latest.key, latest.size)).manifest.branch : null;
+}
+
 /** Newer Lance writes this hint on stores whose listing is unordered; it is Lance's to manage. */
 const VERSION_HINT_KEY = `${VERSIONS_PREFIX}latest_version_hint.json`;
 
@@ -138,6 +148,7 @@ export const lanceFormat: TableFormat = {
   siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),
   readSnapshot,
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
+  branchAt,
   classify,
   isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
   readDataFileFooter: readLanceDataFileFooter,
