@@ -142,7 +142,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     note:
       `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
       "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
-      "Peak RSS: the child's getrusage maxRSS; *added*: peak minus the RSS after loading libraries. " +
+      "Peak RSS: the child's getrusage maxRSS, median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
       "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
       "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt.",
     columns: ["storage", "tool", "time", "vs LanceDB", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
@@ -158,8 +158,8 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
           tool.label,
           formatMs(ms),
           tool.id === "lancedb" ? "1×" : formatRatio(base, ms),
-          formatBytes(median(runs.outcomes.map((o) => o.peakRssBytes))),
-          formatBytes(median(runs.outcomes.map((o) => o.peakRssBytes - o.baselineRssBytes))),
+          withRange(runs.outcomes.map((o) => o.peakRssBytes)),
+          withRange(runs.outcomes.map((o) => o.peakRssBytes - o.baselineRssBytes)),
           String(last.versionsRemoved),
           formatBytes(last.bytesRemoved),
           formatRequests(runs.requests),
@@ -209,6 +209,13 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
       );
     }),
   };
+}
+
+/** `median (min–max)` of byte counts. */
+function withRange(values: number[]): string {
+  const low = formatBytes(Math.min(...values));
+  const high = formatBytes(Math.max(...values));
+  return low === high ? low : `${formatBytes(median(values))} (${low}–${high})`;
 }
 
 /**
