@@ -186,8 +186,10 @@ export class SoakCleaner {
   /** A run that threw may have removed versions before it did: whatever is gone, a cleanup removed. */
   private async accountForFailedRun(): Promise<void> {
     const { store, history, removed } = this.options;
+    // Versions known before the listing: one committed after it is not missing from it.
+    const known = [...history.main.keys()];
     const live = new Set((await lanceFormat.listVersionFiles(store)).map((f) => f.version));
-    for (const version of history.main.keys()) {
+    for (const version of known) {
       if (live.has(version) || removed.has(version)) continue;
       removed.add(version);
       this.stats.versionsRemoved++;
