@@ -3,6 +3,7 @@
  * (local, s3) has its own section that a new run of that store replaces.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname } from "node:path";
 import type { MachineInfo } from "../harness/machine.ts";
 import type { CleanerStats } from "./cleaner.ts";
@@ -72,6 +73,11 @@ export function summaryLines(s: SoakSummary): string[] {
   ];
 }
 
+/** The results file is committed: no path of this machine in it. */
+function scrub(text: string): string {
+  return text.split(tmpdir()).join("$TMPDIR");
+}
+
 export function sectionFor(s: SoakSummary): string {
   const m = s.machine;
   const lines = [
@@ -85,13 +91,18 @@ export function sectionFor(s: SoakSummary): string {
     lines.push("", "Violations (first 20):", "");
     for (const v of s.violations.slice(0, 20)) lines.push(`- [${v.check}] round ${v.round}, ${(v.atMs / 1000).toFixed(1)} s: ${v.message}`);
   }
-  return lines.join("\n") + "\n";
+  return scrub(lines.join("\n")) + "\n";
 }
 
 const TITLE = `# Soak: cleanup under a live LanceDB writer
 
 Written by \`npm run soak\` (bench/soak/). Each section is the last run on that store. What runs
 and what is checked after every round: bench/soak/run.ts and bench/soak/invariants.ts.
+
+Writer errors are LanceDB's, not violations: the writer re-reads the table after one and goes
+on. Known: \`compact\` (LanceDB \`optimize()\`) can fail with "manifest not found" when a
+cleanup removes an old version file while LanceDB 0.31 (lance 8.0.0) lists and reads every
+manifest for its own prune pass; newer Lance skips an old manifest a concurrent cleanup removed.
 `;
 
 /** Replaces this store's section in the results file (creating the file), keeping the other's. */

@@ -85,6 +85,19 @@ function contentOfIds(ids: Iterable<number>): Content {
   return { rows, idSum };
 }
 
+/**
+ * LanceDB's message, grouped by kind: without the table's location, object names, numbers
+ * and the Rust source locations it appends.
+ */
+function errorKind(message: string): string {
+  return message
+    .split("\n")[0]!
+    .replace(/, \/\S+\.rs:\d+:\d+.*$/, "")
+    .replace(/(?:[a-z0-9+]+:\/\/)?\/?(?:[\w.-]+\/)+[\w.-]+/gi, "<path>")
+    .replace(/\d+/g, "N")
+    .slice(0, 200);
+}
+
 /** A delete predicate LanceDB evaluates, and the same test in JS for the model. */
 function deletePredicate(random: Random, ids: ReadonlySet<number>): { sql: string; matches: (id: number) => boolean } {
   if (random.next() < 0.7) {
@@ -135,7 +148,7 @@ export class SoakWriter {
       try {
         await this.apply(step);
       } catch (error) {
-        const message = `${step}: ${(error as Error).message.split("\n")[0]!.slice(0, 300)}`;
+        const message = `${step}: ${errorKind((error as Error).message)}`;
         this.stats.errors.set(message, (this.stats.errors.get(message) ?? 0) + 1);
         await this.resync(before);
       }
