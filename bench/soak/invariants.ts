@@ -35,6 +35,8 @@ export interface CheckStats {
   branchVersionsOpened: number;
   filesChecked: number;
   cliVersionsRuns: number;
+  /** LanceDB listings of tags or branches that failed on a ref deleted meanwhile, and were repeated. */
+  lancedbRefListRaces: number;
 }
 
 export interface CheckerOptions {
@@ -70,7 +72,7 @@ interface Needer {
 }
 
 export class InvariantChecker {
-  readonly stats: CheckStats = { rounds: 0, versionsOpened: 0, tagsOpened: 0, branchVersionsOpened: 0, filesChecked: 0, cliVersionsRuns: 0 };
+  readonly stats: CheckStats = { rounds: 0, versionsOpened: 0, tagsOpened: 0, branchVersionsOpened: 0, filesChecked: 0, cliVersionsRuns: 0, lancedbRefListRaces: 0 };
   private readonly options: CheckerOptions;
   private headVersion = -1;
 
@@ -159,7 +161,7 @@ export class InvariantChecker {
         }
       }
 
-      const tags = await (await table.tags()).list();
+      const tags = await this.listRefs(() => table.tags());
       for (const [name, tag] of Object.entries(tags)) {
         const expected = committed.get(tag.version);
         if (!(await stillThere(tag.version))) violations.add("tag", `tag ${name} names version ${tag.version}, whose version file is gone`);
@@ -170,11 +172,11 @@ export class InvariantChecker {
           if (expected && !sameContent(seen, expected)) violations.add("tag", `tag ${name} (version ${tag.version}) reads ${describeContent(seen)}; committed with ${describeContent(expected)}`);
         } catch (error) {
           // The writer may have deleted it since the list.
-          if (name in (await (await table.tags()).list())) violations.add("tag", `LanceDB cannot open tag ${name} (version ${tag.version}): ${(error as Error).message.split("\n")[0]}`);
+          if (name in (await this.listRefs(() => table.tags()))) violations.add("tag", `LanceDB cannot open tag ${name} (version ${tag.version}): ${(error as Error).message.split("\n")[0]}`);
         }
       }
 
-      const branches = await (await table.branches()).list();
+      const branches = await this.listRefs(() => table.branches());
       for (const [name, record] of [...history.branches]) {
         if (!(name in branches)) continue;
         if (!(await stillThere(record.parentVersion))) violations.add("branch", `branch ${name} was created from version ${record.parentVersion}, whose version file is gone`);
@@ -193,6 +195,22 @@ export class InvariantChecker {
     } finally {
       table.close();
       db.close();
+    }
+  }
+
+  /**
+   * LanceDB's own listing of tags or branches, again when it fails on a ref deleted under it:
+   * LanceDB 0.31 (lance 8.0.0) lists `_refs/` and then HEADs each file, and a ref the writer
+   * deletes in between fails the whole list (lakewarden's reader had the same race; fixed).
+   */
+  private async listRefs<T>(refs: () => Promise<{ list(): Promise<Record<string, T>> }>): Promise<Record<string, T>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await (await refs()).list();
+      } catch (error) {
+        if (attempt === 5 || !/_refs\/.*not found/i.test((error as Error).message)) throw error;
+        this.stats.lancedbRefListRaces++;
+      }
     }
   }
 

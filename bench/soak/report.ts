@@ -66,6 +66,7 @@ export function summaryLines(s: SoakSummary): string[] {
     `| timeline reads during cleanups | ${s.readers.timelineReads}; ${s.readers.timelineGaps} left out versions a running cleanup had removed but not yet archived${s.readers.gapExamples.length ? ` (e.g. ${s.readers.gapExamples[0]})` : ""} |`,
     `| checked | ${s.checks.versionsOpened} kept versions, ${s.checks.tagsOpened} tags, ${s.checks.branchVersionsOpened} branch versions opened in LanceDB; ${s.checks.filesChecked} referenced files; \`lakewarden versions\` ${s.checks.cliVersionsRuns} times |`,
     `| writer errors | ${listCounts(s.writer.errors)} |`,
+    `| LanceDB tag/branch listings repeated (a ref deleted under them) | ${s.checks.lancedbRefListRaces} |`,
     `| cleanup errors | ${listCounts(s.cleaner.errors)} |`,
     `| cleanup warnings | ${listCounts(s.cleaner.warnings, 4)} |`,
     `| head write errors | ${listCounts(s.head.errors)} |`,
@@ -103,6 +104,10 @@ Writer errors are LanceDB's, not violations: the writer re-reads the table after
 on. Known: \`compact\` (LanceDB \`optimize()\`) can fail with "manifest not found" when a
 cleanup removes an old version file while LanceDB 0.31 (lance 8.0.0) lists and reads every
 manifest for its own prune pass; newer Lance skips an old manifest a concurrent cleanup removed.
+LanceDB's own \`tags().list()\` fails the same way when a tag is deleted between its listing of
+\`_refs/\` and its HEAD of the file; the checks list again (counted below). On S3 every cleanup
+goes through the library: a \`lakewarden cleanup\` child process would bypass this process's
+conditional-write semantics for fauxqs, which ignores If-None-Match, so the lease would not hold.
 `;
 
 /** Replaces this store's section in the results file (creating the file), keeping the other's. */
