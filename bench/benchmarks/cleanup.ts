@@ -142,7 +142,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     note:
       `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
       "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
-      "Peak RSS: the child's getrusage maxRSS, median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
+      "Peak RSS: the child's high-water RSS (Linux VmHWM), median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
       "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
       "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt.",
     columns: ["storage", "tool", "time", "vs LanceDB", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],

@@ -231,7 +231,7 @@ function buildReport(env: BenchEnv, cells: Cell[], cuts: string[], grid: Grid): 
     for (const fragments of grid.fragments) {
       const here = cells.filter((c) => c.storage === storage && c.fragments === fragments);
       panels.push({
-        title: `${formatCount(fragments)} fragments, ${storageLabel(storage, s3LatencyMs)}`,
+        title: `${formatCount(fragments)} fragments, ${storage === "local" ? "local disk" : `S3 +${s3LatencyMs} ms`}`,
         series: [
           { name: "LanceDB listVersions()", dashed: true, points: here.map((c) => ({ x: c.versions, y: c.lancedb.sampled.medianMs })) },
           ...SCENARIOS.map((s) => ({

@@ -1,6 +1,6 @@
 /**
  * Child-process entry: runs ONE cleanup and reports it as one JSON line on stdout, so its
- * peak memory (getrusage maxRSS of this process) is the cleanup's alone.
+ * peak memory (see peakRssBytes) is the cleanup's alone.
  *
  *   node bench/tools/cleanup-child.ts '<CleanupJob JSON>'
  *
@@ -9,7 +9,23 @@
  * show what the cleanup itself added. The lakewarden side
  * reaches S3 through the AWS_* environment the parent passes (the emulator behind its delay).
  */
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+
+/**
+ * This process's peak RSS. Linux: VmHWM of /proc/self/status, the high-water mark of this
+ * process's own address space. Not getrusage's maxRSS: Linux carries that across fork + exec,
+ * so a child spawned by a parent holding 500 MB would report the parent's 500 MB.
+ */
+function peakRssBytes(): number {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
 
 export interface CleanupJob {
   tool: "lancedb" | "lakewarden";
@@ -53,7 +69,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
     return {
       tool: job.tool,
       ms,
-      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      peakRssBytes: peakRssBytes(),
       baselineRssBytes,
       versionsRemoved: stats.prune.oldVersionsRemoved,
       bytesRemoved: stats.prune.bytesRemoved,
@@ -73,7 +89,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   return {
     tool: job.tool,
     ms,
-    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    peakRssBytes: peakRssBytes(),
     baselineRssBytes,
     versionsRemoved: report.versions_removed.length,
     bytesRemoved: report.bytes_removed,
