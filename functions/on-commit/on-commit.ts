@@ -9,6 +9,7 @@
  * logged, never retried. A body that is not an S3 event fails its message, which SQS then
  * retries and finally moves to the dead-letter queue.
  */
+import { BranchLocationError } from "../../lib/formats/errors.ts";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
@@ -123,6 +124,11 @@ async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDepen
       deps.metrics.addMetric(written ? METRIC.headsWritten : METRIC.headsAlreadyCurrent, MetricUnit.Count, 1);
       if (written && lagMs !== undefined) deps.metrics.addMetric(METRIC.commitToHeadLag, MetricUnit.Milliseconds, lagMs);
     } catch (error) {
+      if (error instanceof BranchLocationError) {
+        // A commit on a branch: its table's head is written from the root's own commits.
+        deps.log.info("commit to a branch folder: no head", { ...attributes, reason: error.message });
+        return;
+      }
       const reason = errorSummary(error);
       failed.set(group.table, reason);
       deps.log.error("head not written", { ...attributes, error: reason });

@@ -4,6 +4,7 @@
  * whether anything needs doing (no manifest read when a newer head is there), its ETag
  * makes the first conditional PUT, its footers and version records are reused.
  */
+import { assertTableRoot } from "../formats/table-root.ts";
 import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { lanceFormat } from "../formats/lance/lance-format.ts";
@@ -53,6 +54,7 @@ export interface WriteTableHeadResult extends HeadWriteResult {
 
 export async function writeTableHead(store: ObjectStore, options: WriteTableHeadOptions = {}): Promise<WriteTableHeadResult> {
   const format = options.format ?? lanceFormat;
+  await assertTableRoot(store, format, "a table has one head, at its root");
   const [stored, target, checkpointVersion] = await Promise.all([
     readStoredHead(store),
     targetVersionFile(store, format, options.version),

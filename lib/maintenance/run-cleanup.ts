@@ -15,7 +15,8 @@ import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
-import { BranchLocationError, noVersionFilesError } from "../formats/errors.ts";
+import { noVersionFilesError } from "../formats/errors.ts";
+import { assertTableRoot } from "../formats/table-root.ts";
 import { detectFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -80,10 +81,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   report.format = format.name;
   // Cleaning a branch's folder as a table would be blind to the tags and child branches that
   // pin its versions (recorded at the root): refuse before the lease writes anything there.
-  const branch = (await format.branchAt?.(store)) ?? null;
-  if (branch !== null) {
-    throw new BranchLocationError(store.uri, `this is branch "${branch}" of a table, not a table's root; clean the table from its root, which keeps what every branch needs`);
-  }
+  await assertTableRoot(store, format, "clean the table from its root, which keeps what every branch needs");
   const lease = options.dryRun
     ? null
     : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });

@@ -6,6 +6,7 @@
  * newest version). Cleanup runs on a timer through the same pipeline as cleanup-table,
  * under the table's lease. Everything it does is reported as an event.
  */
+import { BranchLocationError } from "../formats/errors.ts";
 import { watch, type FSWatcher } from "node:fs";
 import { hostname } from "node:os";
 import { sep } from "node:path";
@@ -27,6 +28,8 @@ import { TableFollower } from "./table-follower.ts";
 export type ServeEvent =
   | { type: "started"; location: string; tables: string[]; watching: "files" | "polling"; pollIntervalMs: number; cleanupEveryMs: number | null }
   | { type: "table-found"; table: string }
+  /** A folder that looked like a table but is a branch of one (its root's head and cleanup cover it). */
+  | { type: "table-ignored"; table: string; reason: string }
     /** action: created | replaced | skipped-same-version | skipped-newer-present (see lib/head). */
   | { type: "head"; table: string; version: number; action: string; bytes: number; durationMs: number; notifiedVersionGone: boolean }
   | { type: "head-failed"; table: string; version: number; error: string }
@@ -60,6 +63,8 @@ export class LakeServer {
   private readonly format: TableFormat;
   private readonly options: ServeOptions;
   private readonly followers = new Map<string, TableFollower>();
+  /** Branch folders (Lance `tree/{branch}/`) seen and set aside: never followed or cleaned as tables. */
+  private readonly branchFolders = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly abort = new AbortController();
   private watcher: FSWatcher | null = null;
@@ -151,7 +156,8 @@ export class LakeServer {
         warnings: report.warnings,
       });
     } catch (error) {
-      if (error instanceof LeaseHeldError) this.emit({ type: "cleanup-skipped", table: uri, reason: error.message });
+      if (error instanceof BranchLocationError) this.ignoreBranchFolder(table, error);
+      else if (error instanceof LeaseHeldError) this.emit({ type: "cleanup-skipped", table: uri, reason: error.message });
       else this.emit({ type: "cleanup-failed", table: uri, error: errorSummary(error) });
     }
   }
@@ -175,17 +181,31 @@ export class LakeServer {
             durationMs: Math.round(durationMs),
             notifiedVersionGone: result.notifiedVersionGone,
           }),
-        failed: (version, error) => this.emit({ type: "head-failed", table: uri, version, error: errorSummary(error) }),
+        failed: (version, error) => {
+          if (error instanceof BranchLocationError) this.ignoreBranchFolder(table, error);
+          else this.emit({ type: "head-failed", table: uri, version, error: errorSummary(error) });
+        },
       });
       this.followers.set(table, follower);
     }
     return follower;
   }
 
-  private addTable(table: string, announce: boolean): void {
-    if (this.followers.has(table)) return;
-    this.follower(table);
-    if (announce) this.emit({ type: "table-found", table: this.tableStore(table).uri });
+  /** The table's follower, created (and announced) on first sight; null for a branch folder set aside. */
+  private addTable(table: string, announce: boolean): TableFollower | null {
+    if (this.branchFolders.has(table)) return null;
+    const known = this.followers.has(table);
+    const follower = this.follower(table);
+    if (!known && announce) this.emit({ type: "table-found", table: this.tableStore(table).uri });
+    return follower;
+  }
+
+  /** Stops following a branch's folder for good: it is served through its table's root. */
+  private ignoreBranchFolder(table: string, error: BranchLocationError): void {
+    if (this.branchFolders.has(table)) return;
+    this.branchFolders.add(table);
+    this.followers.delete(table);
+    this.emit({ type: "table-ignored", table: this.tableStore(table).uri, reason: error.message });
   }
 
   private async discover(announce: boolean): Promise<void> {
@@ -222,8 +242,7 @@ export class LakeServer {
         const key = sep === "/" ? filename : filename.split(sep).join("/");
         const commit = parseCommitKey(this.format, key);
         if (commit === null || commit.tableRoot.split("/").some((segment) => segment !== "" && isHiddenFolder(segment))) return;
-        this.addTable(commit.tableRoot, true);
-        this.follower(commit.tableRoot).notify(commit.version);
+        this.addTable(commit.tableRoot, true)?.notify(commit.version);
       });
       this.watcher.on("error", (error) => this.emit({ type: "error", message: `watching ${root} failed: ${errorSummary(error)}; polling continues` }));
     } catch (error) {

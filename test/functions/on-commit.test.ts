@@ -164,6 +164,21 @@ describe("on-commit", () => {
     expect(await headVersion(ROOTS.broken)).toBeNull();
   });
 
+  it("writes no head inside a branch's folder and does not fail its commits", async () => {
+    const orders = datasets.orders!.table;
+    const branch = await (await orders.branches()).create("exp", "main", await orders.version());
+    await branch.add([{ id: 900, name: "on-branch", score: 1 }]);
+    branch.close();
+    const branchRoot = `${ROOTS.orders}/tree/exp`;
+    const branchFiles = await versionFiles(branchRoot);
+    expect(branchFiles.length).toBeGreaterThan(0);
+
+    await sendBodies(fauxqs.sqsClient, queue, branchFiles.map((file) => s3EventBody([file])));
+    expect((await drain(fauxqs.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
+    expect(await listObjects(fauxqs.s3Client, BUCKET, `${branchRoot}/_lakewarden/`)).toEqual([]);
+    expect(await receiveAll(fauxqs.sqsClient, dlq.queueUrl)).toEqual([]);
+  });
+
   it("sends a message that is not an S3 event to the DLQ without holding up the rest", async () => {
     const poison = "this is not an S3 event";
     const good = s3EventBody([(await versionFiles(ROOTS.sales))[0]!]);

@@ -16,6 +16,7 @@ import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { deleteUnreferenced } from "../../lib/maintenance/delete-unreferenced.ts";
 import { processManifests } from "../../lib/maintenance/process-manifests.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
+import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";
 import { compareContents, listTree, readContents, type VersionContent } from "./lance-checks.ts";
@@ -272,6 +273,8 @@ describe("cleanup of a table with a branch", () => {
       await expect(run).rejects.toThrow(BranchLocationError);
       await expect(run).rejects.toThrow(`${branchStore.uri}: this is branch "exp" of a table, not a table's root; clean the table from its root, which keeps what every branch needs`);
     }
+    // Nor does a head go there: a table has one head, at its root.
+    await expect(writeTableHead(branchStore)).rejects.toThrow(`${branchStore.uri}: this is branch "exp" of a table, not a table's root; a table has one head, at its root`);
     expect(await listTree(ds.tableUri)).toEqual(filesBefore);
 
     // From the root, the branch and its tag are left whole.

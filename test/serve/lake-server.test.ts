@@ -78,6 +78,48 @@ describe("serve on a local directory", () => {
   });
 });
 
+describe("serve on a table with a branch", () => {
+  let lake: string;
+  let dataset: LanceDataset;
+
+  beforeAll(async () => {
+    lake = await makeTempDir("serve-branch-");
+    dataset = await buildLanceDataset({ dbUri: lake, tableName: "events", steps: [{ op: "create", rows: 5 }, { op: "append", rows: 2 }] });
+  });
+
+  afterAll(async () => {
+    dataset?.close();
+    await removeDir(lake);
+  });
+
+  it("sets the branch's folder aside once: no head inside it, no cleanup of it as a table", async () => {
+    const events: ServeEvent[] = [];
+    const server = await LakeServer.start({
+      location: lake,
+      pollIntervalMs: 3_600_000,
+      cleanupEveryMs: null,
+      onEvent: (event) => events.push(event),
+    });
+    const branchUri = openStore(`${lake}/events.lance/tree/exp`).uri;
+    try {
+      const branch = await (await dataset.table.branches()).create("exp", "main", await dataset.table.version());
+      await branch.add([{ id: 900, name: "on-branch", score: 1 }]);
+      await branch.add([{ id: 901, name: "on-branch", score: 2 }]);
+      branch.close();
+      const ignored = (e: ServeEvent): e is Extract<ServeEvent, { type: "table-ignored" }> => e.type === "table-ignored";
+      expect((await eventMatching(events, ignored, "table-ignored")).table).toBe(branchUri);
+      await server.idle();
+      await server.cleanAll();
+      expect(server.tables).toEqual(["events.lance"]);
+    } finally {
+      await server.stop();
+    }
+    expect(events.filter((e) => e.type === "table-ignored")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "head-failed" || e.type === "error" || e.type === "cleanup-failed")).toEqual([]);
+    await expect(probeStoredHead(openStore(branchUri))).resolves.toBeNull();
+  });
+});
+
 describe("serve on an S3 prefix", () => {
   let fauxqs: FauxqsHandle;
   let dataset: LanceDataset;

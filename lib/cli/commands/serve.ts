@@ -139,6 +139,8 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
         `cleanup ${event.cleanupEveryMs === null ? "off" : `every ${formatDuration(event.cleanupEveryMs)}`}`;
     case "table-found":
       return `table    ${name(event.table)}  found`;
+    case "table-ignored":
+      return `table    ${name(event.table)}  ignored: ${event.reason}`;
     case "demo-commit":
       return `commit   events.lance  version ${event.version} (${event.operation}, ${event.rows} rows) by the demo writer`;
     case "head": {
