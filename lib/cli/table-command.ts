@@ -27,7 +27,7 @@ export async function runOnTable<T>(
   io: CliIO,
   body: (store: ObjectStore) => Promise<T>,
 ): Promise<T> {
-  await assertLocalTableExists(location);
+  await assertLocalDirectory(location);
   const store = openStore(location);
   try {
     return await body(store);
@@ -40,11 +40,14 @@ export function printJson(io: CliIO, value: unknown): void {
   io.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** A mistyped local path would otherwise read as an empty table; say plainly that it is missing. */
-async function assertLocalTableExists(location: string): Promise<void> {
+/**
+ * A local location must be an existing directory: a mistyped path would otherwise read as an
+ * empty table, or be served as a lake with nothing in it. `purpose` ends the message (" to serve").
+ */
+export async function assertLocalDirectory(location: string, purpose = ""): Promise<void> {
   const parsed = parseLocation(location);
   if (parsed.kind !== "local") return;
   const info = await stat(parsed.path).catch(() => null);
-  if (!info) throw new NotFoundError(`${parsed.uri}: no such directory`, { uri: parsed.uri });
-  if (!info.isDirectory()) throw new NotFoundError(`${parsed.uri}: not a directory (a table is a folder)`, { uri: parsed.uri });
+  if (!info) throw new NotFoundError(`${parsed.uri}: no such directory${purpose}`, { uri: parsed.uri });
+  if (!info.isDirectory()) throw new NotFoundError(`${parsed.uri}: not a directory${purpose}`, { uri: parsed.uri });
 }

@@ -5,12 +5,12 @@
  * Without a location it creates and serves a demo lake that LanceDB keeps committing to.
  * Runs until interrupted (Ctrl-C / SIGTERM), then stops cleanly.
  */
-import { stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
+import { assertLocalDirectory } from "../table-command.ts";
 import { checkHeadCodecFlag, parseSettingFlag } from "../flags.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
@@ -49,7 +49,7 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
       const demo = location === undefined;
       const served = location ?? resolve(DEMO_DIR);
       const settings = parseServeOptions(options, demo);
-      if (!demo) await checkLocalDirectory(served);
+      if (!demo) await assertLocalDirectory(served, " to serve");
 
       let writer: DemoWriter | null = null;
       if (demo) {
@@ -97,14 +97,6 @@ function parseServeOptions(options: ServeOptions, demo: boolean) {
     ...(options.pollInterval !== undefined ? { pollIntervalMs: duration("--poll-interval", options.pollInterval) } : {}),
     ...(options.codec !== undefined ? { headOptions: { codec: options.codec } } : {}),
   };
-}
-
-/** A local location must be an existing directory: serving a typo would silently watch nothing. */
-async function checkLocalDirectory(location: string): Promise<void> {
-  const parsed = parseLocation(location);
-  if (parsed.kind !== "local") return;
-  const info = await stat(parsed.path).catch(() => null);
-  if (!info?.isDirectory()) throw new UsageError(`${parsed.uri}: no such directory to serve`);
 }
 
 function untilInterrupted(): Promise<void> {
