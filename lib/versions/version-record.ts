@@ -40,3 +40,16 @@ export const VERSION_RECORD_FIELDS = [
   "operation_type",
   "transaction_properties",
 ] as const satisfies readonly (keyof VersionRecord)[];
+
+/** The seven totals of a version: what LanceDB's listVersions() reports as `metadata`. */
+export const VERSION_TOTAL_FIELDS = [
+  "total_fragments",
+  "total_data_files",
+  "total_files_size",
+  "total_deletion_files",
+  "total_data_file_rows",
+  "total_deletion_file_rows",
+  "total_rows",
+] as const satisfies readonly (keyof VersionRecord)[];
+
+export type VersionTotals = Pick<VersionRecord, (typeof VERSION_TOTAL_FIELDS)[number]>;

@@ -5,16 +5,9 @@
 import type { Table } from "@lancedb/lancedb";
 import { expect } from "vitest";
 import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import { VERSION_TOTAL_FIELDS } from "../../lib/versions/version-record.ts";
 
-export const SUMMARY_KEYS = [
-  "total_fragments",
-  "total_data_files",
-  "total_files_size",
-  "total_deletion_files",
-  "total_data_file_rows",
-  "total_deletion_file_rows",
-  "total_rows",
-] as const;
+export const SUMMARY_KEYS = VERSION_TOTAL_FIELDS;
 
 export async function expectRecordsMatchLanceDb(records: VersionRecord[], table: Table): Promise<void> {
   const lance = await table.listVersions();

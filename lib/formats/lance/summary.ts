@@ -7,19 +7,10 @@
  * - total_data_file_rows is total_rows + total_deletion_file_rows, not the sum of
  *   physical rows, so fragments with unknown counts drop out of both.
  */
+import type { VersionTotals } from "../../versions/version-record.ts";
 import type { LanceManifest } from "./manifest-model.ts";
 
-export interface ManifestSummary {
-  total_fragments: number;
-  total_data_files: number;
-  total_files_size: number;
-  total_deletion_files: number;
-  total_data_file_rows: number;
-  total_deletion_file_rows: number;
-  total_rows: number;
-}
-
-export function summarizeManifest(manifest: LanceManifest): ManifestSummary {
+export function summarizeManifest(manifest: LanceManifest): VersionTotals {
   let totalDataFiles = 0;
   let totalFilesSize = 0;
   let totalDeletionFiles = 0;
