@@ -10,6 +10,9 @@ export interface OutputOptions {
   stats?: boolean;
 }
 
+/** What every table command's `<table>` argument accepts, as --help says it. */
+export const TABLE_ARGUMENT_HELP = "table location: a local path, file:// URI or s3://bucket/prefix/table";
+
 /** Adds the flags every table command has. */
 export function withOutputOptions(command: Command): Command {
   return command

@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
@@ -14,7 +14,7 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
     program
       .command("checkpoint")
       .description("archive every version's summary into _lakewarden/checkpoints/ (deletes nothing but checkpoints beyond the newest two)")
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
+      .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const report = await runOnTable(table, options, io, (store) => runCheckpoint(store));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);

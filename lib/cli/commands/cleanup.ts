@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
 import { parseSettingFlag } from "../flags.ts";
-import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
@@ -36,7 +36,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
           "(the table's lakewarden.* config overrides these flags)",
       )
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
+      .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
       .option("--retain-versions <n>", "always keep the newest N versions (default 1)")
       .option("--protect-before <version>", "versions below this one go all in one run or not at all")

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { checkHeadCodecFlag } from "../flags.ts";
-import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { loadTableState } from "../../head/loader.ts";
@@ -29,7 +29,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     head
       .command("write")
       .description("write the head for the table's latest version (skipped when the stored head is as new or newer)")
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
+      .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's lakewarden.head_codec, else arrow)`),
   ).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
@@ -44,7 +44,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     head
       .command("show")
       .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
+      .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const state = await runOnTable(table, options, io, (store) => loadTableState(store));
     if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);

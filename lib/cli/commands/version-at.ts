@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
-import { printJson, runOnTable, withOutputOptions } from "../table-command.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { lanceFormat } from "../../formats/lance/lance-format.ts";
 import { NotATableError } from "../../formats/errors.ts";
@@ -20,7 +20,7 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
     program
       .command("version-at")
       .description("which version was current at a time (commit timestamps that go backwards count from their predecessor's)")
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table")
+      .argument("<table>", TABLE_ARGUMENT_HELP)
       .argument("<time>", "ISO 8601 (UTC unless it says otherwise), e.g. 2026-11-29T14:55:00Z, or Unix milliseconds"),
   ).action(async (table: string, time: string, options: OutputOptions) => {
     const atMillis = parseTimePoint(time);

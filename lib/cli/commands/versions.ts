@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { printJson, runOnTable, withOutputOptions, type OutputOptions } from "../table-command.ts";
+import { printJson, runOnTable, withOutputOptions, type OutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import { lanceFormat } from "../../formats/lance/lance-format.ts";
 import { readTimeline } from "../../versions/timeline.ts";
-import { NotATableError } from "../../formats/errors.ts";
+import { noVersionFilesError } from "../../formats/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { textTable } from "../text-table.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
@@ -13,7 +13,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
     program
       .command("versions")
       .description("list every version of a table with its summary (removed versions too, from checkpoints)")
-      .argument("<table>", "table location: a local path, file:// URI or s3://bucket/prefix/table"),
+      .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const records = await runOnTable(table, options, io, readHistory);
     if (options.json) printJson(io, records);
@@ -25,7 +25,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
 async function readHistory(store: ObjectStore): Promise<VersionRecord[]> {
   const timeline = await readTimeline(store, lanceFormat);
   if (timeline.records.length === 0) {
-    throw new NotATableError(store.uri, `not a ${lanceFormat.name} table: no version files under ${lanceFormat.versionsPrefix} and no checkpoint`);
+    throw noVersionFilesError(store.uri, lanceFormat);
   }
   return timeline.records;
 }
