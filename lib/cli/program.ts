@@ -4,7 +4,9 @@
  * meanings: `--json` puts one JSON document on stdout, `--stats` ends stderr with one line
  * `{"requests":{...}}`, `--verbose` adds stack traces to errors.
  */
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerHeadCommand } from "./commands/head.ts";
@@ -20,7 +22,9 @@ export interface ProgramContext {
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
     .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`)
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({
       writeOut: (text) => context.io.out(text),
@@ -35,4 +39,10 @@ export function buildProgram(context: ProgramContext): Command {
   registerVersionAtCommand(program, context);
   registerServeCommand(program, context);
   return program;
+}
+
+/** The version in package.json: two folders up from here both in the sources (lib/cli) and in the package (dist/cli). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
 }

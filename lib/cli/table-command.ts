@@ -17,12 +17,24 @@ export const TABLE_ARGUMENT_HELP = "table location: a local path, file:// URI or
 export function withOutputOptions(command: Command): Command {
   return command
     .option("--json", "print one JSON document on stdout")
-    .option("--stats", "end stderr with one JSON line counting the storage requests made");
+    .option("--stats", "end stderr with one JSON line counting the storage requests made")
+    .option("--verbose", "print stack traces with errors");
+}
+
+/** The `--stats` line of the command running on an output, printed last by runCli. */
+const pendingStats = new WeakMap<CliIO, () => string>();
+
+/** The `--stats` line still to print for this output (once), or null. */
+export function takeStatsLine(io: CliIO): string | null {
+  const line = pendingStats.get(io);
+  pendingStats.delete(io);
+  return line ? line() : null;
 }
 
 /**
- * Opens the table's store, runs the command body, and with `--stats` prints the request
- * counts as the last line on stderr, whether the body succeeded or not.
+ * Opens the table's store and runs the command body. With `--stats`, the request counts are
+ * printed as the last line on stderr (by runCli, after warnings and errors), whether the body
+ * succeeded or not.
  */
 export async function runOnTable<T>(
   location: string,
@@ -30,13 +42,10 @@ export async function runOnTable<T>(
   io: CliIO,
   body: (store: ObjectStore) => Promise<T>,
 ): Promise<T> {
-  await assertLocalDirectory(location);
   const store = openStore(location);
-  try {
-    return await body(store);
-  } finally {
-    if (options.stats) io.err(`${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
-  }
+  if (options.stats) pendingStats.set(io, () => `${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
+  await assertLocalDirectory(location);
+  return body(store);
 }
 
 export function printJson(io: CliIO, value: unknown): void {
