@@ -14,6 +14,7 @@ import { registerCleanupCommand } from "./commands/cleanup.ts";
 import { registerCheckpointCommand } from "./commands/checkpoint.ts";
 import { registerVersionAtCommand } from "./commands/version-at.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerLeaseCommand } from "./commands/lease.ts";
 
 export interface ProgramContext {
   io: CliIO;
@@ -37,6 +38,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerCleanupCommand(program, context);
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);
+  registerLeaseCommand(program, context);
   registerServeCommand(program, context);
   return program;
 }

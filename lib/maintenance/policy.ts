@@ -64,6 +64,9 @@ export const ENVIRONMENT_KEYS: Record<PolicyField, string> = {
 
 type Parsed<F extends PolicyField> = Required<CleanupSettings>[F];
 
+/** What a bad duration is told it is not, in every error about one. */
+export const DURATION_EXPECTED = "a duration (e.g. 7d, 12h, 30m, 0s)";
+
 /** Parses one textual setting (config value, env var, CLI flag); throws PolicyError naming `where`. */
 export function parseSetting<F extends PolicyField>(field: F, text: string, where: string, uri: string): Parsed<F> {
   const fail = (expected: string): never => {
@@ -73,11 +76,12 @@ export function parseSetting<F extends PolicyField>(field: F, text: string, wher
     case "olderThanMs":
     case "safetyWindowMs": {
       const millis = parseDuration(text);
-      return (millis === null ? fail("a duration (e.g. 7d, 12h, 30m)") : millis) as Parsed<F>;
+      return (millis === null ? fail(DURATION_EXPECTED) : millis) as Parsed<F>;
     }
     case "retainVersions": {
       const n = /^\d+$/.test(text.trim()) ? Number(text) : NaN;
-      return (Number.isSafeInteger(n) && n >= 1 ? n : fail("a whole number of versions, at least 1")) as Parsed<F>;
+      if (n === 0) fail("allowed: the latest version is always kept, so the fewest versions kept is 1");
+      return (Number.isSafeInteger(n) ? n : fail("a whole number of versions (1 or more)")) as Parsed<F>;
     }
     case "protectBefore": {
       const trimmed = text.trim().toLowerCase();

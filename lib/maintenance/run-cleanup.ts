@@ -24,7 +24,7 @@ import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
 import { deleteUnreferenced } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
-import { Lease } from "./lease.ts";
+import { Lease, describeTakeover } from "./lease.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
 import { processManifests, removedRecords } from "./process-manifests.ts";
@@ -89,7 +89,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     report.lease = { run_id: runId, expires_at: lease.expiresAt.toISOString(), took_over_from: lease.tookOverFrom?.run_id ?? null };
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
     if (lease.tookOverFrom && lease.tookOverFrom.released_at === null) {
-      report.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
+      report.warnings.push(describeTakeover(lease.tookOverFrom, lease.tookOverBecause));
     }
   }
 

@@ -66,7 +66,7 @@ describe("lakewarden serve <dir>", () => {
   });
 
   it("follows each commit with the head, cleans up on schedule, stops cleanly on SIGINT", async () => {
-    const served = serve([lake, "--cleanup-every", "1s", "--older-than", "0s"], lake);
+    const served = serve([lake, "--cleanup-every", "1s", "--older-than", "0s", "--allow-short-retention"], lake);
     const isHead = (version: number) => (e: Record<string, unknown>) => e.type === "head" && e.version === version && String(e.table).endsWith("/orders.lance");
     await waitFor(served, isHead(1), "head for version 1");
     for (const step of [{ op: "append", rows: 2 }, { op: "overwrite", rows: 3 }] as const) {
