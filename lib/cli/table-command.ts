@@ -4,6 +4,7 @@ import { stat } from "node:fs/promises";
 import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
+import { snakeCaseKeys } from "../maintenance/report.ts";
 
 export interface OutputOptions {
   json?: boolean;
@@ -48,8 +49,9 @@ export async function runOnTable<T>(
   return body(store);
 }
 
+/** One JSON document on stdout, keys in snake_case like every JSON lakewarden prints (see snakeCaseKeys). */
 export function printJson(io: CliIO, value: unknown): void {
-  io.out(`${JSON.stringify(value, null, 2)}\n`);
+  io.out(`${JSON.stringify(snakeCaseKeys(value), null, 2)}\n`);
 }
 
 /**

@@ -73,8 +73,8 @@ describe("lakewarden serve <dir>", () => {
       await dataset.apply([step]);
       await waitFor(served, isHead(await dataset.table.version()), `head after commit ${step.op}`);
     }
-    const cleanup = await waitFor(served, (e) => e.type === "cleanup" && e.status === "completed" && (e.versionsRemoved as number[]).length > 0, "cleanup removing versions");
-    expect(cleanup.versionsRemoved).not.toContain(await dataset.table.version());
+    const cleanup = await waitFor(served, (e) => e.type === "cleanup" && e.status === "completed" && (e.versions_removed as number[]).length > 0, "cleanup removing versions");
+    expect(cleanup.versions_removed).not.toContain(await dataset.table.version());
     expect(await interrupt(served)).toBe(0);
     expect(served.events.at(-1)).toMatchObject({ type: "stopped" });
     expect(served.events.filter((e) => ["head-failed", "cleanup-failed", "error"].includes(String(e.type)))).toEqual([]);

@@ -15,6 +15,7 @@ import { SHORT_RETENTION_FLAG, checkHeadCodecFlag, checkShortRetention, parseDur
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { formatDuration } from "../../maintenance/duration.ts";
+import { snakeCaseKeys } from "../../maintenance/report.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import { startDemoLake, type DemoWriter } from "../../serve/demo-lake.ts";
 import { LakeServer, type ServeEvent } from "../../serve/lake-server.ts";
@@ -116,7 +117,7 @@ type PrintedEvent = ServeEvent | { type: "demo-commit"; version: number; operati
 
 function print(io: CliIO, options: ServeOptions, event: PrintedEvent, served: string): void {
   if (options.json) {
-    io.out(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+    io.out(`${JSON.stringify(snakeCaseKeys({ time: new Date().toISOString(), ...event }))}\n`);
     return;
   }
   const line = describeEvent(event, served);
