@@ -15,6 +15,7 @@ import { registerCheckpointCommand } from "./commands/checkpoint.ts";
 import { registerVersionAtCommand } from "./commands/version-at.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerLeaseCommand } from "./commands/lease.ts";
+import { registerConfigCommand } from "./commands/config.ts";
 
 export interface ProgramContext {
   io: CliIO;
@@ -39,6 +40,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);
   registerLeaseCommand(program, context);
+  registerConfigCommand(program, context);
   registerServeCommand(program, context);
   return program;
 }

@@ -1,8 +1,9 @@
 /**
- * The retention policy of one cleanup run. Three layers, most specific first:
+ * The retention policy of one cleanup run. Four layers, most specific first:
  *   1. the table's own config (keys prefixed `lakewarden.` in the latest version's config map),
- *   2. what the caller passes (CLI flags, Lambda environment),
- *   3. built-in defaults.
+ *   2. lakewarden's stored config for the table (`_lakewarden/config`, `lakewarden config set`),
+ *   3. what the caller passes (CLI flags, Lambda environment),
+ *   4. built-in defaults.
  * Every effective value remembers where it came from, so the report can say why.
  */
 import { PolicyError } from "./errors.ts";
@@ -122,10 +123,11 @@ function checkSetting(field: PolicyField, value: unknown, uri: string): void {
 }
 
 /**
- * The effective policy for a table: its `lakewarden.*` config wins over the caller's settings,
- * which win over the defaults. `uri` names the table in errors.
+ * The effective policy for a table: its `lakewarden.*` config wins over lakewarden's stored
+ * config (`_lakewarden/config`), which wins over the caller's settings, which win over the
+ * defaults. `uri` names the table in errors.
  */
-export function resolvePolicy(settings: CleanupSettings, tableConfig: Record<string, string>, uri: string): RetentionPolicy {
+export function resolvePolicy(settings: CleanupSettings, tableConfig: Record<string, string>, uri: string, storedConfig: Record<string, string> = {}): RetentionPolicy {
   const resolved = { ...DEFAULT_SETTINGS } as Record<PolicyField, unknown>;
   const sources = {} as Record<PolicyField, string>;
   for (const field of Object.keys(DEFAULT_SETTINGS) as PolicyField[]) {
@@ -137,6 +139,11 @@ export function resolvePolicy(settings: CleanupSettings, tableConfig: Record<str
       sources[field] = "option";
     }
     const configKey = TABLE_CONFIG_KEYS[field];
+    const stored = storedConfig[configKey];
+    if (stored !== undefined) {
+      resolved[field] = parseSetting(field, stored, `lakewarden config ${configKey}`, uri);
+      sources[field] = `lakewarden config ${configKey}`;
+    }
     const configured = tableConfig[configKey];
     if (configured !== undefined) {
       resolved[field] = parseSetting(field, configured, `table config ${configKey}`, uri);

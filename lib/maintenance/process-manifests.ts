@@ -103,6 +103,8 @@ export interface ProcessManifestsInput {
   settings?: CleanupSettings;
   /** An already resolved policy (re-plans keep the run's policy). */
   policy?: RetentionPolicy;
+  /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
+  storedConfig?: Record<string, string>;
   refs: Refs;
   latestAtStart: number;
   now: Date;
@@ -117,7 +119,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     ...(input.previous ? { previous: input.previous } : {}),
     ...(input.progress ? { progress: input.progress } : {}),
   });
-  const policy = input.policy ?? resolvePolicy(input.settings ?? {}, configAtStart(scan, input.latestAtStart), store.uri);
+  const policy = input.policy ?? resolvePolicy(input.settings ?? {}, configAtStart(scan, input.latestAtStart), store.uri, input.storedConfig);
   return decideManifests(scan, { policy, refs: input.refs, latestAtStart: input.latestAtStart, nowMillis: input.now.getTime() });
 }
 

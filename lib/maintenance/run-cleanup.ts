@@ -25,6 +25,7 @@ import type { VersionRecord } from "../versions/version-record.ts";
 import { deleteUnreferenced } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
+import { readStoredConfig } from "./stored-config.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
 import { processManifests, removedRecords } from "./process-manifests.ts";
@@ -95,7 +96,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
 
   try {
     // The latest version as of now: it and everything committed from here on are kept.
-    const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
+    const [latest, refs, runFiles, storedConfig] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store), readStoredConfig(store)]);
     if (!latest) throw noVersionFilesError(store.uri, format);
     report.latest_version_at_start = latest.version;
     const intents = await readIntents(store, runFiles.intents);
@@ -104,6 +105,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
 
     const processed = await processManifests(store, format, {
       settings: options.settings ?? {},
+      storedConfig,
       refs,
       latestAtStart: latest.version,
       now: startedAt,
