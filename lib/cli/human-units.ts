@@ -12,6 +12,11 @@ export function formatBytes(bytes: number): string {
   return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** 1 → "1 deletion file", 3 → "3 deletion files". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /** Ascending versions as runs: 1, 2, 3, 5, 7, 8, 9 → "1-3, 5, 7-9"; none → "none". */
 export function versionRanges(versions: readonly number[]): string {
   if (versions.length === 0) return "none";

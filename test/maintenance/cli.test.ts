@@ -174,11 +174,16 @@ describe("lakewarden checkpoint and version-at", () => {
     const text = await cli("version-at", tableUri, String(v3.timestamp_millis));
     expect(text.stdout).toMatch(/^version 3 was current at .*\nit has been cleaned up/);
     const latest = await cli("version-at", tableUri, "2999-01-01");
-    expect(latest.stdout).toMatch(/^version 5 was current at 2999-01-01T00:00:00.000Z \(from .*, still the latest\)/);
+    expect(latest.stdout).toMatch(/^2999-01-01T00:00:00.000Z is in the future \(now is .*\): this is the answer as of now, and later commits may change it\n/);
+    expect(latest.stdout).toMatch(/\nversion 5 was current at 2999-01-01T00:00:00.000Z \(from .*, still the latest\)/);
+    expect(JSON.parse((await cli("version-at", tableUri, "2999-01-01", "--json")).stdout)).toMatchObject({ version: 5, is_future: true });
+    const now = await cli("version-at", tableUri, "now", "--json");
+    expect(JSON.parse(now.stdout)).toMatchObject({ version: 5, is_future: false, current_until_millis: null });
     const early = await cli("version-at", tableUri, "2000-01-01T00:00:00Z");
     expect(early.code).toBe(1);
     expect(early.stderr).toMatch(/^lakewarden: file:\/\/.*: no version was current at 2000-01-01T00:00:00.000Z: the earliest known, version 1, is from /);
     const notTime = await cli("version-at", tableUri, "yesterday");
-    expect(notTime.stderr).toBe('lakewarden: not a time: "yesterday" (use ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)\n');
+    expect(notTime.stderr).toBe('lakewarden: not a time: "yesterday" (use now, ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)\n');
+    expect(notTime.code).toBe(2);
   });
 });

@@ -6,6 +6,7 @@ import { readTimeline } from "../../versions/timeline.ts";
 import { noVersionFilesError } from "../../formats/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { textTable } from "../text-table.ts";
+import { formatBytes } from "../human-units.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
@@ -15,31 +16,37 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
       .description("list every version of a table with its summary (removed versions too, from checkpoints)")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
-    const records = await runOnTable(table, options, io, readHistory);
+    const { records, tags } = await runOnTable(table, options, io, readHistory);
     if (options.json) printJson(io, records);
-    else io.out(formatTable(records));
+    else io.out(formatTable(records, tags));
   });
 }
 
-/** The whole history: newest checkpoint + head + only the manifests neither covers. */
-async function readHistory(store: ObjectStore): Promise<VersionRecord[]> {
-  const timeline = await readTimeline(store, lanceFormat);
+/**
+ * The whole history: newest checkpoint + head + only the manifests neither covers. The refs are
+ * read here and handed to the timeline (which reads them anyway), so the text can name tags.
+ */
+async function readHistory(store: ObjectStore): Promise<{ records: VersionRecord[]; tags: Map<number, string[]> }> {
+  const refs = await lanceFormat.readRefs(store);
+  const timeline = await readTimeline(store, lanceFormat, { refs });
   if (timeline.records.length === 0) {
     throw noVersionFilesError(store.uri, lanceFormat);
   }
-  return timeline.records;
+  const tags = new Map<number, string[]>();
+  for (const tag of refs.tags) if (tag.branch === null) tags.set(tag.version, [...(tags.get(tag.version) ?? []), tag.name]);
+  return { records: timeline.records, tags };
 }
 
-function formatTable(records: readonly VersionRecord[]): string {
-  const header = ["version", "timestamp", "operation", "fragments", "rows", "bytes", "flags"];
+function formatTable(records: readonly VersionRecord[], tags: ReadonlyMap<number, string[]>): string {
+  const header = ["version", "timestamp", "operation", "fragments", "rows", "size", "flags"];
   const rows = records.map((r) => [
     String(r.version),
     new Date(r.timestamp_millis).toISOString(),
     r.operation_type ?? "-",
     String(r.total_fragments),
     String(r.total_rows),
-    String(r.total_files_size),
-    [r.is_tagged ? "tagged" : "", r.is_cleaned_up ? "cleaned-up" : ""].filter(Boolean).join(",") || "-",
+    formatBytes(r.total_files_size),
+    [r.is_tagged ? `tagged ${(tags.get(r.version) ?? []).join(", ") || "(tag gone since)"}` : "", r.is_cleaned_up ? "cleaned-up" : ""].filter(Boolean).join("; ") || "-",
   ]);
   return textTable(header, rows);
 }
