@@ -68,11 +68,16 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
           onError: (error) => print(io, options, { type: "error", message: `demo writer: ${(error as Error).message}` }, served),
         });
       }
+      // The server first, so its "serving" line comes before the demo writer's first line.
       const server = await LakeServer.start({
         location: served,
         ...settings,
         onEvent: (event) => print(io, options, event, served),
+      }).catch(async (error: unknown) => {
+        await writer?.stop();
+        throw error;
       });
+      await writer?.begin();
       await untilInterrupted();
       await writer?.stop();
       await server.stop();
@@ -136,6 +141,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
     case "table-ignored":
       return `table    ${name(event.table)}  ignored: ${event.reason}`;
     case "demo-commit":
+      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${event.rows} rows): no new commit; the demo writer resumes`;
       return `commit   events.lance  version ${event.version} (${event.operation}, ${event.rows} rows) by the demo writer`;
     case "head": {
       const what = event.action === "created" || event.action === "replaced"
