@@ -6,6 +6,8 @@ import { readTimeline } from "../../versions/timeline.ts";
 import { noVersionFilesError } from "../../formats/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { textTable } from "../text-table.ts";
+import type { CliIO } from "../io.ts";
+import { withReadProgress } from "../read-progress.ts";
 import { formatBytes } from "../human-units.ts";
 import type { VersionRecord } from "../../versions/version-record.ts";
 
@@ -16,7 +18,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
       .description("list every version of a table with its summary (removed versions too, from checkpoints)")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
-    const { records, tags } = await runOnTable(table, options, io, readHistory);
+    const { records, tags } = await runOnTable(table, options, io, (store) => readHistory(store, io));
     if (options.json) printJson(io, records);
     else io.out(formatTable(records, tags));
   });
@@ -26,9 +28,11 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
  * The whole history: newest checkpoint + head + only the manifests neither covers. The refs are
  * read here and handed to the timeline (which reads them anyway), so the text can name tags.
  */
-async function readHistory(store: ObjectStore): Promise<{ records: VersionRecord[]; tags: Map<number, string[]> }> {
-  const refs = await lanceFormat.readRefs(store);
-  const timeline = await readTimeline(store, lanceFormat, { refs });
+async function readHistory(store: ObjectStore, io: CliIO): Promise<{ records: VersionRecord[]; tags: Map<number, string[]> }> {
+  const [refs, versionFiles] = await Promise.all([lanceFormat.readRefs(store), lanceFormat.listVersionFiles(store)]);
+  // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
+  const progress = withReadProgress(store, io, { prefix: lanceFormat.versionsPrefix, total: versionFiles.length, label: "lakewarden: reading version files" });
+  const timeline = await readTimeline(progress.store, lanceFormat, { refs, versionFiles }).finally(() => progress.done());
   if (timeline.records.length === 0) {
     throw noVersionFilesError(store.uri, lanceFormat);
   }
