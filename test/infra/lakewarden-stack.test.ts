@@ -75,6 +75,18 @@ describe("LakewardenStack on a bucket it creates", () => {
     }
   });
 
+  it("every alarm notifies the stack's alarm topic; lakewarden:alarmEmail subscribes an address to it", () => {
+    const topic = logicalId("AWS::SNS::Topic", "AlarmTopic");
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as { Properties: { AlarmActions?: unknown[] } }[];
+    expect(alarms).toHaveLength(6);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+    template.hasOutput("AlarmTopicArn", { Value: { Ref: topic } });
+    template.resourceCountIs("AWS::SNS::Subscription", 0);
+
+    const withEmail = synthStack({ settings, alarmEmail: "oncall@example.com" }).template;
+    withEmail.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "oncall@example.com" });
+  });
+
   it("sends only version-file creations under the configured tables to the commit queue", () => {
     const commitQueue = logicalId("AWS::SQS::Queue", "CommitQueue");
     template.hasResourceProperties("Custom::S3BucketNotifications", {
