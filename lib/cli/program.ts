@@ -17,6 +17,12 @@ import { registerServeCommand } from "./commands/serve.ts";
 import { registerLeaseCommand } from "./commands/lease.ts";
 import { registerConfigCommand } from "./commands/config.ts";
 
+const ENVIRONMENT_HELP = [
+  "Environment:",
+  "  AWS_REGION, AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, ...   S3 settings, as the AWS SDK reads them",
+  "  LAKEWARDEN_S3_REQUEST_TIMEOUT   give up on an S3 request with no answer after this long (default 30s)",
+].join("\n");
+
 export interface ProgramContext {
   io: CliIO;
 }
@@ -26,7 +32,7 @@ export function buildProgram(context: ProgramContext): Command {
     .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
-    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`)
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({
       writeOut: (text) => context.io.out(text),

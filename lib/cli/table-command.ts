@@ -4,6 +4,7 @@ import { stat } from "node:fs/promises";
 import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
+import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { snakeCaseKeys } from "../maintenance/report.ts";
 
 export interface OutputOptions {
@@ -19,7 +20,8 @@ export function withOutputOptions(command: Command): Command {
   return command
     .option("--json", "print one JSON document on stdout")
     .option("--stats", "end stderr with one JSON line counting the storage requests made")
-    .option("--verbose", "print stack traces with errors");
+    .option("--verbose", "print stack traces with errors")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`);
 }
 
 /** The `--stats` line of the command running on an output, printed last by runCli. */

@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
+import { EXIT_CODES_HELP } from "../exit-codes.ts";
 import { assertLocalDirectory } from "../table-command.ts";
 import { SHORT_RETENTION_FLAG, checkHeadCodecFlag, checkShortRetention, parseDurationFlag, parseSettingFlag } from "../flags.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
@@ -49,6 +50,7 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
     .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (the demo lake's own 1m needs none)")
     .option("--json", "print one JSON object per event, one per line")
     .option("--verbose", "print stack traces with errors")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`)
     .action(async (location: string | undefined, options: ServeOptions) => {
       const demo = location === undefined;
       const served = location ?? resolve(DEMO_DIR);
