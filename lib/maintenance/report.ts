@@ -87,7 +87,15 @@ export function filesRemovedCount(report: Pick<CleanupReport, "files_removed">):
 /** The receipt: the report without the per-file and per-version lists (counts stay), keys in snake_case. */
 export function receiptOf(report: CleanupReport): Omit<CleanupReport, "files" | "versions"> & { files_planned: number } {
   const { files, versions: _versions, ...rest } = report;
-  return snakeCaseKeys({ ...rest, files_planned: files.length });
+  return snakeCaseKeys({ ...rest, status: reportedStatus(report), files_planned: files.length });
+}
+
+/**
+ * The status people are shown: a run that got through every stage but whose deletes (or
+ * checkpoint prunes) failed is "failed", not "completed"; the next run retries them.
+ */
+export function reportedStatus(report: Pick<CleanupReport, "status" | "delete_failures" | "errors">): CleanupStatus {
+  return report.status === "completed" && (report.delete_failures.length > 0 || report.errors.length > 0) ? "failed" : report.status;
 }
 
 /**

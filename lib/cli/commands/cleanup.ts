@@ -20,7 +20,7 @@ import { EXIT_CODES } from "../exit-codes.ts";
 import { SHORT_RETENTION_FLAG, checkShortRetention } from "../flags.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
-import type { CleanupReport } from "../../maintenance/report.ts";
+import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
 
 interface CleanupFlags extends OutputOptions {
@@ -73,7 +73,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       );
       const failed = report.delete_failures.length > 0 || report.errors.length > 0;
       // A run whose deletes failed did not complete, whatever the pipeline got through.
-      const shown = failed && report.status === "completed" ? { ...report, status: "failed" as const } : report;
+      const shown = { ...report, status: reportedStatus(report) };
       if (flags.json) printJson(io, shown);
       else io.out(flags.dryRun ? describePlan(shown) : describeRun(shown));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
