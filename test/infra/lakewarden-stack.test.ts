@@ -209,3 +209,22 @@ describe("LakewardenStack settings", () => {
     });
   });
 });
+
+describe("synthesizing in tests", () => {
+  it("leaves nothing in the temp dir (no cdk.out* folders)", async () => {
+    const { mkdtemp, readdir, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const emptyTemp = await mkdtemp(join(tmpdir(), "lw-synth-temp-"));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = emptyTemp; // os.tmpdir() reads it on every call, CDK's own temp folders included
+    try {
+      synthStack({ settings: { tablePrefixes: ["lake/"] } });
+      expect(await readdir(emptyTemp)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await rm(emptyTemp, { recursive: true, force: true });
+    }
+  });
+});
