@@ -2,7 +2,7 @@
  * A cleanup killed with SIGKILL mid-run (OOM killer, `kill -9`, a reboot) leaves its lease
  * unreleased. The next run on the same host finds the holder's process gone and takes the lease
  * over at once (not after 15 minutes) and finishes the job. `lease break` refuses a live
- * holder without --force.
+ * holder without --force. A SIGINT instead stops the run cleanly, releasing its lease (exit 130).
  *
  * To kill the run provably mid-run, the test watches `_lakewarden/` and freezes the child
  * with SIGSTOP the moment its lease appears, checks that the lease is still unreleased (the run
@@ -146,4 +146,37 @@ it("lease break refuses a holder that still runs unless --force, and then the ho
   const nothing = await runLakewarden(["lease", "break", dataset.tableUri]);
   expect(nothing.code).toBe(0);
   expect(nothing.stdout).toMatch(/^nothing to break: free: run live-run/);
+});
+
+it("SIGINT mid-run: the run says it is stopping, stops cleanly, releases its lease and exits 130", async () => {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await removeDir(dataset.tableUri);
+    await cp(template, dataset.tableUri, { recursive: true });
+    await mkdir(join(dataset.tableUri, "_lakewarden"), { recursive: true });
+    let stopped = false;
+    let child: ChildProcess | undefined;
+    const watcher = watch(join(dataset.tableUri, "_lakewarden"), (_event, name) => {
+      if (!stopped && child && name === "lease" && unreleasedLease(dataset.tableUri)) {
+        stopped = true;
+        child.kill("SIGSTOP");
+      }
+    });
+    let stderr = "";
+    child = spawn(process.execPath, [BIN, "cleanup", dataset.tableUri, "--older-than", "0s", "--allow-short-retention"]);
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const exit = exited(child);
+    const outcome = await Promise.race([exit.then(() => "exited" as const), until(() => stopped).then(() => "stopped" as const)]);
+    watcher.close();
+    if (outcome === "exited") continue; // finished before it could be frozen: try again
+    child.kill("SIGINT"); // delivered when it runs again
+    child.kill("SIGCONT");
+    const code = await exit;
+    if (code === 0) continue; // it had passed its last stop check: try again
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/^lakewarden: SIGINT: stopping cleanly after the current step and releasing the lease/);
+    expect(stderr).toMatch(/lakewarden: .*cleanup interrupted and stopped cleanly .*the next run finishes the job\n$/);
+    expect((await readLease(store)).record?.released_at).not.toBeNull();
+    return;
+  }
+  throw new Error("no attempt caught the run between taking its lease and finishing");
 });
