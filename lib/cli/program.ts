@@ -33,10 +33,11 @@ export function buildProgram(context: ProgramContext): Command {
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
-    .showHelpAfterError("(run with --help for usage)")
     .configureOutput({
       writeOut: (text) => context.io.out(text),
       writeErr: (text) => context.io.err(text),
+      // Usage errors in the one-line format of every other error: "lakewarden: <problem> (...)".
+      outputError: (text, write) => write(`lakewarden: ${text.replace(/^error: /, "").trimEnd()} (run with --help for usage)\n`),
     })
     .exitOverride();
 

@@ -37,7 +37,8 @@ describe("lakewarden CLI", () => {
   });
 
   it("usage errors exit 2: an unknown flag, a missing argument, an unknown command", async () => {
-    expect((await cli("versions", "--bogus")).code).toBe(2);
+    const unknown = await cli("versions", "--bogus");
+    expect(unknown).toEqual({ code: 2, stdout: "", stderr: "lakewarden: unknown option '--bogus' (run with --help for usage)\n" });
     expect((await cli("versions")).code).toBe(2);
     expect((await cli("vresions", "t")).code).toBe(2);
   });

@@ -61,5 +61,5 @@ it("a malformed LAKEWARDEN_S3_REQUEST_TIMEOUT is refused by name", async () => {
     LAKEWARDEN_S3_REQUEST_TIMEOUT: "soon",
   });
   expect(result.code).not.toBe(0);
-  expect(result.stderr.trimEnd()).toBe('lakewarden: LAKEWARDEN_S3_REQUEST_TIMEOUT="soon" is not a duration like 30s, 500ms or 2m');
+  expect(result.stderr.trimEnd()).toBe('lakewarden: LAKEWARDEN_S3_REQUEST_TIMEOUT = "soon" is not a duration (e.g. 30s, 500ms, 2m)');
 });

@@ -1,6 +1,6 @@
 /**
  * `lakewarden cleanup <table>`: the cleanup pipeline (lib/maintenance/run-cleanup.ts) with the
- * policy from flags, the table's `lakewarden.*` config overriding them. `--dry-run` prints the
+ * policy from flags, per-table settings (the table's `lakewarden.*` config, then `_lakewarden/config`) overriding them. `--dry-run` prints the
  * whole plan (every version and every file, with reasons and sizes, never truncated) and
  * changes nothing. On a terminal a progress bar shows on stderr. SIGINT (Ctrl-C) or SIGTERM
  * stops the run cleanly between delete batches and releases the lease (exit 130, safe to run
@@ -39,7 +39,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .command("cleanup")
       .description(
         "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
-          "(the table's lakewarden.* config overrides these flags)",
+          "(per-table settings override these flags: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
       )
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
