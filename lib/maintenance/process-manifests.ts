@@ -134,6 +134,8 @@ export interface ProcessManifestsInput {
   settings?: CleanupSettings;
   /** An already resolved policy (re-plans keep the run's policy). */
   policy?: RetentionPolicy;
+  /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
+  storedConfig?: Record<string, string>;
   refs: Refs;
   latestAtStart: number;
   now: Date;
@@ -152,7 +154,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const declared = format.declaredRetention?.(config, store.uri);
   const policy =
     input.policy ??
-    resolvePolicy(input.settings ?? {}, config, store.uri, declared ? { settings: declared, sources: declared.sources } : undefined);
+    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined);
   return decideManifests(scan, {
     policy,
     refs: input.refs,

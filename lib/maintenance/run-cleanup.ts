@@ -29,7 +29,8 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
-import { Lease } from "./lease.ts";
+import { Lease, describeTakeover } from "./lease.ts";
+import { readStoredConfig } from "./stored-config.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -130,7 +131,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   const result = emptyResult();
   if (lease?.tookOverFrom && lease.tookOverFrom.released_at === null) {
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
-    result.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
+    result.warnings.push(describeTakeover(lease.tookOverFrom, lease.tookOverBecause));
   }
   let report: CleanupReport | null = null;
   try {
@@ -167,7 +168,12 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   };
 
   // The latest version as of now: it and everything committed from here on are kept.
-  const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
+  const [latest, refs, runFiles, storedConfig] = await Promise.all([
+    format.latestVersionFile(store),
+    format.readRefs(store),
+    listRunFiles(store),
+    readStoredConfig(store),
+  ]);
   if (!latest) throw noVersionFilesError(store.uri, format);
   result.latestAtStart = latest.version;
   const intents = await readIntents(store, runFiles.intents);
@@ -176,6 +182,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   const processed = await processManifests(store, format, {
     settings: options.settings ?? {},
+    storedConfig,
     refs,
     latestAtStart: latest.version,
     now: run.startedAt,

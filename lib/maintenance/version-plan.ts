@@ -8,7 +8,7 @@
  * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
  */
 import type { Refs } from "../model/refs.ts";
-import { describeAge, formatDuration } from "./duration.ts";
+import { formatDuration } from "./duration.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
 export interface VersionFacts {
@@ -97,7 +97,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   const taggedOld: TaggedOldVersion[] = [];
 
   const decisions: VersionDecision[] = versions.map(({ version, timestampMillis }) => {
-    const age = describeAge(nowMillis - timestampMillis);
+    const committed = new Date(timestampMillis).toISOString();
     const dueByPolicy = !newestRetained.has(version) && timestampMillis < cutoffMillis;
     const decide = (keep: boolean, reason: string): VersionDecision => ({ version, timestampMillis, keep, reason });
     if (version === latest) return decide(true, "latest version");
@@ -110,8 +110,8 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     const branchNames = branches.get(version);
     if (branchNames) return decide(true, `branch ${branchNames.map((b) => JSON.stringify(b)).join(", ")} was created from it`);
     if (newestRetained.has(version)) return decide(true, `among the newest ${policy.retainVersions} versions`);
-    if (!dueByPolicy) return decide(true, `committed ${age} ago, within older-than ${olderThan}`);
-    return decide(false, `committed ${age} ago (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
+    if (!dueByPolicy) return decide(true, `committed ${committed}, within older-than ${olderThan}`);
+    return decide(false, `committed ${committed} (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
   });
 
   if (input.keptTogether) {

@@ -75,6 +75,18 @@ describe("LakewardenStack on a bucket it creates", () => {
     }
   });
 
+  it("every alarm notifies the stack's alarm topic; lakewarden:alarmEmail subscribes an address to it", () => {
+    const topic = logicalId("AWS::SNS::Topic", "AlarmTopic");
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as { Properties: { AlarmActions?: unknown[] } }[];
+    expect(alarms).toHaveLength(6);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+    template.hasOutput("AlarmTopicArn", { Value: { Ref: topic } });
+    template.resourceCountIs("AWS::SNS::Subscription", 0);
+
+    const withEmail = synthStack({ settings, alarmEmail: "oncall@example.com" }).template;
+    withEmail.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "oncall@example.com" });
+  });
+
   it("sends only version-file creations under the configured tables to the commit queue", () => {
     const commitQueue = logicalId("AWS::SQS::Queue", "CommitQueue");
     template.hasResourceProperties("Custom::S3BucketNotifications", {
@@ -195,5 +207,24 @@ describe("LakewardenStack settings", () => {
       Description: "lakewarden on-commit",
       Environment: { Variables: Match.objectLike({ LAKEWARDEN_HEAD_CODEC: "json", LAKEWARDEN_HEAD_INLINE_BYTES: "4096" }) },
     });
+  });
+});
+
+describe("synthesizing in tests", () => {
+  it("leaves nothing in the temp dir (no cdk.out* folders)", async () => {
+    const { mkdtemp, readdir, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const emptyTemp = await mkdtemp(join(tmpdir(), "lw-synth-temp-"));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = emptyTemp; // os.tmpdir() reads it on every call, CDK's own temp folders included
+    try {
+      synthStack({ settings: { tablePrefixes: ["lake/"] } });
+      expect(await readdir(emptyTemp)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await rm(emptyTemp, { recursive: true, force: true });
+    }
   });
 });
