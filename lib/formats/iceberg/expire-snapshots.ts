@@ -188,6 +188,29 @@ export async function commitExpiry(
   options: Pick<ExpireOptions, "dryRun" | "afterCommit">,
   report: ExpireReport,
 ): Promise<ExpireReport> {
+  const written = await writeExpiryCommit(table, plan, now, retention, { dryRun: options.dryRun ?? false });
+  report.toDelete = written.toDelete;
+  if (written.key === null) return report;
+  report.committedKey = written.key;
+  await options.afterCommit?.(written.key);
+  const result = await table.store.deleteMany(report.toDelete);
+  report.deleted = result.deleted;
+  report.failed = result.failed;
+  return report;
+}
+
+/**
+ * The commit alone: checks, builds and writes `v<N+1>.metadata.json` create-only (then the
+ * version hint where the table has one). Returns the key written (null on a dry run) and the
+ * keys the old metadata reached that the new one does not, for the caller to delete after.
+ */
+export async function writeExpiryCommit(
+  table: IcebergTable,
+  plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
+  now: Date,
+  retention: TableRetention,
+  options: { dryRun: boolean },
+): Promise<{ key: string | null; toDelete: string[] }> {
   const { store } = table;
   const { metadata } = table.read;
   const uri = store.uriOf(table.metadataKey);
@@ -207,18 +230,11 @@ export async function commitExpiry(
   const after = await reachableFiles(reader, nextMetadata, nextKey, table.resolve, hasHint);
   blockOn(before, store.uri, "on the current metadata");
   blockOn(after, store.uri, "on the new metadata");
-  report.toDelete = [...before.keys.keys()].filter((key) => !after.keys.has(key) && !parseMetadataKey(key) && key !== VERSION_HINT_KEY).sort();
-  if (options.dryRun) return report;
+  const toDelete = [...before.keys.keys()].filter((key) => !after.keys.has(key) && !parseMetadataKey(key) && key !== VERSION_HINT_KEY).sort();
+  if (options.dryRun) return { key: null, toDelete };
 
-  const text = stringifyJsonLossless(next, 2);
-  const bytes = new TextEncoder().encode(text);
+  const bytes = new TextEncoder().encode(stringifyJsonLossless(next, 2));
   await store.put(nextKey, table.read.file.name.gzip ? gzipSync(bytes) : bytes, { ifNoneMatch: "*", contentType: "application/json" });
-  report.committedKey = nextKey;
   if (hasHint) await store.put(VERSION_HINT_KEY, new TextEncoder().encode(String(table.read.file.name.sequence + 1)));
-  await options.afterCommit?.(nextKey);
-
-  const result = await store.deleteMany(report.toDelete);
-  report.deleted = result.deleted;
-  report.failed = result.failed;
-  return report;
+  return { key: nextKey, toDelete };
 }
