@@ -270,10 +270,15 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
   return { snapshotId: String(snapshotId), metadataKey, manifestListKey, manifestKey };
 }
 
-/** Writes the next metadata file of a copy with `edit` applied to the current document (refs, properties). */
+/**
+ * Writes the next metadata file of a copy with `edit` applied to the current document (refs,
+ * properties), the current file appended to the metadata log first, as a writer does.
+ */
 export async function rewriteMetadata(dir: string, edit: (json: Record<string, JsonValue>) => void): Promise<string> {
   const current = Number((await readFile(join(dir, "metadata/version-hint.text"), "utf8")).trim());
   const json = parseJsonLossless(await readFile(join(dir, `metadata/v${current}.metadata.json`), "utf8")) as Record<string, JsonValue>;
+  const location = String(json.location).replace(/\/+$/, "");
+  json["metadata-log"] = [...((json["metadata-log"] as JsonValue[]) ?? []), { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${location}/metadata/v${current}.metadata.json` }];
   edit(json);
   const key = `metadata/v${current + 1}.metadata.json`;
   await writeFile(join(dir, key), stringifyJsonLossless(json, 2));

@@ -95,8 +95,8 @@ describe("orphan-file removal", () => {
     const c = await copy("spark-bunnies");
     await rewriteMetadata(c.dir, (json) => {
       json.properties = { ...(json.properties as object), "write.metadata.previous-versions-max": "2" } as never;
-      const log = json["metadata-log"] as object[];
-      json["metadata-log"] = [...log, { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${BUNNIES}/metadata/v5.metadata.json` }].slice(-2) as never;
+      // The log as a writer keeps it with previous-versions-max = 2: v4 and v5 (rewriteMetadata appended v5).
+      json["metadata-log"] = (json["metadata-log"] as object[]).slice(-2) as never;
     });
     const old = new Date(Date.now() - 10 * DAY_MS);
     await utimes(join(c.dir, "metadata/v6.metadata.json"), old, old);
@@ -268,6 +268,35 @@ describe("snapshot expiry (catalog-less tables)", () => {
     const before = await listFiles(m.dir);
     await expect(expireSnapshots(openStore(m.dir))).rejects.toThrow(/prefix mismatch.*nothing written or deleted/);
     expect(await listFiles(m.dir)).toEqual(before);
+  });
+
+  it("keeps statistics and partition-statistics files of kept snapshots, and deletes those of expired ones with them", async () => {
+    const c = await copy("spark-bunnies");
+    const [s1, , s3] = ["7505300640432048841", "469881615898633426", "2701171901096418979"];
+    const statsOld = "metadata/20250330-stats-s1.puffin";
+    const statsCurrent = "metadata/20250330-stats-s3.puffin";
+    const partitionStatsOld = "metadata/partition-stats-s1.parquet";
+    for (const key of [statsOld, statsCurrent, partitionStatsOld]) await place(c.dir, LIVE_DATA, key, 10 * DAY_MS);
+    await rewriteMetadata(c.dir, (json) => {
+      json.statistics = [
+        { "snapshot-id": BigInt(s1), "statistics-path": `${BUNNIES}/${statsOld}`, "file-size-in-bytes": 3560, "file-footer-size-in-bytes": 10, "blob-metadata": [] },
+        { "snapshot-id": BigInt(s3), "statistics-path": `${BUNNIES}/${statsCurrent}`, "file-size-in-bytes": 3560, "file-footer-size-in-bytes": 10, "blob-metadata": [] },
+      ] as never;
+      json["partition-statistics"] = [{ "snapshot-id": BigInt(s1), "statistics-path": `${BUNNIES}/${partitionStatsOld}`, "file-size-in-bytes": 3560 }] as never;
+    });
+    await utimes(join(c.dir, "metadata/v6.metadata.json"), new Date(), new Date(Date.now() - 10 * DAY_MS));
+    const orphans = await removeOrphanFiles(openStore(c.dir));
+    expect(orphans.deleted).toEqual([]);
+
+    const report = await expireSnapshots(openStore(c.dir));
+    expect(report.deleted).toContain(statsOld);
+    expect(report.deleted).toContain(partitionStatsOld);
+    expect(report.deleted).not.toContain(statsCurrent);
+    expect(await fileExists(c.dir, statsCurrent)).toBe(true);
+    const text = await readFile(join(c.dir, report.committedKey!), "utf8");
+    expect(text).toContain(statsCurrent);
+    expect(text).not.toContain(statsOld);
+    expect(text).not.toContain(partitionStatsOld);
   });
 
   it("refuses a table whose catalog owns the pointer (NNNNN-uuid names)", async () => {
