@@ -51,6 +51,23 @@ function readerFor(store: ObjectStore): IcebergFileReader {
   return reader;
 }
 
+/**
+ * Metadata files never change once written: a version file's table is read once per store
+ * root and key (readSnapshot is called once per snapshot, all on the same metadata file).
+ */
+const tables = new Map<string, Promise<IcebergTable>>();
+function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
+  const cacheKey = `${store.uri}\u0000${key}`;
+  let table = tables.get(cacheKey);
+  if (!table) {
+    if (tables.size >= 16) tables.delete(tables.keys().next().value!);
+    table = openIcebergTable(store, { metadataKey: key });
+    table.catch(() => tables.delete(cacheKey));
+    tables.set(cacheKey, table);
+  }
+  return table;
+}
+
 function versionFilesOf(table: IcebergTable): VersionFile[] {
   const { file } = table.read;
   return table.ordered.snapshots.map((s) => ({
@@ -92,7 +109,7 @@ async function findVersionFile(store: ObjectStore, version: number): Promise<Ver
 }
 
 async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
-  const table = await openIcebergTable(store, { metadataKey: file.key });
+  const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
