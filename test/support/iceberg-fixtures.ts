@@ -106,6 +106,11 @@ export interface AppendOptions {
   /** Refs to set or replace in the new metadata (main follows the new snapshot unless given). */
   refs?: Record<string, Record<string, string | number | bigint>>;
   properties?: Record<string, string>;
+  /**
+   * Deletion vectors (spec v3: a Puffin blob per data file) to add in a delete manifest whose
+   * schema gains fields 143-145 (referenced_data_file, content_offset, content_size_in_bytes).
+   */
+  deletionVectors?: { path: string; referencedDataFile: string; cardinality: number; sizeInBytes: number; contentOffset: number; contentSizeInBytes: number }[];
 }
 
 export interface Appended {
@@ -207,6 +212,42 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
   );
   const manifestLength = await encodeAvroFile(join(dir, manifestKey), manifestTemplate.type, manifestTemplate.meta, entries);
 
+  // Deletion vectors: a delete manifest with the v3 fields added to the table's data_file record.
+  const extraListEntries: Record<string, unknown>[] = [];
+  const dvs = options.deletionVectors ?? [];
+  if (dvs.length > 0) {
+    const dvSchema = JSON.parse(manifestTemplate.meta["avro.schema"]!.toString("utf8")) as { fields: { name: string; type: { fields: object[] } }[] };
+    const dvFile = dvSchema.fields.find((f) => f.name === "data_file")!.type;
+    const v3Fields = [
+      { name: "referenced_data_file", type: ["null", "string"], default: null, "field-id": 143 },
+      { name: "content_offset", type: ["null", "long"], default: null, "field-id": 144 },
+      { name: "content_size_in_bytes", type: ["null", "long"], default: null, "field-id": 145 },
+    ];
+    for (const field of v3Fields) if (!dvFile.fields.some((f) => (f as { name: string }).name === field.name)) dvFile.fields.push(field);
+    const dvType = avro.Type.forSchema(dvSchema as avro.Schema, bigintLongOptions());
+    const dvMeta = { ...manifestTemplate.meta, "avro.schema": Buffer.from(JSON.stringify(dvSchema)), content: Buffer.from("deletes") };
+    const dvKey = `metadata/${uuid}-m1.avro`;
+    const dvEntries = dvs.map((d) =>
+      fill(dvSchema as never, {
+        status: 1,
+        snapshot_id: snapshotId,
+        data_file: fill(dvFile as never, {
+          content: 1,
+          file_path: d.path,
+          file_format: "PUFFIN",
+          partition: {},
+          record_count: BigInt(d.cardinality),
+          file_size_in_bytes: BigInt(d.sizeInBytes),
+          referenced_data_file: d.referencedDataFile,
+          content_offset: BigInt(d.contentOffset),
+          content_size_in_bytes: BigInt(d.contentSizeInBytes),
+        }),
+      }),
+    );
+    const dvLength = await encodeAvroFile(join(dir, dvKey), dvType, dvMeta, dvEntries);
+    extraListEntries.push({ path: `${location}/${dvKey}`, length: dvLength, count: dvs.length, rows: dvs.reduce((n, d) => n + d.cardinality, 0) });
+  }
+
   // The manifest list: the parent's manifests, then the new one.
   const listSchema = JSON.parse(parentList.meta["avro.schema"]!.toString("utf8")) as { fields: { name: string; type: unknown }[] };
   const added = options.files.reduce((n, f) => n + f.recordCount, 0);
@@ -231,7 +272,18 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
   });
   const manifestListKey = `metadata/snap-${snapshotId}-1-${uuid}.avro`;
   const listMeta = { ...parentList.meta, "snapshot-id": Buffer.from(String(snapshotId)), "parent-snapshot-id": Buffer.from(currentId), "sequence-number": Buffer.from(String(sequence)) };
-  await encodeAvroFile(join(dir, manifestListKey), parentList.type, listMeta, [...parentList.records, newEntry]);
+  const deleteEntries = extraListEntries.map((e) =>
+    fill(listSchema, {
+      ...newEntry,
+      manifest_path: e.path,
+      manifest_length: BigInt(e.length as number),
+      content: 1,
+      added_data_files_count: e.count,
+      added_files_count: e.count,
+      added_rows_count: BigInt(e.rows as number),
+    }),
+  );
+  await encodeAvroFile(join(dir, manifestListKey), parentList.type, listMeta, [...parentList.records, newEntry, ...deleteEntries]);
 
   // The metadata.
   const summary = parent.summary as Record<string, string>;
@@ -250,7 +302,7 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
         "added-records": String(added),
         "total-data-files": String(totalFiles),
         "total-records": String(Number(summary["total-records"] ?? 0) + added),
-        "total-delete-files": summary["total-delete-files"] ?? "0",
+        "total-delete-files": String(Number(summary["total-delete-files"] ?? 0) + dvs.length),
         "total-position-deletes": summary["total-position-deletes"] ?? "0",
         "total-equality-deletes": summary["total-equality-deletes"] ?? "0",
       },

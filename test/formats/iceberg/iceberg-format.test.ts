@@ -3,7 +3,7 @@
  * snapshots, the current snapshot's state for the head against icebird, refs, references,
  * the removal commit, footers.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parquetMetadata } from "hyparquet";
@@ -13,6 +13,7 @@ import { FILES_SECTION } from "../../../lib/formats/iceberg/live-files.ts";
 import { icebergFormat, icebergVersionRecords } from "../../../lib/formats/iceberg/iceberg-format.ts";
 import { PreconditionFailedError, openStore } from "../../../lib/store/index.ts";
 import {
+  appendSnapshot,
   BROKEN_FIXTURES,
   copyIcebergFixture,
   fileExists,
@@ -136,6 +137,36 @@ describe("the current snapshot's state for the head", () => {
     const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
     expect(Number(meta.num_rows)).toBe(file.physicalRows);
     expect(footer.offset + bytes.length).toBe(footer.fileSize);
+  });
+
+  it("attaches a deletion vector (v3 fields) to the data file it names; icebird reads the same delete entry", async () => {
+    const c = await copy("spark-bunnies");
+    const bunnies = "s3a://hyperparam-iceberg/spark/bunnies";
+    const target = "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet";
+    await copyFile(join(c.dir, target), join(c.dir, "data/appended-1.parquet"));
+    await writeFile(join(c.dir, "data/dv-1.puffin"), Buffer.alloc(64));
+    await appendSnapshot(c.dir, {
+      files: [{ path: `${bunnies}/data/appended-1.parquet`, recordCount: 20, sizeInBytes: 3560 }],
+      deletionVectors: [{ path: `${bunnies}/data/dv-1.puffin`, referencedDataFile: `${bunnies}/${target}`, cardinality: 2, sizeInBytes: 64, contentOffset: 4, contentSizeInBytes: 40 }],
+    });
+    const store = openStore(c.dir);
+    const snapshot = await icebergFormat.readSnapshot(store, (await icebergFormat.latestVersionFile(store))!);
+    const live = snapshot.liveFiles.find((f) => f.paths[0] === target)!;
+    expect([live.deletionFile, live.deletedRows]).toEqual(["data/dv-1.puffin", 2]);
+    expect(snapshot.liveFiles.find((f) => f.paths[0] === "data/appended-1.parquet")!.deletionFile).toBeNull();
+    const section = snapshot.sections!.find((s) => s.name === FILES_SECTION)!;
+    const i = section.columns.path!.indexOf("data/dv-1.puffin");
+    expect([section.columns.content![i], section.columns.file_format![i], section.columns.referenced_data_file![i], section.columns.content_offset![i], section.columns.content_size_in_bytes![i]]).toEqual([
+      1,
+      "PUFFIN",
+      `${bunnies}/${target}`,
+      4,
+      40,
+    ]);
+    expect(snapshot.referencedFiles).toContainEqual({ path: "data/dv-1.puffin", role: "delete", size: 64 });
+    const theirs = await icebirdLiveFiles(c.dir, await currentMetadataName(c.dir));
+    expect(theirs.filter((f) => f.content === 1).map((f) => f.key)).toContain("data/dv-1.puffin");
+    expect(section.columns.path!.slice().sort()).toEqual(theirs.map((f) => f.key));
   });
 
   it("refuses the snapshot whose manifest list is missing, in one line", async () => {
