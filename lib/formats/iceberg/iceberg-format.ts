@@ -171,7 +171,9 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
 function classify(key: string): FileRole | null {
   if (key.startsWith(METADATA_PREFIX)) {
     const name = key.slice(METADATA_PREFIX.length);
-    if (parseMetadataKey(key) || key === VERSION_HINT_KEY || name.endsWith(".avro")) return "metadata";
+    // Any metadata JSON counts, not only version names: a failed Hadoop commit leaves `<uuid>.metadata.json`,
+    // which is metadata no snapshot needs (the safety window keeps a commit in progress).
+    if (parseMetadataKey(key) || /\.metadata\.json(\.gz)?$/.test(name) || key === VERSION_HINT_KEY || name.endsWith(".avro")) return "metadata";
     if (name.endsWith(".puffin") || name.endsWith(".stats")) return "statistics";
     return null;
   }

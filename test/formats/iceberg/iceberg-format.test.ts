@@ -67,6 +67,7 @@ describe("detection and commit keys", () => {
     expect(icebergFormat.classify("metadata/snap-1-1-x.avro")).toBe("metadata");
     expect(icebergFormat.classify("data/a/b.parquet")).toBe("data");
     expect(icebergFormat.classify("metadata/notes.txt")).toBeNull();
+    expect(icebergFormat.classify("metadata/8d6f0e4e-0000-4000-8000-000000000000.metadata.json")).toBe("metadata");
     expect(icebergFormat.isBookkeepingFile!("data/.x.parquet.crc")).toBe(true);
   });
 });
