@@ -7,13 +7,14 @@
  * pipeline in `beforeDelete`) proves were committed, so the next run deletes them at once.
  */
 import type { Refs, TableFormat } from "../formats/table-format.ts";
+import { refsFingerprint } from "../model/refs.ts";
 import type { DeleteFailure, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { TableChangedError } from "./errors.ts";
 import type { FilePlan, PlannedFile } from "./file-plan.ts";
 import { planFiles } from "./file-plan.ts";
 import { listManagedFiles } from "./listing.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
-import { processManifests } from "./process-manifests.ts";
+import { assertKeptReferencesResolvable, processManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 import type { ReferenceCheck } from "./reference-check.ts";
 import { checkKeptReferences } from "./reference-check.ts";
@@ -102,9 +103,10 @@ export async function deleteUnreferenced(
     filePlan = plan(processed);
   }
 
+  assertKeptReferencesResolvable(processed, store.uri);
   await options.beforeDelete?.(filePlan, processed);
-  const manifests = filePlan.toDelete.filter((f) => f.kind === "manifest").sort((a, b) => a.version! - b.version!);
-  const files = filePlan.toDelete.filter((f) => f.kind !== "manifest");
+  const manifests = filePlan.toDelete.filter((f) => f.version !== undefined).sort((a, b) => a.version! - b.version!);
+  const files = filePlan.toDelete.filter((f) => f.version === undefined);
   options.progress?.stage("deleting files", filePlan.toDelete.length);
   const batchOptions = {
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
@@ -155,16 +157,12 @@ async function whatChanged(store: ObjectStore, format: TableFormat, processed: P
     );
   }
   const reasons: string[] = [];
-  if (refsKey(refs) !== refsKey(processed.refs)) reasons.push("tags or branches changed");
+  if (refsFingerprint(refs) !== refsFingerprint(processed.refs)) reasons.push("tags or branches changed");
   if (latest.version > newestRead) reasons.push(`version ${latest.version} was committed`);
   return reasons.length === 0 ? null : { reason: `${reasons.join(" and ")} while planning: planned again`, refs };
 }
 
-function refsKey(refs: Refs): string {
-  const tags = refs.tags.map((t) => `${t.name}\u0000${t.version}\u0000${t.branch ?? ""}`).sort();
-  const branches = refs.branches.map((b) => `${b.name}\u0000${b.parentVersion}\u0000${b.parentBranch ?? ""}`).sort();
-  return JSON.stringify([tags, branches]);
-}
+
 
 /** Removed versions none of whose version files remain. */
 function versionsGone(plan: FilePlan, deleted: readonly PlannedFile[], processed: ProcessedManifests): number[] {
@@ -184,7 +182,7 @@ function versionsGone(plan: FilePlan, deleted: readonly PlannedFile[], processed
 function keptReferencesReadBeforeListing(processed: ProcessedManifests): ReferenceSet {
   const set = new ReferenceSet();
   for (const [version, scanned] of processed.scan) {
-    if (scanned.round === 0 && processed.decisions.get(version)?.keep) set.addAll(version, scanned.references);
+    if (scanned.round === 0 && processed.decisions.get(version)?.keep) set.addAll(version, scanned.references, scanned.unresolved);
   }
   return set;
 }

@@ -17,17 +17,17 @@ import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { assertTableRoot } from "../formats/table-root.ts";
-import { detectFormat } from "../formats/index.ts";
+import { findFormat, pinFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import { mainBranchTaggedVersions } from "../model/refs.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { deleteUnreferenced } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease } from "./lease.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
-import { processManifests, removedRecords } from "./process-manifests.ts";
+import { assertKeptReferencesResolvable, processManifests, removedRecords } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import type { CleanupReport } from "./report.ts";
@@ -77,7 +77,8 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     return report;
   };
 
-  const format = options.format ?? (await detectFormat(store));
+  const resolved = options.format ? { format: options.format, source: "named" as const } : await findFormat(store);
+  const format = resolved.format;
   report.format = format.name;
   // Cleaning a branch's folder as a table would be blind to the tags and child branches that
   // pin its versions (recorded at the root): refuse before the lease writes anything there.
@@ -85,6 +86,8 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   const lease = options.dryRun
     ? null
     : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
+  // Detected once, remembered with our own files (never in a dry run, never in a branch's folder).
+  if (lease && resolved.source === "detected") await pinFormat(store, format);
   if (lease) {
     report.lease = { run_id: runId, expires_at: lease.expiresAt.toISOString(), took_over_from: lease.tookOverFrom?.run_id ?? null };
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
@@ -111,6 +114,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
       ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
     });
     report.policy = describePolicy(processed.policy);
+    assertKeptReferencesResolvable(processed, store.uri);
     if (shouldStop()) return stopped(report, "after reading manifests, before deleting");
 
     let ownIntent: string | null = null;
@@ -123,8 +127,8 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
       proven: provenByIntents(intents.read),
       beforeDelete: async (plan, final) => {
         await lease?.renewIfDue();
-        if (shouldStop() || !plan.toDelete.some((file) => file.kind === "manifest")) return;
-        const files = plan.toDelete.filter((file) => file.kind !== "manifest").map((file) => file.key);
+        if (shouldStop() || !plan.toDelete.some((file) => file.version !== undefined)) return;
+        const files = plan.toDelete.filter((file) => file.version === undefined).map((file) => file.key);
         ownIntent = await writeIntent(store, key, runId, { records: removedRecords(final), files }, now());
       },
       ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
