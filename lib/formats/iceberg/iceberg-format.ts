@@ -168,6 +168,17 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   return { key: written.key! };
 }
 
+/**
+ * Every snapshot the current metadata holds stays: a snapshot leaves an Iceberg table only
+ * through a metadata commit (commitRemoval, expire-snapshots.ts), and deleting the files of a
+ * snapshot the metadata still lists would break time travel to it. Until the pipeline drives
+ * commitRemoval, a generic cleanup run on an Iceberg table keeps every snapshot and removes only
+ * files no snapshot or metadata file names (orphans, after the safety window).
+ */
+function keptTogether(_kept: readonly number[], removed: readonly number[]): Map<number, string> {
+  return new Map(removed.map((version) => [version, "an Iceberg snapshot leaves the table only through a metadata commit (snapshot expiry), not by deleting its files"]));
+}
+
 function classify(key: string): FileRole | null {
   if (key.startsWith(METADATA_PREFIX)) {
     const name = key.slice(METADATA_PREFIX.length);
@@ -200,11 +211,10 @@ function tableRootOfCommitKey(key: string): string | null {
 export const icebergFormat: TableFormat = {
   name: "iceberg",
   versionsPrefix: METADATA_PREFIX,
-  // ".metadata.json" also covers Java's and pyiceberg's ".gz.metadata.json"; the legacy gzip name ends differently.
-  commitPatterns: [
-    { prefix: METADATA_PREFIX, suffix: ".metadata.json" },
-    { prefix: METADATA_PREFIX, suffix: ".metadata.json.gz" },
-  ],
+  // ".metadata.json" also covers Java's and pyiceberg's ".gz.metadata.json". Java's legacy
+  // ".metadata.json.gz" (read, no longer written) gets no S3 filter of its own: one more filter
+  // per table root for a name no current writer uses.
+  commitPatterns: [{ prefix: METADATA_PREFIX, suffix: ".metadata.json" }],
   managedPrefixes: ICEBERG_MANAGED_PREFIXES,
   removal: "metadata-commit",
   detect,
@@ -217,6 +227,7 @@ export const icebergFormat: TableFormat = {
   readSnapshot,
   readRefs,
   declaredRetention,
+  keptTogether,
   commitRemoval,
   classify,
   readDataFileFooter: readParquetFooter,

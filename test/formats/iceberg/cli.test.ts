@@ -1,0 +1,134 @@
+/**
+ * The `lakewarden` executable on copies of the Iceberg fixtures, through the format registry
+ * (no --format: detected): `versions --json`, `head write` + `head show --json`, and
+ * `cleanup --dry-run` then `cleanup`, each checked against the metadata text and icebird.
+ */
+import { copyFile, utimes } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runLakewarden } from "../../cli/run-executable.ts";
+import {
+  BROKEN_FIXTURES,
+  copyIcebergFixture,
+  fileExists,
+  ICEBERG_FIXTURES,
+  icebirdLiveFiles,
+  icebirdMetadataFiles,
+  listFiles,
+  snapshotsByTextPass,
+  type FixtureCopy,
+  type IcebergFixture,
+} from "../../support/iceberg-fixtures.ts";
+
+const copies: FixtureCopy[] = [];
+afterAll(async () => {
+  await Promise.all(copies.map((c) => c.remove()));
+});
+async function copy(name: IcebergFixture): Promise<FixtureCopy> {
+  const c = await copyIcebergFixture(name);
+  copies.push(c);
+  return c;
+}
+
+const CURRENT_METADATA: Record<IcebergFixture, string> = {
+  "spark-bunnies": "v5.metadata.json",
+  "athena-example": "00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json",
+  "spark-rename_column": "v3.metadata.json",
+  hive_partitioned_table: "v4.metadata.json",
+  legacy_v1: "v2.metadata.json",
+  "equality_deletes-mytable": "v7.metadata.json",
+  big_query_error: "v1749025517.metadata.json",
+};
+
+describe("lakewarden versions --json", () => {
+  for (const name of ICEBERG_FIXTURES.filter((n) => !BROKEN_FIXTURES.includes(n))) {
+    it(`${name}: every snapshot, ids exactly as the metadata writes them, parents and timestamps`, async () => {
+      const c = await copy(name);
+      const run = await runLakewarden(["versions", c.dir, "--json"]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      // Ids are JSON strings in the output: read them without any number conversion.
+      const listed = JSON.parse(run.stdout) as { version_id: string; parent_ids: string[]; timestamp_millis: number; operation_type: string }[];
+      const expected = await snapshotsByTextPass(join(c.dir, "metadata", CURRENT_METADATA[name]));
+      expect(listed.map((r) => r.version_id).sort()).toEqual(expected.map((s) => s.id).sort());
+      for (const s of expected) {
+        const r = listed.find((l) => l.version_id === s.id)!;
+        expect([r.parent_ids, r.timestamp_millis, r.operation_type]).toEqual([s.parent === null ? [] : [s.parent], s.timestampMs, s.operation]);
+      }
+    });
+  }
+
+  it("refuses the broken fixtures with one line naming the problem", async () => {
+    for (const name of BROKEN_FIXTURES) {
+      const c = await copy(name);
+      const run = await runLakewarden(["versions", c.dir, "--json"]);
+      expect(run.code, name).not.toBe(0);
+      expect(run.stderr.trim().split("\n"), name).toHaveLength(1);
+      expect(run.stderr, name).toMatch(/does not exist|cannot be resolved/);
+    }
+  });
+});
+
+describe("lakewarden head write / head show", () => {
+  for (const name of ["spark-bunnies", "hive_partitioned_table"] as const) {
+    it(`${name}: the head's live files are icebird's data files of the current snapshot`, async () => {
+      const c = await copy(name);
+      const write = await runLakewarden(["head", "write", c.dir, "--json"]);
+      expect(write.code, write.stderr).toBe(0);
+      expect((JSON.parse(write.stdout) as { action: string }).action).toBe("created");
+      const show = await runLakewarden(["head", "show", c.dir, "--json"]);
+      expect(show.code, show.stderr).toBe(0);
+      const head = JSON.parse(show.stdout) as { source: string; files: { paths: string[]; physical_rows: number }[]; summary: { version_id: string } };
+      expect(head.source).toBe("head");
+      const theirs = (await icebirdLiveFiles(c.dir, CURRENT_METADATA[name])).filter((f) => f.content === 0);
+      expect(head.files.map((f) => f.paths[0]).sort()).toEqual(theirs.map((f) => f.key));
+      expect(head.files.map((f) => f.physical_rows).reduce((a, b) => a + b, 0)).toBe(Number(theirs.reduce((a, f) => a + f.recordCount, 0n)));
+      const snapshots = await snapshotsByTextPass(join(c.dir, "metadata", CURRENT_METADATA[name]));
+      expect(head.summary.version_id).toBe(snapshots.at(-1)!.id);
+    });
+  }
+});
+
+describe("lakewarden cleanup", () => {
+  it("plans, then removes, exactly the old unreferenced files; keeps every snapshot and a young stray; the table still reads", async () => {
+    const c = await copy("spark-bunnies");
+    const old = new Date(Date.now() - 10 * 24 * 3600 * 1000);
+    const live = "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet";
+    const strays = ["data/00000-9-stray-00001.parquet", "metadata/5e0c3f43-0000-4000-8000-000000000000-m0.avro", "metadata/8d6f0e4e-0000-4000-8000-000000000000.metadata.json"];
+    await copyFile(join(c.dir, live), join(c.dir, strays[0]!));
+    await copyFile(join(c.dir, "metadata/91d5eea0-314d-4056-8818-59b825cbd38a-m1.avro"), join(c.dir, strays[1]!));
+    await copyFile(join(c.dir, "metadata/v5.metadata.json"), join(c.dir, strays[2]!));
+    for (const key of strays) await utimes(join(c.dir, key), old, old);
+    await copyFile(join(c.dir, live), join(c.dir, "data/young-00001.parquet"));
+    const before = await listFiles(c.dir);
+
+    const dry = await runLakewarden(["cleanup", c.dir, "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { format: string; versions_removed: number[]; files: { key: string; action: string }[] };
+    expect(plan.format).toBe("iceberg");
+    expect(plan.versions_removed).toEqual([]);
+    expect(plan.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual([...strays].sort());
+    expect(plan.files.filter((f) => f.action === "keep").map((f) => f.key)).toEqual(["data/young-00001.parquet"]);
+    expect(await listFiles(c.dir)).toEqual(before);
+
+    const real = await runLakewarden(["cleanup", c.dir, "--json"]);
+    expect(real.code, real.stderr).toBe(0);
+    const after = (await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/"));
+    expect(after).toEqual(before.filter((k) => !strays.includes(k)));
+    for (let i = 0; i < 3; i++) {
+      for (const key of await icebirdMetadataFiles(c.dir, "v5.metadata.json", i)) expect(await fileExists(c.dir, key), key).toBe(true);
+      for (const f of await icebirdLiveFiles(c.dir, "v5.metadata.json", i)) expect(await fileExists(c.dir, f.key), f.key).toBe(true);
+    }
+  });
+
+  it("refuses the broken fixtures before deleting anything", async () => {
+    for (const name of BROKEN_FIXTURES) {
+      const c = await copy(name);
+      const before = await listFiles(c.dir);
+      const run = await runLakewarden(["cleanup", c.dir, "--older-than", "0s", "--safety-window", "0s"]);
+      expect(run.code, name).not.toBe(0);
+      expect(run.stderr.trim().split("\n"), name).toHaveLength(1);
+      expect((await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/")), name).toEqual(before);
+    }
+  });
+});
