@@ -6,6 +6,8 @@
 import { copyFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { expireSnapshots } from "../../../lib/formats/iceberg/expire-snapshots.ts";
+import { openStore } from "../../../lib/store/index.ts";
 import { runLakewarden } from "../../cli/run-executable.ts";
 import {
   BROKEN_FIXTURES,
@@ -130,5 +132,24 @@ describe("lakewarden cleanup", () => {
       expect(run.stderr.trim().split("\n"), name).toHaveLength(1);
       expect((await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/")), name).toEqual(before);
     }
+  });
+});
+
+describe("history survives expiry", () => {
+  it("snapshots archived by `checkpoint` before an expiry commit are still listed by `versions`, cleaned up", async () => {
+    const c = await copy("spark-bunnies");
+    const before = await snapshotsByTextPass(join(c.dir, "metadata", CURRENT_METADATA["spark-bunnies"]));
+    const checkpoint = await runLakewarden(["checkpoint", c.dir]);
+    expect(checkpoint.code, checkpoint.stderr).toBe(0);
+    const report = await expireSnapshots(openStore(c.dir));
+    expect(report.committedKey).toBe("metadata/v6.metadata.json");
+    const remaining = await snapshotsByTextPass(join(c.dir, report.committedKey!));
+    expect(remaining.map((s) => s.id)).toEqual([before.at(-1)!.id]);
+
+    const run = await runLakewarden(["versions", c.dir, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const listed = JSON.parse(run.stdout) as { version_id: string; is_cleaned_up: boolean }[];
+    expect(listed.map((r) => r.version_id)).toEqual(before.map((s) => s.id));
+    for (const r of listed) expect(r.is_cleaned_up, r.version_id).toBe(!remaining.some((s) => s.id === r.version_id));
   });
 });
