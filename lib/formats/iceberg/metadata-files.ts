@@ -41,10 +41,16 @@ export async function latestMetadataFile(store: ObjectStore): Promise<MetadataFi
   return pickLatest(await listMetadataFiles(store), store);
 }
 
+/**
+ * A folder with `v<N>` files is a file-system table, whose versions are those files alone
+ * (another name there is not its commit); otherwise the `NNNNN-uuid` files are the versions.
+ */
 export function pickLatest(files: readonly MetadataFileInfo[], store: ObjectStore): MetadataFileInfo | null {
-  if (files.length === 0) return null;
-  const top = files[files.length - 1]!;
-  const tied = files.filter((f) => f.name.sequence === top.name.sequence);
+  const hadoop = files.filter((f) => f.name.naming === "hadoop");
+  const candidates = hadoop.length > 0 ? hadoop : files;
+  if (candidates.length === 0) return null;
+  const top = candidates[candidates.length - 1]!;
+  const tied = candidates.filter((f) => f.name.sequence === top.name.sequence);
   if (tied.length > 1) {
     throw new CorruptFileError(
       store.uriOf(METADATA_PREFIX),

@@ -21,7 +21,12 @@ export interface MetadataFileName {
 }
 
 const HADOOP = /^v(\d+)$/;
-const CATALOG = /^(\d+)-[^/]+$/;
+/**
+ * The number, "-", then a whole UUID. Not looser: a failed Hadoop commit leaves
+ * `<uuid>.metadata.json`, and a UUID whose first group is all digits (`12345678-...`) must not
+ * read as metadata file number 12345678.
+ */
+const CATALOG = /^(\d+)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Parses a file name (no folder); null when it is not a table metadata file name. */
 export function parseMetadataFileName(name: string): MetadataFileName | null {

@@ -59,7 +59,7 @@ describe("detection and commit keys", () => {
 
   it("finds the table root of a metadata file key, and nothing for other keys", () => {
     expect(icebergFormat.tableRootOfCommitKey("wh/db/t/metadata/v3.metadata.json")).toBe("wh/db/t");
-    expect(icebergFormat.tableRootOfCommitKey("wh/t/metadata/00004-1f2e.gz.metadata.json")).toBe("wh/t");
+    expect(icebergFormat.tableRootOfCommitKey("wh/t/metadata/00004-1f2e3d4c-0000-4000-8000-000000000000.gz.metadata.json")).toBe("wh/t");
     expect(icebergFormat.tableRootOfCommitKey("metadata/v1.metadata.json")).toBe("");
     expect(icebergFormat.tableRootOfCommitKey("wh/t/metadata/snap-1-1-x.avro")).toBeNull();
     expect(icebergFormat.tableRootOfCommitKey("wh/t/metadata/5e0c3f43-uuid.metadata.json")).toBeNull();

@@ -67,9 +67,12 @@ describe("metadata file names", () => {
   it("parses Hadoop, catalog and gzip names and nothing else", () => {
     expect(parseMetadataFileName("v12.metadata.json")).toEqual({ sequence: 12, naming: "hadoop", gzip: false });
     expect(parseMetadataFileName("00003-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json")).toEqual({ sequence: 3, naming: "catalog", gzip: false });
-    expect(parseMetadataFileName("00004-abc.gz.metadata.json")).toEqual({ sequence: 4, naming: "catalog", gzip: true });
+    expect(parseMetadataFileName("00004-aaf0d033-d06b-43c7-be60-67f83abd4aca.gz.metadata.json")).toEqual({ sequence: 4, naming: "catalog", gzip: true });
     expect(parseMetadataFileName("v2.metadata.json.gz")).toEqual({ sequence: 2, naming: "hadoop", gzip: true });
     expect(parseMetadataFileName("5b1c-uuid.metadata.json")).toBeNull();
+    // A failed Hadoop commit's temp file: a bare UUID, even one whose first group is all digits.
+    expect(parseMetadataFileName("12345678-1234-4abc-8def-123456789012.metadata.json")).toBeNull();
+    expect(parseMetadataFileName("00012-12345678-1234-4abc-8def-123456789012.metadata.json")).toEqual({ sequence: 12, naming: "catalog", gzip: false });
     expect(parseMetadataFileName("version-hint.text")).toBeNull();
     expect(parseMetadataFileName("snap-1-1-x.avro")).toBeNull();
     expect(parseVersionHint("5\n")).toBe(5);
@@ -87,6 +90,9 @@ describe("metadata file names", () => {
     expect(listedOrder.indexOf("metadata/v10.metadata.json")).toBeLessThan(listedOrder.indexOf("metadata/v5.metadata.json"));
     expect((await latestMetadataFile(store))?.key).toBe("metadata/v10.metadata.json");
     expect((await listMetadataFiles(store)).map((f) => f.name.sequence)).toEqual([1, 2, 3, 4, 5, 10]);
+    // A catalog-style name in a file-system table is not its commit, whatever its number.
+    await writeFile(join(c.dir, "metadata/99999-0b0e4d5c-0000-4000-8000-000000000000.metadata.json"), v5);
+    expect((await latestMetadataFile(store))?.key).toBe("metadata/v10.metadata.json");
 
     const a = await copy("athena-example");
     const text = await readFile(join(a.dir, "metadata/00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json"));
