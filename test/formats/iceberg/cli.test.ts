@@ -101,6 +101,9 @@ describe("lakewarden cleanup", () => {
     await copyFile(join(c.dir, "metadata/91d5eea0-314d-4056-8818-59b825cbd38a-m1.avro"), join(c.dir, strays[1]!));
     await copyFile(join(c.dir, "metadata/v5.metadata.json"), join(c.dir, strays[2]!));
     for (const key of strays) await utimes(join(c.dir, key), old, old);
+    // Hidden files (Hadoop checksums) are never candidates, however old.
+    await copyFile(join(c.dir, live), join(c.dir, "data/.00000-9-stray-00001.parquet.crc"));
+    await utimes(join(c.dir, "data/.00000-9-stray-00001.parquet.crc"), old, old);
     await copyFile(join(c.dir, live), join(c.dir, "data/young-00001.parquet"));
     const before = await listFiles(c.dir);
 
