@@ -36,6 +36,12 @@ function deletionKey(fragment: LanceFragment, deletion: LanceDeletionFile): stri
   return DELETIONS_PREFIX + deletionFileName(fragment.id, deletion);
 }
 
+/**
+ * System indices that keep their state elsewhere and own no `_indices/{uuid}/` folder: the
+ * MemWAL index (its shards live under `_mem_wal/`, which Lance's cleanup leaves alone too).
+ */
+const SYSTEM_INDICES_WITHOUT_FOLDER = new Set(["__lance_mem_wal"]);
+
 export interface LanceReferences {
   files: FileReference[];
   unresolved: UnresolvedReference[];
@@ -67,7 +73,7 @@ export function referencedFiles(manifest: LanceManifest, tableUri: string): Lanc
     }
   }
   for (const index of manifest.indices) {
-    if (index.baseId !== null) continue;
+    if (index.baseId !== null || SYSTEM_INDICES_WITHOUT_FOLDER.has(index.name)) continue;
     // The uuid is formatted from 16 bytes, so the folder name is always safe.
     files.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }
