@@ -22,8 +22,8 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
-import { CorruptFileError, NotATableError, TableFormatError } from "../errors.ts";
-import type { CommitRemovalInput, DeclaredRetention, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
+import type { CleanupView, CommitRemovalInput, DeclaredRetention, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { writeExpiryCommit } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
@@ -34,6 +34,7 @@ import { metadataReferences } from "./reachable.ts";
 import { icebergRefs } from "./refs.ts";
 import { tableRetention } from "./retention.ts";
 import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
+import type { IcebergSnapshot } from "./table-metadata.ts";
 import { openIcebergTable, type IcebergTable } from "./table-state.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
 
@@ -112,10 +113,7 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
-  const snapshot = file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
-  if (!snapshot || table.ordered.versionOf.get(snapshot.id) !== file.version) {
-    throw new CorruptFileError(uri, `holds no snapshot ${file.id ?? ""} with version ${file.version}`);
-  }
+  const snapshot = snapshotOf(table, file, uri);
   const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
   const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
   const { liveFiles, section } = liveFilesOf(files);
@@ -130,6 +128,38 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
     versionFile: file,
     sections: [section],
   };
+}
+
+/**
+ * What cleanup needs of one snapshot: its record, the files it reaches and the table's config.
+ * A table with `gc.enabled=false` forbids maintenance from deleting its files (iceberg-java
+ * refuses orphan removal and expiry-with-cleanup then): cleanup stops here, before any delete.
+ */
+async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
+  const table = await tableAt(store, file.key);
+  const { metadata } = table.read;
+  const uri = store.uriOf(file.key);
+  if (!tableRetention(metadata.properties).gcEnabled) {
+    throw new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
+  }
+  const snapshot = snapshotOf(table, file, uri);
+  const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
+  const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
+  return {
+    record: snapshotRecord(snapshot, table.ordered, branchOfSnapshots(metadata).get(snapshot.id) ?? null),
+    referencedFiles: [...files.references, ...level.references],
+    unresolvedReferences: [...files.unresolved, ...level.unresolved],
+    config: metadata.properties,
+  };
+}
+
+function snapshotOf(table: IcebergTable, file: VersionFile, uri: string): IcebergSnapshot {
+  const { metadata } = table.read;
+  const snapshot = file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
+  if (!snapshot || table.ordered.versionOf.get(snapshot.id) !== file.version) {
+    throw new CorruptFileError(uri, `holds no snapshot ${file.id ?? ""} with version ${file.version}`);
+  }
+  return snapshot;
 }
 
 async function readRefs(store: ObjectStore): Promise<Refs> {
@@ -158,25 +188,12 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
     throw new PreconditionFailedError(`the current metadata is ${latest?.key ?? "gone"}, not ${input.base.key}: re-plan`, { uri: store.uriOf(input.base.key) });
   }
   const table = await openIcebergTable(store, { metadataKey: input.base.key });
+  // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
-  const expire = input.remove.map((version) => {
-    const id = idOf.get(version);
-    if (id === undefined) throw new TableFormatError(store.uriOf(input.base.key), `holds no snapshot with version ${version}`);
-    return id;
-  });
+  const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
+  if (expire.length === 0) return { key: input.base.key };
   const written = await writeExpiryCommit(table, { expire, dropRefs: [] }, input.now, tableRetention(table.read.metadata.properties), { dryRun: false });
   return { key: written.key! };
-}
-
-/**
- * Every snapshot the current metadata holds stays: a snapshot leaves an Iceberg table only
- * through a metadata commit (commitRemoval, expire-snapshots.ts), and deleting the files of a
- * snapshot the metadata still lists would break time travel to it. Until the pipeline drives
- * commitRemoval, a generic cleanup run on an Iceberg table keeps every snapshot and removes only
- * files no snapshot or metadata file names (orphans, after the safety window).
- */
-function keptTogether(_kept: readonly number[], removed: readonly number[]): Map<number, string> {
-  return new Map(removed.map((version) => [version, "an Iceberg snapshot leaves the table only through a metadata commit (snapshot expiry), not by deleting its files"]));
 }
 
 function classify(key: string): FileRole | null {
@@ -225,9 +242,9 @@ export const icebergFormat: TableFormat = {
   findVersionFile,
   isBookkeepingFile: (key: string): boolean => isHiddenKey(key),
   readSnapshot,
+  readForCleanup,
   readRefs,
   declaredRetention,
-  keptTogether,
   commitRemoval,
   classify,
   readDataFileFooter: readParquetFooter,

@@ -6,21 +6,21 @@
  */
 import type { Branch, RefRetention, Refs, Tag } from "../../model/refs.ts";
 import type { IcebergRef, IcebergTableMetadata } from "./table-metadata.ts";
-import { branchOfSnapshots, type OrderedSnapshots } from "./versions.ts";
+import type { OrderedSnapshots } from "./versions.ts";
 
 function retentionOf(ref: IcebergRef): RefRetention {
   return { maxRefAgeMs: ref.maxRefAgeMs, maxSnapshotAgeMs: ref.maxSnapshotAgeMs, minSnapshotsToKeep: ref.minSnapshotsToKeep };
 }
 
 export function icebergRefs(metadata: IcebergTableMetadata, ordered: OrderedSnapshots): Refs {
-  const branchOf = branchOfSnapshots(metadata);
   const tags: Tag[] = [];
   const branches: Branch[] = [];
   for (const ref of [...metadata.refs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const version = ordered.versionOf.get(ref.snapshotId);
     if (version === undefined) continue;
     if (ref.type === "tag") {
-      tags.push({ name: ref.name, version, versionId: ref.snapshotId, branch: branchOf.get(ref.snapshotId) ?? null, retention: retentionOf(ref) });
+      // An Iceberg tag pins its snapshot whatever lineage it is on: branch null (the table's own), so cleanup keeps it.
+      tags.push({ name: ref.name, version, versionId: ref.snapshotId, branch: null, retention: retentionOf(ref) });
     } else if (ref.name !== "main") {
       branches.push({ name: ref.name, parentBranch: null, parentVersion: version, parentVersionId: ref.snapshotId, retention: retentionOf(ref) });
     }

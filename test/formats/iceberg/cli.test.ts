@@ -3,7 +3,7 @@
  * (no --format: detected): `versions --json`, `head write` + `head show --json`, and
  * `cleanup --dry-run` then `cleanup`, each checked against the metadata text and icebird.
  */
-import { copyFile, utimes } from "node:fs/promises";
+import { copyFile, readFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expireSnapshots } from "../../../lib/formats/iceberg/expire-snapshots.ts";
@@ -17,6 +17,7 @@ import {
   icebirdLiveFiles,
   icebirdMetadataFiles,
   listFiles,
+  rewriteMetadata,
   snapshotsByTextPass,
   type FixtureCopy,
   type IcebergFixture,
@@ -92,7 +93,7 @@ describe("lakewarden head write / head show", () => {
 });
 
 describe("lakewarden cleanup", () => {
-  it("plans, then removes, exactly the old unreferenced files; keeps every snapshot and a young stray; the table still reads", async () => {
+  it("expires old snapshots by a metadata commit, deletes exactly what only they and the old strays held, and the table still reads", async () => {
     const c = await copy("spark-bunnies");
     const old = new Date(Date.now() - 10 * 24 * 3600 * 1000);
     const live = "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet";
@@ -107,23 +108,71 @@ describe("lakewarden cleanup", () => {
     await copyFile(join(c.dir, live), join(c.dir, "data/young-00001.parquet"));
     const before = await listFiles(c.dir);
 
+    // The expectation, read by icebird: the default policy (older than 7 days, keep the newest 1)
+    // removes every snapshot but the current one; what only they reach goes with them.
+    const snapshots = await snapshotsByTextPass(join(c.dir, "metadata/v5.metadata.json"));
+    const reach = async (i: number) => [...(await icebirdMetadataFiles(c.dir, "v5.metadata.json", i)), ...(await icebirdLiveFiles(c.dir, "v5.metadata.json", i)).map((f) => f.key)];
+    const keptReach = new Set(await reach(snapshots.length - 1));
+    const expiredOnly = new Set<string>();
+    for (let i = 0; i < snapshots.length - 1; i++) for (const key of await reach(i)) if (!keptReach.has(key)) expiredOnly.add(key);
+    expect(expiredOnly.size).toBeGreaterThan(0);
+    const expectedDeletes = [...strays, ...expiredOnly].sort();
+    const liveBefore = await icebirdLiveFiles(c.dir, "v5.metadata.json");
+
     const dry = await runLakewarden(["cleanup", c.dir, "--dry-run", "--json"]);
     expect(dry.code, dry.stderr).toBe(0);
-    const plan = JSON.parse(dry.stdout) as { format: string; versions_removed: number[]; files: { key: string; action: string }[] };
+    const plan = JSON.parse(dry.stdout) as { format: string; versions: { version: number; keep: boolean }[]; files: { key: string; action: string }[] };
     expect(plan.format).toBe("iceberg");
-    expect(plan.versions_removed).toEqual([]);
-    expect(plan.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual([...strays].sort());
+    expect(plan.versions.filter((v) => !v.keep).map((v) => v.version)).toEqual([1, 2]);
+    expect(plan.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expectedDeletes);
     expect(plan.files.filter((f) => f.action === "keep").map((f) => f.key)).toEqual(["data/young-00001.parquet"]);
     expect(await listFiles(c.dir)).toEqual(before);
 
     const real = await runLakewarden(["cleanup", c.dir, "--json"]);
     expect(real.code, real.stderr).toBe(0);
+    // The expiry commit is the only new file of the table (besides lakewarden's own), and the hint moved to it.
     const after = (await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/"));
-    expect(after).toEqual(before.filter((k) => !strays.includes(k)));
-    for (let i = 0; i < 3; i++) {
-      for (const key of await icebirdMetadataFiles(c.dir, "v5.metadata.json", i)) expect(await fileExists(c.dir, key), key).toBe(true);
-      for (const f of await icebirdLiveFiles(c.dir, "v5.metadata.json", i)) expect(await fileExists(c.dir, f.key), f.key).toBe(true);
+    expect(after).toEqual([...before.filter((k) => !expectedDeletes.includes(k)), "metadata/v6.metadata.json"].sort());
+    expect(await readFile(join(c.dir, "metadata/version-hint.text"), "utf8")).toBe("6");
+    const remaining = await snapshotsByTextPass(join(c.dir, "metadata/v6.metadata.json"));
+    expect(remaining.map((s) => s.id)).toEqual([snapshots.at(-1)!.id]);
+    expect(await icebirdLiveFiles(c.dir, "v6.metadata.json")).toEqual(liveBefore);
+    for (const key of await icebirdMetadataFiles(c.dir, "v6.metadata.json", 0)) expect(await fileExists(c.dir, key), key).toBe(true);
+    for (const f of liveBefore) expect(await fileExists(c.dir, f.key), f.key).toBe(true);
+
+    // History survives: the expired snapshots are still listed, cleaned up.
+    const versions = await runLakewarden(["versions", c.dir, "--json"]);
+    expect(versions.code, versions.stderr).toBe(0);
+    const listed = JSON.parse(versions.stdout) as { version_id: string; is_cleaned_up: boolean }[];
+    expect(listed.map((r) => [r.version_id, r.is_cleaned_up])).toEqual(snapshots.map((s, i) => [s.id, i < snapshots.length - 1]));
+  });
+
+  it("keeps tagged snapshots, and refuses a table with gc.enabled=false before deleting anything", async () => {
+    const tagged = await copy("spark-bunnies");
+    const first = (await snapshotsByTextPass(join(tagged.dir, "metadata/v5.metadata.json")))[0]!;
+    await rewriteMetadata(tagged.dir, (json) => {
+      json.refs = { ...(json.refs as object), "keep-first": { "snapshot-id": BigInt(first.id), type: "tag" } } as never;
+    });
+    const run = await runLakewarden(["cleanup", tagged.dir, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const v7 = await snapshotsByTextPass(join(tagged.dir, "metadata/v7.metadata.json"));
+    expect(v7.map((s) => s.id)).toContain(first.id);
+    expect(v7).toHaveLength(2);
+    for (let i = 0; i < v7.length; i++) {
+      for (const key of await icebirdMetadataFiles(tagged.dir, "v7.metadata.json", i)) expect(await fileExists(tagged.dir, key), key).toBe(true);
+      for (const f of await icebirdLiveFiles(tagged.dir, "v7.metadata.json", i)) expect(await fileExists(tagged.dir, f.key), f.key).toBe(true);
     }
+
+    const noGc = await copy("spark-bunnies");
+    await rewriteMetadata(noGc.dir, (json) => {
+      json.properties = { ...(json.properties as object), "gc.enabled": "false" } as never;
+    });
+    await copyFile(join(noGc.dir, "metadata/v5.metadata.json"), join(noGc.dir, "metadata/8d6f0e4e-0000-4000-8000-000000000000.metadata.json"));
+    const before = await listFiles(noGc.dir);
+    const refused = await runLakewarden(["cleanup", noGc.dir, "--safety-window", "0s"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/gc\.enabled is false/);
+    expect((await listFiles(noGc.dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(before);
   });
 
   it("refuses the broken fixtures before deleting anything", async () => {
