@@ -45,7 +45,7 @@ const readers = new Map<string, IcebergFileReader>();
 function readerFor(store: ObjectStore): IcebergFileReader {
   let reader = readers.get(store.uri);
   if (!reader || reader.store !== store) {
-    if (readers.size >= 8) readers.delete(readers.keys().next().value!);
+    if (readers.size >= 4) readers.delete(readers.keys().next().value!);
     reader = new IcebergFileReader(store);
     readers.set(store.uri, reader);
   }
@@ -61,7 +61,7 @@ function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
   const cacheKey = `${store.uri}\u0000${key}`;
   let table = tables.get(cacheKey);
   if (!table) {
-    if (tables.size >= 16) tables.delete(tables.keys().next().value!);
+    if (tables.size >= 4) tables.delete(tables.keys().next().value!);
     table = openIcebergTable(store, { metadataKey: key });
     table.catch(() => tables.delete(cacheKey));
     tables.set(cacheKey, table);

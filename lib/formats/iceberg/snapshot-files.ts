@@ -34,7 +34,8 @@ export interface SnapshotFiles {
   unresolved: UnresolvedReference[];
 }
 
-const CACHE_LIMIT = 4096;
+/** Decoded manifests held per reader: enough for a table's shared manifests, bounded for a Lambda's memory. */
+const CACHE_LIMIT = 512;
 
 /** Reads manifest lists and manifests of one store, each key once (they never change once written). */
 export class IcebergFileReader {
