@@ -17,10 +17,9 @@
  */
 import { gzipSync } from "node:zlib";
 import type { ObjectStore } from "../../store/object-store.ts";
-import { TableFormatError, UnsupportedFeatureError } from "../errors.ts";
+import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError } from "../errors.ts";
 import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
 import { METADATA_PREFIX, nextHadoopMetadataKey, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
-import { UnresolvedReferenceError } from "./orphan-files.ts";
 import { reachableFiles, type Reachable } from "./reachable.ts";
 import { tableRetention, type TableRetention } from "./retention.ts";
 import { IcebergFileReader } from "./snapshot-files.ts";
@@ -159,7 +158,7 @@ export interface ExpireReport {
 
 function blockOn(reachable: Reachable, uri: string, when: string): void {
   const blocking = reachable.unresolved.find((u) => u.kind === "unresolvable");
-  if (blocking) throw new UnresolvedReferenceError(uri, `snapshot expiry refused ${when}: ${blocking.path} cannot be resolved (${blocking.reason}); nothing written or deleted`);
+  if (blocking) throw new UnresolvableReferenceError(uri, `snapshot expiry refused ${when}: ${blocking.path} cannot be resolved (${blocking.reason}); nothing written or deleted`);
 }
 
 /** Plans, commits and cleans up snapshot expiry on a catalog-less table. */

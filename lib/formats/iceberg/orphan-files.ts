@@ -13,7 +13,7 @@
  *     that landed after the metadata was read).
  */
 import type { ObjectInfo } from "../../store/object-store.ts";
-import { TableFormatError } from "../errors.ts";
+import { UnresolvableReferenceError } from "../errors.ts";
 import type { UnresolvedReference } from "../table-format.ts";
 import { parseMetadataKey } from "./metadata-names.ts";
 
@@ -39,9 +39,6 @@ export interface OrphanPlan {
   refusal: string | null;
 }
 
-/** Refused: a reference of the table cannot be resolved, so what is reachable is not known. */
-export class UnresolvedReferenceError extends TableFormatError {}
-
 export function isHiddenKey(key: string): boolean {
   return key.split("/").some((segment) => (segment.startsWith("_") || segment.startsWith(".")) && !segment.includes("="));
 }
@@ -49,7 +46,7 @@ export function isHiddenKey(key: string): boolean {
 export function planOrphanFiles(input: OrphanPlanInput): OrphanPlan {
   const blocking = input.unresolved.find((u) => u.kind === "unresolvable");
   if (blocking) {
-    throw new UnresolvedReferenceError(input.tableUri, `orphan removal refused: ${blocking.path} cannot be resolved (${blocking.reason}); nothing deleted`);
+    throw new UnresolvableReferenceError(input.tableUri, `orphan removal refused: ${blocking.path} cannot be resolved (${blocking.reason}); nothing deleted`);
   }
   const plan: OrphanPlan = { orphans: [], tooYoung: [], hidden: [], refusal: null };
   if (!input.gcEnabled) {

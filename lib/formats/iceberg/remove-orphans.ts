@@ -3,7 +3,7 @@
  * list the table root, plan (orphan-files.ts), check that no commit landed meanwhile, delete.
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
-import { TableFormatError } from "../errors.ts";
+import { PreconditionFailedError } from "../../store/errors.ts";
 import { latestMetadataFile } from "./metadata-files.ts";
 import { planOrphanFiles, type OrphanPlan } from "./orphan-files.ts";
 import { reachableFiles } from "./reachable.ts";
@@ -24,9 +24,6 @@ export interface RemoveOrphansReport {
   deleted: string[];
   failed: { key: string; message: string }[];
 }
-
-/** A commit landed while the run planned: nothing was deleted. */
-export class ConcurrentCommitError extends TableFormatError {}
 
 export async function removeOrphanFiles(store: ObjectStore, options: RemoveOrphansOptions = {}): Promise<RemoveOrphansReport> {
   const now = options.now ?? new Date();
@@ -49,7 +46,9 @@ export async function removeOrphanFiles(store: ObjectStore, options: RemoveOrpha
   if (options.metadataKey === undefined) {
     const latest = await latestMetadataFile(store);
     if (latest?.key !== table.metadataKey) {
-      throw new ConcurrentCommitError(store.uri, `metadata moved from ${table.metadataKey} to ${latest?.key ?? "nothing"} while planning: nothing deleted`);
+      throw new PreconditionFailedError(`${store.uri}: metadata moved from ${table.metadataKey} to ${latest?.key ?? "nothing"} while planning: nothing deleted`, {
+        uri: store.uriOf(table.metadataKey),
+      });
     }
   }
   const result = await store.deleteMany(plan.orphans.map((o) => o.key));
