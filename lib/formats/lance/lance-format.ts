@@ -5,15 +5,15 @@
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import type { FileKind, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
-import type { VersionRecord } from "../../versions/version-record.ts";
+import type { VersionRecord, VersionTotals } from "../../versions/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
-import type { LanceVersion } from "./read-version.ts";
-import { readLanceVersion } from "./read-version.ts";
+import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
+import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
+import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
 import { readLanceRefs } from "./refs.ts";
 import { toSafeNumber } from "./safe-integer.ts";
-import { liveFiles, referencedFiles } from "./snapshot-files.ts";
-import { summarizeManifest } from "./summary.ts";
+import { liveFiles } from "./snapshot-files.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 import { VERSIONS_PREFIX, parseVersionKey, versionKey, type ParsedVersionName } from "./version-names.ts";
 
@@ -81,13 +81,17 @@ async function findVersionFile(store: ObjectStore, version: number): Promise<Ver
   return toVersionFile(await store.head(versionKey(version, "v1")), { version, naming: "v1" });
 }
 
-function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord {
-  const { manifest, transaction } = lanceVersion;
+function toVersionRecord(
+  manifest: { version: number; timestampNanos: bigint },
+  totals: VersionTotals,
+  transaction: LanceTransaction | null,
+  uri: string,
+): VersionRecord {
   return {
     version: manifest.version,
     // Truncated to the millisecond, as LanceDB's `new Date(micros / 1000)` does.
     timestamp_millis: toSafeNumber(manifest.timestampNanos / 1_000_000n, "manifest timestamp (ms)", uri),
-    ...summarizeManifest(manifest),
+    ...totals,
     is_tagged: false,
     is_cleaned_up: false,
     transaction_uuid: transaction?.uuid ?? null,
@@ -97,20 +101,39 @@ function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord
   };
 }
 
+/** Per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
+const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
+
+function fragmentCacheOf(store: ObjectStore): FragmentCache {
+  let cache = fragmentCaches.get(store);
+  if (!cache) fragmentCaches.set(store, (cache = new FragmentCache()));
+  return cache;
+}
+
+/**
+ * The record, the referenced files and the config come from the cleanup-depth decoding;
+ * the live files and the schema (which only a head needs) are decoded on first use.
+ */
 async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
   const uri = store.uriOf(file.key);
-  const lanceVersion = await readLanceVersion(store, file.key, file.size);
-  const { manifest } = lanceVersion;
-  if (manifest.version !== file.version) {
-    throw new CorruptFileError(uri, `manifest says version ${manifest.version} but its file name says ${file.version}`);
+  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  if (view.version !== file.version) {
+    throw new CorruptFileError(uri, `manifest says version ${view.version} but its file name says ${file.version}`);
   }
+  let full: LanceManifest | null = null;
+  let live: TableSnapshot["liveFiles"] | null = null;
+  const manifest = (): LanceManifest => (full ??= decodeLanceManifestFile(bytes, uri).manifest);
   return {
-    record: toVersionRecord(lanceVersion, uri),
-    referencedFiles: referencedFiles(manifest, uri),
-    liveFiles: liveFiles(manifest, uri),
-    schema: manifest.fields,
-    config: manifest.config,
-    raw: lanceVersion.bytes,
+    record: toVersionRecord(view, view.totals, transaction, uri),
+    referencedFiles: view.references,
+    get liveFiles() {
+      return (live ??= liveFiles(manifest(), uri));
+    },
+    get schema() {
+      return manifest().fields;
+    },
+    config: view.config,
+    raw: bytes,
     versionFile: file,
   };
 }
