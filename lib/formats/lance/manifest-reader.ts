@@ -23,10 +23,9 @@ import { manifestMessageBytes, sectionAt } from "./manifest-file.ts";
 import type { DeletionFileSuffix, LanceDataFile, LanceDeletionFile, LanceFragment, LanceIndex, LanceManifest, LanceTransaction } from "./manifest-model.ts";
 import { formatUuid } from "./manifest-model.ts";
 import { operationName } from "./operation-names.ts";
-import { lanceProtoDescriptor } from "./protos/descriptor.ts";
+import { lanceProtoRoot as root } from "./proto-messages.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX, tableKey } from "./table-paths.ts";
 
-const root = protobuf.Root.fromJSON(lanceProtoDescriptor as protobuf.INamespace);
 const manifestType = root.lookupType("lance.table.Manifest");
 const fragmentType = root.lookupType("lance.table.DataFragment");
 const dataFileType = root.lookupType("lance.table.DataFile");
@@ -285,12 +284,19 @@ function toFragment(raw: RawFragment, uri: string): LanceFragment {
   return { id, files: raw.files, deletionFile, physicalRows: physicalRows === 0 ? null : physicalRows };
 }
 
+/** The top-level Manifest fields the cleanup view reads (no schema, writer, base paths...). */
+const CLEANUP_FIELDS = new Set(
+  ["version", "timestamp", "reader_feature_flags", "transaction_file", "config", "branch", "index_section", "transaction_section"].map(
+    (name) => fieldId(manifestType, name),
+  ),
+);
+
 /**
- * Splits the Manifest message: the byte ranges of its fragments (in order), and every other
- * top-level field decoded by protobufjs (a message built from those fields alone: protobuf
- * merges them exactly as it would in the whole message).
+ * Splits the Manifest message: the byte ranges of its fragments (in order), and the other
+ * top-level fields (those in `only`, when given) decoded by protobufjs (a message built from
+ * those fields alone: protobuf merges them exactly as it would in the whole message).
  */
-function splitManifest(bytes: Uint8Array, uri: string): { fragments: Int32Array; fragmentCount: number; rest: protobuf.Message & Record<string, unknown> } {
+function splitManifest(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): { fragments: Int32Array; fragmentCount: number; rest: protobuf.Message & Record<string, unknown> } {
   const wire = new Wire(bytes, 0, bytes.length, uri);
   let ranges = new Int32Array(1024);
   let count = 0;
@@ -313,6 +319,7 @@ function splitManifest(bytes: Uint8Array, uri: string): { fragments: Int32Array;
     } else {
       if (tag >>> 3 === 0) throw wire.corrupt("field number 0");
       wire.skip(tag & 7);
+      if (only && !only.has(tag >>> 3)) continue;
       restParts.push(bytes.subarray(fieldStart, wire.pos));
       restLength += wire.pos - fieldStart;
     }
@@ -418,9 +425,9 @@ interface ManifestHead {
   manifestBytes: Uint8Array;
 }
 
-function readManifestHead(bytes: Uint8Array, uri: string): ManifestHead {
+function readManifestHead(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): ManifestHead {
   const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
-  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri);
+  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, only);
   assertReadable(u64(rest.reader_feature_flags), uri);
   const sectionOffset = (name: string, what: string): number | null =>
     has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null;
@@ -583,7 +590,7 @@ function fragmentShare(raw: RawFragment, uri: string): FragmentShare {
  * summarizeManifest / referencedFiles / config of the full decoding.
  */
 export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, cache?: FragmentCache): LanceCleanupView {
-  const head = readManifestHead(bytes, uri);
+  const head = readManifestHead(bytes, uri, CLEANUP_FIELDS);
   const { rest, manifestBytes } = head;
   const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
   const references: ReferencedFile[] = [];

@@ -28,6 +28,7 @@ import {
 } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { HeadCodec } from "../codec.ts";
+import { columnValues } from "./arrow-buffers.ts";
 import { HeadCodecError } from "../errors.ts";
 import { modelProblem } from "../model.ts";
 import type { ColumnType, HeadColumn, HeadModel, HeadTable } from "../model.ts";
@@ -112,9 +113,9 @@ function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
     const type = columnTypeOf(field.type);
     if (!type) throw new HeadCodecError(`arrow section ${name}: column ${field.name} has unsupported type ${String(field.type)}`);
     const vector = table.getChildAt(index);
-    const raw: unknown[] = vector ? [...vector] : [];
-    if (raw.length !== table.numRows) throw new HeadCodecError(`arrow section ${name}: column ${field.name} is short`);
-    return { name: field.name, type, values: raw.map((value) => fromArrowValue(name, field.name, type, value)) } as HeadColumn;
+    const values = vector ? columnValues(vector.data, type, name, field.name) : [];
+    if (values.length !== table.numRows) throw new HeadCodecError(`arrow section ${name}: column ${field.name} is short`);
+    return { name: field.name, type, values } as HeadColumn;
   });
 }
 
@@ -126,24 +127,6 @@ function columnTypeOf(type: DataType): ColumnType | null {
   if (DataType.isBinary(type)) return "binary";
   if (DataType.isList(type) && type.children[0] && DataType.isUtf8(type.children[0].type)) return "utf8_list";
   return null;
-}
-
-function fromArrowValue(table: string, column: string, type: ColumnType, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (type) {
-    case "int64": {
-      const number = Number(value as bigint);
-      if (!Number.isSafeInteger(number)) throw new HeadCodecError(`arrow section ${table}: column ${column} holds ${String(value)}, beyond 2^53`);
-      return number;
-    }
-    case "binary":
-      // Copy: the decoded view points into the whole body buffer, which callers may drop.
-      return new Uint8Array(value as Uint8Array);
-    case "utf8_list":
-      return [...(value as Iterable<string>)];
-    default:
-      return value;
-  }
 }
 
 function frame(sections: [string, Uint8Array][]): Uint8Array {
