@@ -17,7 +17,7 @@ import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { lanceFormat } from "../formats/lance/lance-format.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
-import { NotFoundError, StoreError } from "../store/errors.ts";
+import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { openStore } from "../store/open-store.ts";
 import type { StoreOptions } from "../store/open-store.ts";
@@ -25,8 +25,10 @@ import { headDescribesFile } from "./content.ts";
 import type { RecentVersions } from "./content.ts";
 import { headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
-import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
-import type { StoredHead } from "./stored-head.ts";
+import { loadStoredHead } from "./head-reader.ts";
+import type { LoadedHead } from "./head-reader.ts";
+import type { HeadIdentity } from "./sectioned-content.ts";
+import { HEAD_KEY } from "./stored-head.ts";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
 
@@ -164,7 +166,13 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   const format = options.format ?? lanceFormat;
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
-  const [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
+  const latestFile = options.latest ? Promise.resolve(options.latest) : format.latestVersionFile(store);
+  // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
+  const isCurrent = async (identity: HeadIdentity) => {
+    const file = await latestFile;
+    return file !== null && identityDescribesFile(identity, file, format.name);
+  };
+  const [stored, latest] = await Promise.all([getHead(store, codecs, isCurrent), latestFile]);
   if (!latest) throw noVersionFilesError(store.uri, format);
   const headUri = store.uriOf(HEAD_KEY);
 
@@ -191,25 +199,29 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
     snapshot,
     recentVersions: null,
     footers: stored.state === "readable" ? stillLive(stored.content.footers, snapshot) : [],
-    codec: stored.state === "readable" ? (stored.probe.header?.codec ?? null) : null,
+    codec: stored.state === "readable" || stored.state === "not-current" ? (stored.probe.header?.codec ?? null) : null,
     checkedAt,
   };
 }
 
-/** The whole head in one GET; a failed GET is reported like an unreadable head, so a manifest read can still answer. */
-async function getHead(store: ObjectStore, codecs: HeadCodecRegistry): Promise<StoredHead | { state: "failed"; problem: string }> {
+/** As headDescribesFile, from what a head's properties say. */
+function identityDescribesFile(identity: HeadIdentity, file: VersionFile, formatName: string): boolean {
+  const recorded = identity.versionFile;
+  return identity.format === formatName && identity.tableVersion === file.version && recorded.size === file.size && recorded.etag === file.etag;
+}
+
+/** The head (sectioned: its prefix first); a failed GET is reported like an unreadable head, so a manifest read can still answer. */
+async function getHead(store: ObjectStore, codecs: HeadCodecRegistry, isCurrent: (identity: HeadIdentity) => Promise<boolean>): Promise<LoadedHead> {
   try {
-    const object = await store.get(HEAD_KEY);
-    return interpretStoredHead(object, store.uriOf(HEAD_KEY), codecs);
+    return await loadStoredHead(store, codecs, isCurrent);
   } catch (error) {
-    if (error instanceof NotFoundError) return { state: "missing" };
     if (error instanceof StoreError) return { state: "failed", problem: error.message };
     throw error;
   }
 }
 
 function fallbackWarning(
-  stored: StoredHead | { state: "failed"; problem: string },
+  stored: LoadedHead,
   latest: VersionFile,
   headUri: string,
   formatName: string,
@@ -220,13 +232,15 @@ function fallbackWarning(
     case "failed":
     case "unreadable":
       return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest.version} instead` };
-    case "readable": {
-      const held = stored.content.tableVersion;
-      if (stored.content.format !== formatName) {
-        return { reason: "head-unreadable", message: `${headUri}: head describes a ${stored.content.format} table, not ${formatName}; read the manifest instead` };
+    case "readable":
+    case "not-current": {
+      const identity = stored.state === "readable" ? { format: stored.content.format, tableVersion: stored.content.tableVersion, versionFile: stored.content.snapshot.versionFile } : stored.identity;
+      const held = identity.tableVersion;
+      if (identity.format !== formatName) {
+        return { reason: "head-unreadable", message: `${headUri}: head describes a ${identity.format} table, not ${formatName}; read the manifest instead` };
       }
       if (held === latest.version) {
-        const file = stored.content.snapshot.versionFile;
+        const file = identity.versionFile;
         return {
           reason: "head-mismatch",
           message:

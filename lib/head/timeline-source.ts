@@ -8,7 +8,8 @@ import type { TableFormat } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
-import { readStoredHead } from "./stored-head.ts";
+import { readHeadTimeline } from "./head-reader.ts";
+import { headCodecs } from "./registry.ts";
 
 export interface HeadRecentVersions {
   records: readonly VersionRecord[];
@@ -20,14 +21,15 @@ export interface HeadRecentVersions {
 }
 
 export async function headRecentVersions(store: ObjectStore, format: TableFormat): Promise<HeadRecentVersions | null> {
-  let stored;
+  let timeline;
   try {
-    stored = await readStoredHead(store);
+    // A sectioned head: one ranged GET of its prefix, two small sections decoded.
+    timeline = await readHeadTimeline(store, headCodecs);
   } catch (error) {
     if (error instanceof StoreError) return null;
     throw error;
   }
-  if (stored.state !== "readable" || stored.content.format !== format.name) return null;
-  const { recentVersions, tableVersion } = stored.content;
+  if (!timeline || timeline.format !== format.name) return null;
+  const { recentVersions, tableVersion } = timeline;
   return { records: recentVersions.records, source: "head", headVersion: tableVersion, after: recentVersions.after };
 }
