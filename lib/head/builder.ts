@@ -162,7 +162,14 @@ function keepWithin(footers: DataFileFooter[], room: number): DataFileFooter[] {
 }
 
 function newestDataFilesFirst(snapshot: TableSnapshot): string[] {
-  return [...snapshot.liveFiles].sort((a, b) => b.fragmentId - a.fragmentId).flatMap((file) => file.paths);
+  const files = snapshot.liveFiles;
+  // Formats usually list fragments by ascending id: then newest first is the reverse, no sort.
+  let ascending = true;
+  for (let i = 1; i < files.length && ascending; i++) ascending = files[i - 1]!.fragmentId < files[i]!.fragmentId;
+  const ordered = ascending ? [...files].reverse() : [...files].sort((a, b) => b.fragmentId - a.fragmentId);
+  const paths: string[] = [];
+  for (const file of ordered) for (const path of file.paths) paths.push(path);
+  return paths;
 }
 
 interface FooterSelection {

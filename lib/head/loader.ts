@@ -184,7 +184,10 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
       warning: null,
       snapshot: content.snapshot,
       recentVersions: content.recentVersions,
-      footers: content.footers,
+      // A getter: a sectioned head decodes its footers section only when they are read.
+      get footers() {
+        return content.footers;
+      },
       codec: stored.probe.header?.codec ?? null,
       checkedAt,
     };

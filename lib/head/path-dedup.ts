@@ -24,21 +24,46 @@ export function packReferencedFiles(live: HeadTable, referenced: HeadTable): Hea
   const liveDeletions = column(live, "deletion_file");
   const paths = column(referenced, "path");
   if (livePaths?.type !== "utf8_list" || liveDeletions?.type !== "utf8" || paths?.type !== "utf8" || column(referenced, LIVE_REF_COLUMN)) return null;
-  const index = new Map<string, number>();
-  let flat = 0;
-  for (const row of livePaths.values) {
+  // Formats list a version's references in the order of its live files (Lance: each
+  // fragment's data files, then its deletion file), so most rows match the next live path or
+  // deletion file in line; the map of every path is built only if one does not.
+  const flat: string[] = [];
+  const rowOfFlat: number[] = [];
+  livePaths.values.forEach((row, r) => {
     for (const path of row ?? []) {
-      if (!index.has(path)) index.set(path, flat);
-      flat++;
+      flat.push(path);
+      rowOfFlat.push(r);
     }
-  }
-  liveDeletions.values.forEach((path, row) => {
-    if (path !== null && !index.has(path)) index.set(path, -(row + 1));
   });
+  let index: Map<string, number> | null = null;
+  const lookup = (path: string): number | undefined => {
+    if (!index) {
+      index = new Map();
+      flat.forEach((p, i) => {
+        if (!index!.has(p)) index!.set(p, i);
+      });
+      liveDeletions.values.forEach((p, row) => {
+        if (p !== null && !index!.has(p)) index!.set(p, -(row + 1));
+      });
+    }
+    return index.get(path);
+  };
   const spelled: (string | null)[] = new Array(paths.values.length);
   const refs: (number | null)[] = new Array(paths.values.length);
+  let next = 0;
+  let lastRow = -1;
   paths.values.forEach((path, i) => {
-    const ref = path === null ? undefined : index.get(path);
+    let ref: number | undefined;
+    if (path !== null) {
+      if (next < flat.length && flat[next] === path) {
+        ref = next++;
+        lastRow = rowOfFlat[ref]!;
+      } else if (lastRow >= 0 && liveDeletions.values[lastRow] === path) {
+        ref = -(lastRow + 1);
+      } else {
+        ref = lookup(path);
+      }
+    }
     spelled[i] = ref === undefined ? path : null;
     refs[i] = ref === undefined ? null : ref;
   });

@@ -63,7 +63,11 @@ export interface SectionEntry {
   crc32: number;
 }
 
+/** Sections smaller than this are stored uncompressed: a decompressor's setup costs more than their bytes. */
+export const MIN_COMPRESSED_SECTION_BYTES = 4096;
+
 export function encodeSection(name: string, raw: Uint8Array, compression: BodyCompression): EncodedSection {
+  if (raw.length < MIN_COMPRESSED_SECTION_BYTES) compression = "none";
   const stored = compress(raw, compression);
   return { name, compression, stored, rawLength: raw.length, crc32: crc32(stored) };
 }

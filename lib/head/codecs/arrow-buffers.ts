@@ -8,6 +8,7 @@
  * value or an out-of-range read.
  */
 import { Buffer } from "node:buffer";
+import { Binary, Bool, Field, Float64, Int64, List, Utf8, makeData } from "apache-arrow";
 import type { Data } from "apache-arrow";
 import { HeadCodecError } from "../errors.ts";
 import type { ColumnType } from "../model.ts";
@@ -136,4 +137,90 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
       return;
     }
   }
+}
+
+/**
+ * Model values → Arrow Data, written straight into the buffers (the encoding twin of
+ * columnValues): string bytes and offsets in two passes, int64 as 32-bit halves, bitmaps by
+ * hand. apache-arrow's vectorFromArray builds value by value (~3 µs a value at 100K files).
+ */
+export function columnData(type: ColumnType, values: readonly unknown[]): Data {
+  const length = values.length;
+  let nullCount = 0;
+  for (let i = 0; i < length; i++) if (values[i] === null || values[i] === undefined) nullCount++;
+  const nullBitmap = nullCount > 0 ? validityOf(values) : undefined;
+  const common = { length, nullCount, ...(nullBitmap ? { nullBitmap } : {}) };
+  switch (type) {
+    case "int64": {
+      const data = new BigInt64Array(length);
+      const halves = new Int32Array(data.buffer);
+      for (let i = 0; i < length; i++) {
+        const value = values[i] as number | null;
+        if (value === null || value === undefined) continue;
+        const high = Math.floor(value / TWO_32);
+        halves[i * 2] = value - high * TWO_32;
+        halves[i * 2 + 1] = high;
+      }
+      return makeData({ type: new Int64(), ...common, data });
+    }
+    case "float64":
+      return makeData({ type: new Float64(), ...common, data: Float64Array.from(values as (number | null)[], (v) => v ?? 0) });
+    case "bool": {
+      const data = new Uint8Array((length + 7) >> 3);
+      for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3]! |= 1 << (i & 7);
+      return makeData({ type: new Bool(), ...common, data });
+    }
+    case "utf8": {
+      const { valueOffsets, data } = stringBuffers(values as readonly (string | null)[]);
+      return makeData({ type: new Utf8(), ...common, valueOffsets, data });
+    }
+    case "binary": {
+      const valueOffsets = new Int32Array(length + 1);
+      let total = 0;
+      for (let i = 0; i < length; i++) {
+        total += (values[i] as Uint8Array | null)?.length ?? 0;
+        valueOffsets[i + 1] = total;
+      }
+      const data = new Uint8Array(total);
+      for (let i = 0; i < length; i++) {
+        const value = values[i] as Uint8Array | null;
+        if (value) data.set(value, valueOffsets[i]!);
+      }
+      return makeData({ type: new Binary(), ...common, valueOffsets, data });
+    }
+    case "utf8_list": {
+      const valueOffsets = new Int32Array(length + 1);
+      const items: (string | null)[] = [];
+      for (let i = 0; i < length; i++) {
+        const list = values[i] as readonly string[] | null;
+        if (list) for (const item of list) items.push(item);
+        valueOffsets[i + 1] = items.length;
+      }
+      const child = columnData("utf8", items) as Data<Utf8>;
+      return makeData({ type: new List(new Field("item", new Utf8(), true)), ...common, valueOffsets, child });
+    }
+  }
+}
+
+function validityOf(values: readonly unknown[]): Uint8Array {
+  const bitmap = new Uint8Array((values.length + 7) >> 3);
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) bitmap[i >> 3]! |= 1 << (i & 7);
+  return bitmap;
+}
+
+function stringBuffers(values: readonly (string | null)[]): { valueOffsets: Int32Array; data: Uint8Array } {
+  const valueOffsets = new Int32Array(values.length + 1);
+  let total = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value) total += Buffer.byteLength(value, "utf8");
+    valueOffsets[i + 1] = total;
+  }
+  if (total > 0x7fffffff) throw new HeadCodecError(`a string column of ${total} bytes is beyond Arrow's 32-bit offsets`);
+  const data = Buffer.allocUnsafe(total);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value) data.write(value, valueOffsets[i]!, "utf8");
+  }
+  return { valueOffsets, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }

@@ -11,24 +11,10 @@
  * (ipc/metadata/message throws "Record batch compression not implemented"), so the streams
  * are uncompressed here and the whole body is compressed outside the codec (see body.ts).
  */
-import {
-  Binary,
-  Bool,
-  DataType,
-  Field,
-  Float64,
-  Int64,
-  List,
-  Precision,
-  Table,
-  Utf8,
-  tableFromIPC,
-  tableToIPC,
-  vectorFromArray,
-} from "apache-arrow";
+import { DataType, Precision, Table, makeVector, tableFromIPC, tableToIPC } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { HeadCodec } from "../codec.ts";
-import { columnValues } from "./arrow-buffers.ts";
+import { columnData, columnValues } from "./arrow-buffers.ts";
 import { HeadCodecError } from "../errors.ts";
 import { modelProblem } from "../model.ts";
 import type { ColumnType, HeadColumn, HeadModel, HeadTable } from "../model.ts";
@@ -86,20 +72,7 @@ function encodeTable(columns: HeadColumn[]): Uint8Array {
 }
 
 function toVector(column: HeadColumn): Vector {
-  switch (column.type) {
-    case "utf8":
-      return vectorFromArray(column.values, new Utf8());
-    case "int64":
-      return vectorFromArray(column.values.map((value) => (value === null ? null : BigInt(value))), new Int64());
-    case "float64":
-      return vectorFromArray(column.values, new Float64());
-    case "bool":
-      return vectorFromArray(column.values, new Bool());
-    case "binary":
-      return vectorFromArray(column.values, new Binary());
-    case "utf8_list":
-      return vectorFromArray(column.values, new List(new Field("item", new Utf8(), true)));
-  }
+  return makeVector(columnData(column.type, column.values));
 }
 
 function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
