@@ -13,7 +13,8 @@ import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
 import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
 import { readLanceRefs } from "./refs.ts";
 import { toSafeNumber } from "./safe-integer.ts";
-import { liveFiles } from "./snapshot-files.ts";
+import { liveFiles, referencedFiles } from "./snapshot-files.ts";
+import { summarizeManifest } from "./summary.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 import { VERSIONS_PREFIX, parseVersionKey, versionKey, type ParsedVersionName } from "./version-names.ts";
 
@@ -103,6 +104,12 @@ function toVersionRecord(
 
 /** Per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
 const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
+/**
+ * Larger manifests are decoded whole, without the cache: keying 100K fragments costs more than
+ * it saves for the one manifest a head write reads, while cleanup's many small manifests are
+ * where sharing fragments between versions saves memory (bench/results/cleanup.md).
+ */
+const FRAGMENT_CACHE_MAX_MANIFEST_BYTES = 1024 * 1024;
 
 function fragmentCacheOf(store: ObjectStore): FragmentCache {
   let cache = fragmentCaches.get(store);
@@ -111,15 +118,38 @@ function fragmentCacheOf(store: ObjectStore): FragmentCache {
 }
 
 /**
- * The record, the referenced files and the config come from the cleanup-depth decoding;
- * the live files and the schema (which only a head needs) are decoded on first use.
+ * Small manifests (cleanup reads hundreds): the record, the referenced files and the config
+ * come from the cleanup-depth decoding, fragments shared with earlier versions; the live files
+ * and the schema (which only a head needs) are decoded on first use. Large ones (a head write
+ * reads one, and uses all of it): decoded once, whole; the referenced and live files are
+ * derived from it on first use.
  */
 async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
   const uri = store.uriOf(file.key);
-  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
-  if (view.version !== file.version) {
-    throw new CorruptFileError(uri, `manifest says version ${view.version} but its file name says ${file.version}`);
+  const checkVersion = (version: number) => {
+    if (version !== file.version) throw new CorruptFileError(uri, `manifest says version ${version} but its file name says ${file.version}`);
+  };
+  if (file.size > FRAGMENT_CACHE_MAX_MANIFEST_BYTES) {
+    const { manifest, transaction, bytes } = await readLanceVersion(store, file.key, file.size);
+    checkVersion(manifest.version);
+    let references: TableSnapshot["referencedFiles"] | null = null;
+    let live: TableSnapshot["liveFiles"] | null = null;
+    return {
+      record: toVersionRecord(manifest, summarizeManifest(manifest), transaction, uri),
+      get referencedFiles() {
+        return (references ??= referencedFiles(manifest, uri));
+      },
+      get liveFiles() {
+        return (live ??= liveFiles(manifest, uri));
+      },
+      schema: manifest.fields,
+      config: manifest.config,
+      raw: bytes,
+      versionFile: file,
+    };
   }
+  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  checkVersion(view.version);
   let full: LanceManifest | null = null;
   let live: TableSnapshot["liveFiles"] | null = null;
   const manifest = (): LanceManifest => (full ??= decodeLanceManifestFile(bytes, uri).manifest);
