@@ -19,15 +19,20 @@ export function canDecompress(compression: BodyCompression): boolean {
   return compression !== "zstd" || ZSTD_AVAILABLE;
 }
 
+/** A plain Uint8Array over the same memory (no copy of a 10 MB section). */
+function view(buffer: Uint8Array): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
 export function compress(bytes: Uint8Array, compression: BodyCompression): Uint8Array {
   switch (compression) {
     case "none":
       return bytes;
     case "gzip":
-      return new Uint8Array(zlib.gzipSync(bytes));
+      return view(zlib.gzipSync(bytes));
     case "zstd":
       if (!zstd.zstdCompressSync) throw new Error("zstd compression is not available in this runtime (Node >= 22.15 has it)");
-      return new Uint8Array(zstd.zstdCompressSync(bytes));
+      return view(zstd.zstdCompressSync(bytes));
   }
 }
 
@@ -37,9 +42,9 @@ export function decompress(bytes: Uint8Array, compression: BodyCompression): Uin
     case "none":
       return bytes;
     case "gzip":
-      return new Uint8Array(zlib.gunzipSync(bytes));
+      return view(zlib.gunzipSync(bytes));
     case "zstd":
       if (!zstd.zstdDecompressSync) throw new Error("zstd decompression is not available in this runtime");
-      return new Uint8Array(zstd.zstdDecompressSync(bytes));
+      return view(zstd.zstdDecompressSync(bytes));
   }
 }

@@ -78,8 +78,15 @@ describe("arrow codec from buffers", () => {
     expect(arrowCodec.decode(framed)).toEqual(model);
   });
 
-  it("refuses an int64 beyond 2^53", () => {
-    const stream = tableToIPC(new Table({ i: vectorFromArray([2n ** 60n], new Int64()) }), "stream");
+  it.each([
+    ["an int64 beyond 2^53", () => tableToIPC(new Table({ i: vectorFromArray([2n ** 60n], new Int64()) }), "stream"), /beyond 2\^53/],
+    [
+      "a null item in a list of strings",
+      () => tableToIPC(new Table({ l: vectorFromArray([["a", null]], new List(new Field("item", new Utf8(), true))) }), "stream"),
+      /null list item/,
+    ],
+  ])("refuses %s", (_what, make, problem) => {
+    const stream = make();
     const props = arrowCodec.encode({ properties: {}, tables: [] });
     const framed = new Uint8Array(props.length + 2 + 1 + 4 + stream.length);
     framed.set(props, 0);
@@ -89,6 +96,6 @@ describe("arrow codec from buffers", () => {
     framed[props.length + 2] = "t".charCodeAt(0);
     view.setUint32(props.length + 3, stream.length, true);
     framed.set(stream, props.length + 7);
-    expect(() => arrowCodec.decode(framed)).toThrow(/beyond 2\^53/);
+    expect(() => arrowCodec.decode(framed)).toThrow(problem);
   });
 });

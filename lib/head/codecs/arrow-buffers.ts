@@ -127,10 +127,8 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
         const end = listOffsets[offset + i + 1]!;
         const items = new Array<string>(end - start);
         for (let j = start; j < end; j++) {
-          // A null item is not a valid utf8_list value: modelProblem rejects the row.
-          items[j - start] = isValid(itemBitmap, itemBase + j)
-            ? text.toString("utf8", itemOffsets[itemBase + j]!, itemOffsets[itemBase + j + 1]!)
-            : (null as unknown as string);
+          if (!isValid(itemBitmap, itemBase + j)) fail(table, column, `row ${i} holds a null list item`);
+          items[j - start] = text.toString("utf8", itemOffsets[itemBase + j]!, itemOffsets[itemBase + j + 1]!);
         }
         out[at + i] = items;
       }
