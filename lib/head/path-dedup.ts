@@ -60,9 +60,11 @@ export function packReferencedFiles(live: HeadTable, referenced: HeadTable): Hea
         lastRow = rowOfFlat[ref]!;
       } else if (lastRow >= 0 && liveDeletions.values[lastRow] === path) {
         ref = -(lastRow + 1);
-      } else {
+      } else if (next < flat.length) {
+        // Out of line before every live path was matched: look it up.
         ref = lookup(path);
       }
+      // Past the live paths (indices, transaction files): spelled out without building the map.
     }
     spelled[i] = ref === undefined ? path : null;
     refs[i] = ref === undefined ? null : ref;

@@ -7,7 +7,7 @@
  * Every offset is checked against its buffer, so a corrupt stream is an error, not a wrong
  * value or an out-of-range read.
  */
-import { Buffer } from "node:buffer";
+import { Buffer, isAscii } from "node:buffer";
 import { Binary, Bool, Field, Float64, Int64, List, Utf8, makeData } from "apache-arrow";
 import type { Data } from "apache-arrow";
 import { HeadCodecError } from "../errors.ts";
@@ -39,6 +39,11 @@ function isValid(bitmap: Uint8Array | undefined, index: number): boolean {
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** How to slice strings out of `bytes`: latin1 (a plain copy) when every byte is ASCII, where it equals UTF-8. */
+function textEncodingOf(bytes: Uint8Array): "latin1" | "utf8" {
+  return isAscii(bytes) ? "latin1" : "utf8";
 }
 
 function checkOffsets(offsets: Int32Array, from: number, count: number, limit: number, table: string, column: string): void {
@@ -92,8 +97,9 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
       const bytes = data.values as Uint8Array;
       checkOffsets(offsets, offset, length, bytes.length, table, column);
       const text = asBuffer(bytes);
+      const encoding = textEncodingOf(bytes);
       for (let i = 0; i < length; i++) {
-        out[at + i] = isValid(bitmap, offset + i) ? text.toString("utf8", offsets[offset + i]!, offsets[offset + i + 1]!) : null;
+        out[at + i] = isValid(bitmap, offset + i) ? text.toString(encoding, offsets[offset + i]!, offsets[offset + i + 1]!) : null;
       }
       return;
     }
@@ -118,6 +124,7 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
       checkOffsets(itemOffsets, itemBase, child.length, bytes.length, table, column);
       const itemBitmap = child.nullCount > 0 ? (child.nullBitmap as Uint8Array | undefined) : undefined;
       const text = asBuffer(bytes);
+      const encoding = textEncodingOf(bytes);
       for (let i = 0; i < length; i++) {
         if (!isValid(bitmap, offset + i)) {
           out[at + i] = null;
@@ -128,7 +135,7 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
         const items = new Array<string>(end - start);
         for (let j = start; j < end; j++) {
           if (!isValid(itemBitmap, itemBase + j)) fail(table, column, `row ${i} holds a null list item`);
-          items[j - start] = text.toString("utf8", itemOffsets[itemBase + j]!, itemOffsets[itemBase + j + 1]!);
+          items[j - start] = text.toString(encoding, itemOffsets[itemBase + j]!, itemOffsets[itemBase + j + 1]!);
         }
         out[at + i] = items;
       }
