@@ -99,7 +99,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
     title: "Head write after a commit",
     note:
       "Median wall time of `writeTableHead(store, { version })` for the newest version, as the commit hook calls it, with the previous version's head in place " +
-      "(read whole: its records and footers are reused). *Head* = bytes PUT (gzip-compressed body + 64-byte header); " +
+      "(read whole: its records and footers are reused). *Head* = bytes PUT (header version 2: 64-byte header, section directory, sections compressed one by one with zstd); " +
       "*uncompressed* = mandatory sections + footers before compression. Requests of one run from the store's counters.",
     columns: ["storage", "fragments", "manifest", "time", "head", "uncompressed (mandatory + footers)", "footers", "manifests read", "requests"],
     rows: cells.map((c) => {
