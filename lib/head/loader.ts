@@ -183,8 +183,10 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
       source: "head",
       warning: null,
       snapshot: content.snapshot,
-      recentVersions: content.recentVersions,
-      // A getter: a sectioned head decodes its footers section only when they are read.
+      // Getters: a sectioned head decodes these sections only when they are read.
+      get recentVersions() {
+        return content.recentVersions;
+      },
       get footers() {
         return content.footers;
       },

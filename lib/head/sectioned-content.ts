@@ -1,9 +1,11 @@
 /**
  * HeadContent from a sectioned head, section by section: the properties alone say which
  * version file the head describes (so a stale or foreign head is rejected before anything
- * else is decompressed), the small sections (summary, versions since the checkpoint, config,
- * schema) are decoded when the content is built, and the large ones (live files, referenced
- * files, raw metadata, footers) only when a caller reads them.
+ * else is decompressed), the summary (the version record) is decoded when the content is
+ * built, every other section (versions since the checkpoint, config, schema, live files,
+ * referenced files, raw metadata, footers) only when a caller reads it. Every section's
+ * checksum is verified before (SectionedHead.verifyChecksums), so only a writer's bug can make
+ * a later decode fail.
  */
 import type { LiveFile, ReferencedFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
@@ -76,9 +78,9 @@ export function sectionedContent(head: SectionedHead): HeadContent {
   if (summary.length !== 1) throw new CorruptHeadError(head.uri, "head summary must hold exactly one version");
   const record = summary[0]!;
   if (record.version !== identity.tableVersion) throw new CorruptHeadError(head.uri, `head header says version ${identity.tableVersion}, its summary says ${record.version}`);
-  const config = readConfig(tableReader(head, "config"));
-  const schema = readSchema(tableReader(head, "schema"));
-  const recentVersions = headRecentRecords(head);
+  let config: Record<string, string> | null = null;
+  let schema: SchemaField[] | null = null;
+  let recentVersions: HeadContent["recentVersions"] | null = null;
   let liveFiles: LiveFile[] | null = null;
   let referencedFiles: ReferencedFile[] | null = null;
   let raw: Uint8Array | null = null;
@@ -91,8 +93,12 @@ export function sectionedContent(head: SectionedHead): HeadContent {
     get liveFiles(): LiveFile[] {
       return (liveFiles ??= readLiveFiles(tableReader(head, "live_files")));
     },
-    schema: schema as SchemaField[],
-    config,
+    get schema(): SchemaField[] {
+      return (schema ??= readSchema(tableReader(head, "schema")));
+    },
+    get config(): Record<string, string> {
+      return (config ??= readConfig(tableReader(head, "config")));
+    },
     get raw(): Uint8Array {
       if (raw) return raw;
       const values = tableReader(head, "raw_metadata").column("raw_metadata", "bytes", "binary");
@@ -106,7 +112,9 @@ export function sectionedContent(head: SectionedHead): HeadContent {
     tableVersion: identity.tableVersion,
     builtAtMillis: read.intProperty("built_at_millis"),
     snapshot,
-    recentVersions,
+    get recentVersions() {
+      return (recentVersions ??= headRecentRecords(head));
+    },
     get footers(): DataFileFooter[] {
       return (footers ??= head.has("footers") ? readFooters(tableReader(head, "footers")) : []);
     },
