@@ -1,6 +1,7 @@
 /**
  * Reading a stored head the way a loader needs it: one ranged GET of the first
- * HEAD_PREFIX_BYTES (the whole head when it is smaller), then
+ * LOAD_PREFIX_BYTES (the whole head when it is smaller; the timeline reads only the first
+ * HEAD_PREFIX_BYTES), then
  *
  * - a sectioned head (header version 2): the properties section says which version file it
  *   describes; `isCurrent` decides with that alone, so a stale or foreign head costs no more
@@ -15,7 +16,7 @@ import { CorruptHeadError, UnsupportedHeadError } from "./errors.ts";
 import { decodeHeader } from "./header.ts";
 import type { HeadHeader } from "./header.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
-import { HEAD_PREFIX_BYTES, PROPERTIES_SECTION, SECTIONED_HEADER_VERSION, SectionedHead } from "./sectioned.ts";
+import { HEAD_PREFIX_BYTES, LOAD_PREFIX_BYTES, PROPERTIES_SECTION, SECTIONED_HEADER_VERSION, SectionedHead } from "./sectioned.ts";
 import { headIdentity, headRecentRecords, sectionedContent } from "./sectioned-content.ts";
 import type { HeadIdentity } from "./sectioned-content.ts";
 import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
@@ -104,9 +105,10 @@ export async function loadStoredHead(
   store: ObjectStore,
   registry: HeadCodecRegistry,
   isCurrent: (identity: HeadIdentity) => Promise<boolean>,
+  prefixBytes: number = LOAD_PREFIX_BYTES,
 ): Promise<LoadedHead> {
   const uri = store.uriOf(HEAD_KEY);
-  const object = await getPrefix(store, HEAD_PREFIX_BYTES);
+  const object = await getPrefix(store, prefixBytes);
   if (!object) return { state: "missing" };
   let opened;
   try {

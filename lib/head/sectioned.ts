@@ -29,8 +29,15 @@ import type { HeadCodecRegistry } from "./registry.ts";
 
 export const SECTIONED_HEADER_VERSION = 2;
 export const PROPERTIES_SECTION = "@properties";
-/** What a reader GETs first: header, directory and the small sections of any realistic head. */
+/** What a timeline reader GETs first: header, directory and the small sections of any realistic head. */
 export const HEAD_PREFIX_BYTES = 64 * 1024;
+/**
+ * What a loader GETs first. Larger than the timeline's prefix: a loader of a current head needs
+ * the live files too, and on S3 a second round trip (~20 ms) costs more than the transfer of up
+ * to 1 MiB, so a head of up to ~10K live files is one GET. A stale head is still rejected from
+ * its properties, nothing else decompressed.
+ */
+export const LOAD_PREFIX_BYTES = 1024 * 1024;
 
 /** Write order: small first. Tables not listed here follow, in model order. */
 export const SECTION_ORDER: readonly string[] = [

@@ -1,8 +1,8 @@
 /**
  * The sectioned head (header version 2) on real LanceDB tables: its layout (small sections
  * first, zstd where the runtime has it, each path stored once), its request budget (one
- * ranged GET of the prefix serves the timeline; a current head larger than the prefix costs
- * one more), a stale head rejected from its properties alone (its other sections are never
+ * ranged GET of the 64 KiB prefix serves the timeline; a loader's first read is 1 MiB, a current
+ * head larger than that costs one more GET), a stale head rejected from its properties alone (its other sections are never
  * decompressed), corrupt sections, and version 1 heads written by the version 1 writer
  * still loading.
  */
@@ -13,10 +13,10 @@ import type { TableSnapshot } from "../../lib/formats/table-format.ts";
 import { ZSTD_AVAILABLE } from "../../lib/head/compression.ts";
 import { decodeHead } from "../../lib/head/container.ts";
 import { decodeHeader } from "../../lib/head/header.ts";
-import { readHeadTimeline } from "../../lib/head/head-reader.ts";
+import { loadStoredHead, readHeadTimeline } from "../../lib/head/head-reader.ts";
 import { loadTableState, openTable } from "../../lib/head/loader.ts";
 import { headCodecs } from "../../lib/head/registry.ts";
-import { HEAD_PREFIX_BYTES, MIN_COMPRESSED_SECTION_BYTES, SECTION_ORDER, SectionedHead } from "../../lib/head/sectioned.ts";
+import { HEAD_PREFIX_BYTES, LOAD_PREFIX_BYTES, MIN_COMPRESSED_SECTION_BYTES, SECTION_ORDER, SectionedHead } from "../../lib/head/sectioned.ts";
 import { liveFileColumnsFrom, liveFileColumnsOf } from "../../lib/head/sectioned-content.ts";
 import { HEAD_KEY, readStoredHead } from "../../lib/head/stored-head.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
@@ -113,7 +113,7 @@ describe("request budget", () => {
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 1, list: 1 });
   });
 
-  it("a head larger than the prefix: the timeline from one ranged GET; a cold load two GETs and one LIST", async () => {
+  it("a head larger than the timeline's prefix: the timeline from one ranged GET; a cold load one GET (two past the loader's first read) and one LIST", async () => {
     const store = new LocalStore(large.tableUri);
     await store.deleteMany([HEAD_KEY]);
     await writeTableHead(store, { checkpointVersion: null });
@@ -128,14 +128,24 @@ describe("request budget", () => {
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 1 });
     expect(timeline?.recentVersions.records.map((r) => r.version)).toEqual(large.written.map((w) => w.version));
 
+    // The loader's first read (1 MiB) holds this head: one GET and the LIST.
+    expect(bytes.length).toBeLessThan(LOAD_PREFIX_BYTES);
     store.stats.reset();
     const state = await loadTableState(store);
     expect(state.source).toBe("head");
-    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 2, list: 1 });
+    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 1, list: 1 });
     expectSameSnapshot(state.snapshot, await manifestSnapshot(store));
+
+    // A head larger than the first read: the rest in one more ranged GET.
+    const file = (await lanceFormat.latestVersionFile(store))!;
+    store.stats.reset();
+    const loaded = await loadStoredHead(store, headCodecs, async (identity) => identity.versionFile.etag === file.etag, HEAD_PREFIX_BYTES);
+    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 2 });
+    if (loaded.state !== "readable") throw new Error(`head not readable: ${loaded.state}`);
+    expectSameSnapshot(loaded.content.snapshot, await manifestSnapshot(store));
   });
 
-  it("a stale head is rejected from its properties: one ranged GET, its other sections never decompressed", async () => {
+  it("a stale head is rejected from its properties: one GET, its other sections never decompressed", async () => {
     const store = new LocalStore(large.tableUri);
     await store.deleteMany([HEAD_KEY]);
     await writeTableHead(store, { version: large.written.at(-2)!.version, checkpointVersion: null });
@@ -147,7 +157,7 @@ describe("request budget", () => {
     store.stats.reset();
     const state = await loadTableState(store);
     expect(state).toMatchObject({ source: "manifest", warning: { reason: "head-stale" } });
-    // The head's prefix, the manifest (over 64 KiB: its tail, then the rest), the LIST.
+    // The head's first read, the manifest (over 64 KiB: its tail, then the rest), the LIST.
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 3, list: 1 });
     expectSameSnapshot(state.snapshot, await manifestSnapshot(store));
   });
