@@ -60,7 +60,10 @@ const FOOTER_ROW_OVERHEAD = 64;
 export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
   const uri = input.uri ?? input.snapshot.versionFile.key;
   const settings = resolveHeadSettings(input.snapshot, uri, input);
-  const candidates = newestDataFilesFirst(input.snapshot);
+  // The newest-first order is built only when there is room for a footer (not at 100K files).
+  let candidateCount = 0;
+  for (const file of input.snapshot.liveFiles) candidateCount += file.paths.length;
+  const candidates = { length: candidateCount, list: () => newestDataFilesFirst(input.snapshot) };
   const base: HeadContent = {
     format: input.formatName,
     tableVersion: input.snapshot.record.version,
@@ -79,7 +82,7 @@ export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
   const sum = () => [...sections.values()].reduce((total, section) => total + section.rawLength, 0);
   const mandatoryBytes = sum();
   const limit = Math.max(settings.inlineBudgetBytes, mandatoryBytes);
-  const selection = await selectFooters(candidates, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
+  const selection = await selectFooters(candidates.list, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
   let footers = selection.footers;
   for (;;) {
     const content: HeadContent = { ...base, footers, footersOmitted: candidates.length - footers.length };
@@ -113,10 +116,10 @@ function contentToModelWithout(content: HeadContent): HeadModel {
 const EMPTY_SNAPSHOT: Omit<TableSnapshot, "versionFile" | "record"> = { referencedFiles: [], liveFiles: [], schema: [], config: {}, raw: new Uint8Array(0) };
 
 /** The version 1 layout: the whole model through the codec, compressed as one body. */
-async function buildVersion1(input: BuildHeadInput, base: HeadContent, candidates: string[], settings: HeadSettings): Promise<BuiltHead> {
+async function buildVersion1(input: BuildHeadInput, base: HeadContent, candidates: Candidates, settings: HeadSettings): Promise<BuiltHead> {
   const mandatoryBytes = settings.codec.encode(contentToModel(base)).length;
   const limit = Math.max(settings.inlineBudgetBytes, mandatoryBytes);
-  const selection = await selectFooters(candidates, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
+  const selection = await selectFooters(candidates.list, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
   let footers = selection.footers;
   for (;;) {
     const content: HeadContent = { ...base, footers, footersOmitted: candidates.length - footers.length };
@@ -161,6 +164,11 @@ function keepWithin(footers: DataFileFooter[], room: number): DataFileFooter[] {
   return kept.length === footers.length ? footers.slice(0, -1) : kept;
 }
 
+interface Candidates {
+  length: number;
+  list: () => string[];
+}
+
 function newestDataFilesFirst(snapshot: TableSnapshot): string[] {
   const files = snapshot.liveFiles;
   // Formats usually list fragments by ascending id: then newest first is the reverse, no sort.
@@ -182,9 +190,10 @@ interface FooterSelection {
  * Footers in newest-first order until the next one would not fit, reads run out, or a read
  * fails: footers are optional, so a missing or odd data file ends the list instead of the head.
  */
-async function selectFooters(paths: readonly string[], room: number, source: FooterSource | undefined): Promise<FooterSelection> {
+async function selectFooters(candidates: () => readonly string[], room: number, source: FooterSource | undefined): Promise<FooterSelection> {
   const selection: FooterSelection = { footers: [], read: 0, problem: null };
   if (!source || room <= 0) return selection;
+  const paths = candidates();
   const maxReads = source.maxReads ?? DEFAULT_MAX_FOOTER_READS;
   let used = 0;
   for (const path of paths) {
