@@ -9,6 +9,7 @@
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import type { FileKind, LiveFile, ReferencedFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import type { VersionRecord } from "../versions/version-record.ts";
+import type { LiveFileColumns } from "./sectioned-content.ts";
 import { CorruptHeadError } from "./errors.ts";
 import { findTable, rowCount } from "./model.ts";
 import type { ColumnType, ColumnValueOf, HeadColumn, HeadModel, HeadTable } from "./model.ts";
@@ -34,6 +35,8 @@ export interface HeadContent {
   /** Footers of live data files left out for the budget. */
   footersOmitted: number;
   inlineBudgetBytes: number;
+  /** A sectioned head's live files as columns, without an object per file (sectioned-content.ts). */
+  liveFileColumns?: () => LiveFileColumns;
 }
 
 export const MANDATORY_SECTIONS = [

@@ -27,7 +27,8 @@ import { headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
 import { loadStoredHead } from "./head-reader.ts";
 import type { LoadedHead } from "./head-reader.ts";
-import type { HeadIdentity } from "./sectioned-content.ts";
+import { liveFileColumnsFrom } from "./sectioned-content.ts";
+import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
@@ -65,6 +66,11 @@ export interface TableState {
   codec: string | null;
   /** When this state's version was last confirmed as the latest (ms, the handle's clock). */
   checkedAt: number;
+  /**
+   * The live files as columns (one array per field), for callers that need no object per file:
+   * from a sectioned head straight from its live_files section, else from `snapshot.liveFiles`.
+   */
+  liveFileColumns: () => LiveFileColumns;
 }
 
 export interface OpenTableOptions {
@@ -192,6 +198,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
       },
       codec: stored.probe.header?.codec ?? null,
       checkedAt,
+      liveFileColumns: () => content.liveFileColumns?.() ?? liveFileColumnsFrom(content.snapshot.liveFiles),
     };
   }
 
@@ -206,6 +213,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
     footers: stored.state === "readable" ? stillLive(stored.content.footers, snapshot) : [],
     codec: stored.state === "readable" || stored.state === "not-current" ? (stored.probe.header?.codec ?? null) : null,
     checkedAt,
+    liveFileColumns: () => liveFileColumnsFrom(snapshot.liveFiles),
   };
 }
 

@@ -120,6 +120,7 @@ export function sectionedContent(head: SectionedHead): HeadContent {
     },
     footersOmitted: read.intProperty("footers.omitted"),
     inlineBudgetBytes: read.intProperty("inline_budget_bytes"),
+    liveFileColumns: () => liveFileColumnsOf(head),
   };
 }
 

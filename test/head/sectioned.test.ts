@@ -98,7 +98,10 @@ describe("layout", () => {
     const state = await loadTableState(store);
     expect(state.source).toBe("head");
     expectSameSnapshot(state.snapshot, snapshot);
+    // The columnar view of the live files, straight from the section, equals the objects.
     expect(liveFileColumnsOf(head)).toEqual(liveFileColumnsFrom(snapshot.liveFiles));
+    expect(state.liveFileColumns()).toEqual(liveFileColumnsFrom(snapshot.liveFiles));
+    expect(state.liveFileColumns().count).toBe(snapshot.liveFiles.length);
   });
 });
 
@@ -157,6 +160,7 @@ describe("request budget", () => {
     store.stats.reset();
     const state = await loadTableState(store);
     expect(state).toMatchObject({ source: "manifest", warning: { reason: "head-stale" } });
+    expect(state.liveFileColumns()).toEqual(liveFileColumnsFrom(state.snapshot.liveFiles));
     // The head's first read, the manifest (over 64 KiB: its tail, then the rest), the LIST.
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 3, list: 1 });
     expectSameSnapshot(state.snapshot, await manifestSnapshot(store));
