@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
+import { formatNames } from "../formats/index.ts";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerHeadCommand } from "./commands/head.ts";
@@ -29,7 +30,7 @@ export interface ProgramContext {
 
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
-    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .description(`Maintains lakehouse tables (${formatNames().join(", ")}) on S3 or local disk: head objects, cleanup, version checkpoints.`)
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
