@@ -16,6 +16,7 @@ import { registerVersionAtCommand } from "./commands/version-at.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerLeaseCommand } from "./commands/lease.ts";
 import { registerConfigCommand } from "./commands/config.ts";
+import { registerPinCommands } from "./commands/pins.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -29,7 +30,7 @@ export interface ProgramContext {
 
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
-    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints, reader pins.")
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
@@ -48,6 +49,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerVersionAtCommand(program, context);
   registerLeaseCommand(program, context);
   registerConfigCommand(program, context);
+  registerPinCommands(program, context);
   registerServeCommand(program, context);
   return program;
 }

@@ -16,7 +16,7 @@ import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 import { resolvePolicy } from "./policy.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { ReferenceSet } from "./references.ts";
-import type { VersionDecision, VersionPlan } from "./version-plan.ts";
+import type { VersionDecision, VersionPin, VersionPlan } from "./version-plan.ts";
 import { planVersions } from "./version-plan.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
@@ -100,6 +100,8 @@ export interface ProcessedManifests {
   removed: ReferenceSet;
   latestAtStart: number;
   refs: Refs;
+  /** The reader pins the decisions honoured (re-plans keep them). */
+  pins: readonly VersionPin[];
 }
 
 export interface DecideInput {
@@ -109,6 +111,8 @@ export interface DecideInput {
   nowMillis: number;
   /** The format's rule for versions a kept version needs (Delta: its checkpoint and the commits after it). */
   keptTogether?: TableFormat["keptTogether"];
+  /** Reader pins that hold (pins.ts readPins(...).active). */
+  pins?: readonly VersionPin[];
 }
 
 export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
@@ -119,6 +123,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     policy: input.policy,
     nowMillis: input.nowMillis,
     ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
+    ...(input.pins ? { pins: input.pins } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
   const kept = new ReferenceSet();
@@ -126,7 +131,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
   for (const [version, scanned] of scan) {
     (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references, scanned.unresolved);
   }
-  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs };
+  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs, pins: input.pins ?? [] };
 }
 
 export interface ProcessManifestsInput {
@@ -137,6 +142,8 @@ export interface ProcessManifestsInput {
   /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
   storedConfig?: Record<string, string>;
   refs: Refs;
+  /** Reader pins that hold (pins.ts readPins(...).active). */
+  pins?: readonly VersionPin[];
   latestAtStart: number;
   now: Date;
   concurrency?: number;
@@ -161,6 +168,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     latestAtStart: input.latestAtStart,
     nowMillis: input.now.getTime(),
     ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
+    ...(input.pins ? { pins: input.pins } : {}),
   });
 }
 

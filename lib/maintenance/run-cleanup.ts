@@ -31,6 +31,7 @@ import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts"
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
+import { readPins } from "./pins.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -168,12 +169,14 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   };
 
   // The latest version as of now: it and everything committed from here on are kept.
-  const [latest, refs, runFiles, storedConfig] = await Promise.all([
+  const [latest, refs, runFiles, storedConfig, pins] = await Promise.all([
     format.latestVersionFile(store),
     format.readRefs(store),
     listRunFiles(store),
     readStoredConfig(store),
+    readPins(store, run.startedAt),
   ]);
+  result.warnings.push(...pins.problems);
   if (!latest) throw noVersionFilesError(store.uri, format);
   result.latestAtStart = latest.version;
   const intents = await readIntents(store, runFiles.intents);
@@ -184,6 +187,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     settings: options.settings ?? {},
     storedConfig,
     refs,
+    pins: pins.active,
     latestAtStart: latest.version,
     now: run.startedAt,
     progress,

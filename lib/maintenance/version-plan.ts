@@ -9,6 +9,7 @@
  */
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
+import { describePin } from "./pins.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
 export interface VersionFacts {
@@ -26,6 +27,16 @@ export interface VersionPlanInput {
   nowMillis: number;
   /** The format's rule: removed versions a kept one needs, with why (Delta: its checkpoint and the commits after it). */
   keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
+  /** Reader pins that hold (not expired): each keeps its version until its expiry (pins.ts). */
+  pins?: readonly VersionPin[];
+}
+
+/** A reader pin as the plan needs it. */
+export interface VersionPin {
+  id: string;
+  version: number;
+  expires_at: string;
+  note: string | null;
 }
 
 export interface VersionDecision {
@@ -94,6 +105,8 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   const tags = mainTagsByVersion(input.refs);
   const branches = branchesByParentVersion(input.refs);
   const olderThan = formatDuration(policy.olderThanMs);
+  const pins = new Map<number, VersionPin[]>();
+  for (const pin of input.pins ?? []) pins.set(pin.version, [...(pins.get(pin.version) ?? []), pin]);
   const taggedOld: TaggedOldVersion[] = [];
 
   const decisions: VersionDecision[] = versions.map(({ version, timestampMillis }) => {
@@ -109,6 +122,8 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     }
     const branchNames = branches.get(version);
     if (branchNames) return decide(true, `branch ${branchNames.map((b) => JSON.stringify(b)).join(", ")} was created from it`);
+    const pinned = pins.get(version);
+    if (pinned) return decide(true, `pinned by a reader: ${pinned.map(describePin).join("; ")}`);
     if (newestRetained.has(version)) return decide(true, `among the newest ${policy.retainVersions} versions`);
     if (!dueByPolicy) return decide(true, `committed ${committed}, within older-than ${olderThan}`);
     return decide(false, `committed ${committed} (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
