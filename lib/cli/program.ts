@@ -17,6 +17,7 @@ import { registerServeCommand } from "./commands/serve.ts";
 import { registerLeaseCommand } from "./commands/lease.ts";
 import { registerConfigCommand } from "./commands/config.ts";
 import { registerPinCommands } from "./commands/pins.ts";
+import { registerStorageCommand } from "./commands/storage.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -50,6 +51,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerLeaseCommand(program, context);
   registerConfigCommand(program, context);
   registerPinCommands(program, context);
+  registerStorageCommand(program, context);
   registerServeCommand(program, context);
   return program;
 }

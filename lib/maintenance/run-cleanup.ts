@@ -32,6 +32,7 @@ import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
 import { readPins } from "./pins.ts";
+import { storageOfPlan } from "../storage/parts.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -301,7 +302,7 @@ async function archive(run: RunContext, processed: ProcessedManifests, intents: 
 }
 
 /** Files interrupted runs planned to delete, with the reason their intent gives. */
-function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
+export function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
   const proven = new Map<string, string>();
   for (const intent of intents) {
     for (const file of intent.files) proven.set(file, `planned for deletion by interrupted run ${intent.runId} (its intent proves it was committed)`);
@@ -382,6 +383,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     receipt: null,
     lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
     requests: diffCounts(run.store.stats.snapshot(), requestsBefore),
+    storage: plan ? storageOfPlan(plan, run.format, result.deletion?.deleted ?? null) : null,
     warnings: result.warnings,
     errors: result.errors,
   };
