@@ -18,6 +18,7 @@ import { registerLeaseCommand } from "./commands/lease.ts";
 import { registerConfigCommand } from "./commands/config.ts";
 import { registerPinCommands } from "./commands/pins.ts";
 import { registerStorageCommand } from "./commands/storage.ts";
+import { registerReportCommand } from "./commands/report.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -31,7 +32,7 @@ export interface ProgramContext {
 
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
-    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints, reader pins.")
+    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints, reader pins, storage breakdowns, HTML reports.")
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
@@ -52,6 +53,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerConfigCommand(program, context);
   registerPinCommands(program, context);
   registerStorageCommand(program, context);
+  registerReportCommand(program, context);
   registerServeCommand(program, context);
   return program;
 }
