@@ -155,7 +155,11 @@ export class TableHandle {
     const ttlMs = options.ttlMs ?? DEFAULT_PIN_TTL_MS;
     const state = this.state ?? (await this.latest());
     const pinned = version ?? state.version;
-    const versionId = pinned === state.version ? state.snapshot.record.version_id : String(pinned);
+    // Another version: it must exist, and the pin records the format's own id for it.
+    const versionId =
+      pinned === state.version
+        ? state.snapshot.record.version_id
+        : (await (this.format.readForCleanup ?? this.format.readSnapshot).call(this.format, this.store, await this.format.findVersionFile(this.store, pinned))).record.version_id;
     const record = await createPin(this.store, { version: pinned, versionId, ttlMs, note: options.note ?? null, now: new Date(this.now()) });
     const pin = new ReaderPin(this.store, record, ttlMs, this.now, () => this.pins.delete(pin));
     this.pins.add(pin);

@@ -151,5 +151,15 @@ describe("lakewarden storage", () => {
     // Only the old stray file is reclaimable under the default 7 days.
     expect(json.parts.reclaimable).toEqual({ files: 1, bytes: 1234 });
     expect((await cli("storage", root, "--older-than", "soon")).code).toBe(2);
+
+    // History protection: below version 4 only some versions are due (version 1 is tagged), so
+    // all of them are kept, and their files count as kept by protection; still the dry run's bytes.
+    expect((await cli("config", "set", root, "protect_before=4")).code).toBe(0);
+    const guarded = JSON.parse((await cli("storage", root, "--json", "--older-than", "0s")).stdout) as StorageReport;
+    expect(guarded.parts.history.by_reason.protection.files).toBeGreaterThan(0);
+    expect(partsTotal(guarded.parts)).toEqual(guarded.listed);
+    const dry = JSON.parse((await cli("cleanup", root, "--dry-run", "--json", "--older-than", "0s", "--allow-short-retention")).stdout) as { bytes_removed: number; protection: { result: string } };
+    expect(dry.protection.result).toBe("kept-all");
+    expect(dry.bytes_removed).toBe(guarded.parts.reclaimable.bytes);
   });
 });
