@@ -40,6 +40,23 @@ export function checkShortRetention(olderThanMs: number | undefined, allowed: bo
   );
 }
 
+/** The acknowledgement `--safety-window` needs below MIN_SAFE_SAFETY_WINDOW_MS. */
+export const SHORT_SAFETY_WINDOW_FLAG = "--allow-short-safety-window";
+export const MIN_SAFE_SAFETY_WINDOW_MS = 3_600_000;
+
+/**
+ * `--safety-window` below one hour only with --allow-short-safety-window: an unreferenced file that
+ * young may be one a writer has written and not yet committed (its manifest comes last), and
+ * deleting it breaks that commit. Pass it only when no writer runs, or none takes that long.
+ */
+export function checkShortSafetyWindow(safetyWindowMs: number | undefined, allowed: boolean): void {
+  if (safetyWindowMs === undefined || safetyWindowMs >= MIN_SAFE_SAFETY_WINDOW_MS || allowed) return;
+  throw new UsageError(
+    `--safety-window ${formatDuration(safetyWindowMs)} is below 1 hour: an unreferenced file that young may belong to a commit still being written, ` +
+      `and deleting it breaks that commit; add ${SHORT_SAFETY_WINDOW_FLAG} only when no writer is active or none takes longer than ${formatDuration(safetyWindowMs)}`,
+  );
+}
+
 /**
  * A duration flag that is not a retention setting (`serve --poll-interval`), with the same
  * error as every other duration: `--flag = "x" is not a duration (e.g. 7d, 12h, 30m)`.

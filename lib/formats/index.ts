@@ -12,9 +12,10 @@ import { NotFoundError } from "../store/errors.ts";
 import { FORMAT_PIN_KEY } from "../model/layout.ts";
 import type { TableFormat } from "./table-format.ts";
 import { AmbiguousFormatError, NotATableError, TableFormatError } from "./errors.ts";
+import { icebergFormat } from "./iceberg/iceberg-format.ts";
 import { lanceFormat } from "./lance/lance-format.ts";
 
-export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat];
+export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat, icebergFormat];
 
 export function formatNames(): string[] {
   return TABLE_FORMATS.map((f) => f.name);
@@ -72,7 +73,7 @@ export async function detectFormat(store: ObjectStore): Promise<TableFormat> {
   if (found.length > 1) {
     throw new AmbiguousFormatError(
       store.uri,
-      `looks like ${found.map((f) => `a ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
+      `looks like ${found.map((f) => `${/^[aeiou]/.test(f.name) ? "an" : "a"} ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
         `say which with --format ${found.map((f) => f.name).join("|")}`,
     );
   }

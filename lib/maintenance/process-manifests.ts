@@ -113,6 +113,8 @@ export interface DecideInput {
   keptTogether?: TableFormat["keptTogether"];
   /** Reader pins that hold (pins.ts readPins(...).active). */
   pins?: readonly VersionPin[];
+  /** Versions interrupted runs removed (their intents, or the protection state they left): see planVersions. */
+  removedEarlier?: readonly number[];
 }
 
 export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
@@ -124,6 +126,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     nowMillis: input.nowMillis,
     ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
     ...(input.pins ? { pins: input.pins } : {}),
+    ...(input.removedEarlier ? { removedEarlier: input.removedEarlier.filter((version) => !scan.has(version)) } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
   const kept = new ReferenceSet();
@@ -141,6 +144,8 @@ export interface ProcessManifestsInput {
   policy?: RetentionPolicy;
   /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
   storedConfig?: Record<string, string>;
+  /** Versions interrupted runs removed (for history protection after a crash). */
+  removedEarlier?: readonly number[];
   refs: Refs;
   /** Reader pins that hold (pins.ts readPins(...).active). */
   pins?: readonly VersionPin[];
@@ -169,6 +174,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     nowMillis: input.now.getTime(),
     ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
     ...(input.pins ? { pins: input.pins } : {}),
+    ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });
 }
 

@@ -17,6 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
+import type { StoredProtection } from "../checkpoint/codec.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import type { PruneCheckpointsResult } from "../checkpoint/prune.ts";
@@ -170,11 +171,12 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   };
 
   // The latest version as of now: it and everything committed from here on are kept.
-  const [latest, refs, runFiles, storedConfig, pins] = await Promise.all([
+  const [latest, refs, runFiles, storedConfig, history, pins] = await Promise.all([
     format.latestVersionFile(store),
     format.readRefs(store),
     listRunFiles(store),
     readStoredConfig(store),
+    loadNewestCheckpoint(store),
     readPins(store, run.startedAt),
   ]);
   result.warnings.push(...pins.problems);
@@ -187,6 +189,10 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   const processed = await processManifests(store, format, {
     settings: options.settings ?? {},
     storedConfig,
+    removedEarlier: [
+      ...intents.read.flatMap((intent) => intent.records.map((record) => record.version)),
+      ...(history.checkpoint?.protection?.removed_earlier ?? []),
+    ],
     refs,
     pins: pins.active,
     latestAtStart: latest.version,
@@ -202,7 +208,9 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   result.plan = await planDeletes(store, format, processed, planOptions);
   if (options.dryRun) {
     result.status = "dry-run";
-    result.removed = removalStats(result.plan.files.toDelete, versionsRemovedBy(result.plan, result.plan.files.toDelete));
+    // A format that removes versions by a metadata commit removes every planned version at once.
+    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(result.plan, result.plan.files.toDelete);
+    result.removed = removalStats(result.plan.files.toDelete, versions);
     return;
   }
 
@@ -297,8 +305,16 @@ async function archive(run: RunContext, processed: ProcessedManifests, intents: 
     taggedVersions: mainBranchTaggedVersions(processed.refs),
     tableFormat: run.format.name,
     now: run.now(),
+    protection: protectionState(processed),
     ...(run.options.maxCheckpointEntries !== undefined ? { maxEntries: run.options.maxCheckpointEntries } : {}),
   });
+}
+
+/** What the checkpoint keeps of history protection, so `versions` can say it (null: none in force). */
+function protectionState(processed: ProcessedManifests): StoredProtection | null {
+  const protection = processed.plan.protection;
+  if (!protection || protection.result === "not-applicable") return null;
+  return { boundary: protection.boundary, result: protection.result, reason: protection.reason, removed_earlier: protection.removed_earlier };
 }
 
 /** Files interrupted runs planned to delete, with the reason their intent gives. */

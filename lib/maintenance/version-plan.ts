@@ -29,6 +29,11 @@ export interface VersionPlanInput {
   keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
   /** Reader pins that hold (not expired): each keeps its version until its expiry (pins.ts). */
   pins?: readonly VersionPin[];
+  /**
+   * Versions an interrupted run removed (from its intent, or the protection state a checkpoint
+   * kept): below a protected boundary they mean its history is partial already.
+   */
+  removedEarlier?: readonly number[];
 }
 
 /** A reader pin as the plan needs it. */
@@ -60,12 +65,20 @@ export interface TaggedOldVersion {
   tags: string[];
 }
 
-export type ProtectionResult = "not-applicable" | "nothing-due" | "removed-all" | "kept-all";
+/**
+ * not-applicable: no version below the boundary remains (protection has lifted);
+ * nothing-due / kept-all / removed-all: the boundary's history is whole and stays so, or goes whole;
+ * partial: an earlier run already removed part of it (it stopped or was killed half way): this
+ * run finishes what is due, and what a ref created since keeps stays, said in every report.
+ */
+export type ProtectionResult = "not-applicable" | "nothing-due" | "removed-all" | "kept-all" | "partial";
 
 export interface ProtectionOutcome {
   boundary: number;
   /** Live versions below the boundary when the run planned. */
   below: number[];
+  /** Versions below the boundary an earlier run already removed. */
+  removed_earlier: number[];
   result: ProtectionResult;
   reason: string;
 }
@@ -152,7 +165,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
       }
     }
   }
-  const protection = policy.protectBefore === null ? null : applyProtection(decisions, policy.protectBefore);
+  const protection = policy.protectBefore === null ? null : applyProtection(decisions, policy.protectBefore, input.removedEarlier ?? []);
   return {
     decisions,
     kept: decisions.filter((d) => d.keep).map((d) => d.version),
@@ -167,22 +180,36 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
  * History protection: versions below the boundary are removed all in one run or not at all.
  * Mutates `decisions` (keeping them all) when only part of that history is due.
  */
-function applyProtection(decisions: VersionDecision[], boundary: number): ProtectionOutcome {
+function applyProtection(decisions: VersionDecision[], boundary: number, removedEarlier: readonly number[]): ProtectionOutcome {
   const below = decisions.filter((d) => d.version < boundary);
   const versions = below.map((d) => d.version);
+  const live = new Set(versions);
+  const earlier = removedEarlier.filter((v) => v < boundary && !live.has(v)).sort((a, b) => a - b);
+  const outcome = (result: ProtectionResult, reason: string): ProtectionOutcome => ({ boundary, below: versions, removed_earlier: earlier, result, reason });
   if (below.length === 0) {
-    return { boundary, below: versions, result: "not-applicable", reason: `no version below ${boundary} remains: protection no longer applies` };
+    return outcome("not-applicable", `no version below ${boundary} remains: protection no longer applies`);
   }
   const due = below.filter((d) => !d.keep);
   const blockers = below.filter((d) => d.keep);
-  if (due.length === 0) {
-    return { boundary, below: versions, result: "nothing-due", reason: `none of the ${below.length} versions below ${boundary} is due for removal` };
-  }
-  if (blockers.length === 0) {
-    return { boundary, below: versions, result: "removed-all", reason: `all ${below.length} versions below ${boundary} are due: removed together in this run` };
-  }
   const shown = blockers.slice(0, 5).map((d) => `${d.version}: ${d.reason}`);
   const more = blockers.length > shown.length ? `; and ${blockers.length - shown.length} more` : "";
+  if (earlier.length > 0) {
+    // The history below the boundary is partial already: keeping the rest would not make it
+    // whole again. Finish what is due; what a ref keeps stays, and every report says so.
+    const gone = `an earlier run removed ${earlier.length} of the versions below ${boundary} (it stopped half way)`;
+    if (blockers.length === 0) return outcome("removed-all", `${gone}: this run removes the other ${due.length}, so history below ${boundary} is gone whole`);
+    return outcome(
+      "partial",
+      `${gone}; this run removes the ${due.length} still due and keeps ${blockers.length} that must stay ` +
+        `(${shown.join("; ")}${more}): history below ${boundary} stays partial, and protection stays in force, until they go`,
+    );
+  }
+  if (due.length === 0) {
+    return outcome("nothing-due", `none of the ${below.length} versions below ${boundary} is due for removal`);
+  }
+  if (blockers.length === 0) {
+    return outcome("removed-all", `all ${below.length} versions below ${boundary} are due: removed together in this run`);
+  }
   const reason =
     `only ${due.length} of the ${below.length} versions below ${boundary} are due, so all of them are kept ` +
     `(still needed: ${shown.join("; ")}${more})`;
@@ -191,5 +218,5 @@ function applyProtection(decisions: VersionDecision[], boundary: number): Protec
     decision.reason = `history protection: ${decision.reason}, but versions below ${boundary} go all together or not at all`;
     decision.keptBy = "protection";
   }
-  return { boundary, below: versions, result: "kept-all", reason };
+  return outcome("kept-all", reason);
 }

@@ -15,6 +15,7 @@
  * A file several kept versions share counts once, in the part of the version that holds it
  * longest: live first, then tags, branches, protection, pins, and retention last.
  */
+import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { findFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
@@ -59,17 +60,27 @@ export interface StorageOptions {
 export async function measureStorage(store: ObjectStore, options: StorageOptions = {}): Promise<StorageReport> {
   const now = options.now ?? new Date();
   const format = options.format ?? (await findFormat(store)).format;
-  const [latest, refs, runFiles, storedConfig, pins, listing] = await Promise.all([
+  const [latest, refs, runFiles, storedConfig, history, pins, listing] = await Promise.all([
     format.latestVersionFile(store),
     format.readRefs(store),
     listRunFiles(store),
     readStoredConfig(store),
+    loadNewestCheckpoint(store),
     readPins(store, now),
     listAll(store),
   ]);
   if (!latest) throw noVersionFilesError(store.uri, format);
   const intents = await readIntents(store, runFiles.intents);
-  const processed = await processManifests(store, format, { settings: options.settings ?? {}, storedConfig, refs, pins: pins.active, latestAtStart: latest.version, now });
+  // The same inputs cleanup's run gives processManifests (run-cleanup.ts), so the plans agree.
+  const processed = await processManifests(store, format, {
+    settings: options.settings ?? {},
+    storedConfig,
+    removedEarlier: [...intents.read.flatMap((intent) => intent.records.map((record) => record.version)), ...(history.checkpoint?.protection?.removed_earlier ?? [])],
+    refs,
+    pins: pins.active,
+    latestAtStart: latest.version,
+    now,
+  });
   const managed = listing.filter((object) => format.managedPrefixes.some((prefix) => object.key.startsWith(prefix)));
   const plan = replanFiles({ listing: managed }, format, processed, { now, proven: provenByIntents(intents.read) });
   const { parts, byVersion } = classify(plan, format, listing, Boolean(options.byVersion));

@@ -100,7 +100,17 @@ describe("LakewardenStack on a bucket it creates", () => {
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".metadata.json" }, { Name: "prefix", Value: "lake/orders.lance/metadata/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
             Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "warehouse/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".metadata.json" }, { Name: "prefix", Value: "warehouse/" }] } },
           },
         ],
       },

@@ -17,7 +17,7 @@ import { textTable } from "../text-table.ts";
 import { StoreError } from "../../store/errors.ts";
 import { InterruptedError } from "../errors.ts";
 import { EXIT_CODES } from "../exit-codes.ts";
-import { SHORT_RETENTION_FLAG, checkShortRetention } from "../flags.ts";
+import { SHORT_RETENTION_FLAG, SHORT_SAFETY_WINDOW_FLAG, checkShortRetention, checkShortSafetyWindow } from "../flags.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
@@ -31,6 +31,7 @@ interface CleanupFlags extends OutputOptions {
   safetyWindow?: string;
   dryRun?: boolean;
   allowShortRetention?: boolean;
+  allowShortSafetyWindow?: boolean;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -48,10 +49,12 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
       .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
       .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
-      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)"),
+      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
+      .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
   ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
+    checkShortSafetyWindow(settings.safetyWindowMs, Boolean(flags.allowShortSafetyWindow));
     const controller = new AbortController();
     let signals = 0;
     const onInterrupt = (signal: NodeJS.Signals): void => {

@@ -10,6 +10,7 @@ import type { CliIO } from "../io.ts";
 import { withReadProgress } from "../read-progress.ts";
 import { formatBytes } from "../human-units.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
+import type { StoredProtection } from "../../checkpoint/codec.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
@@ -23,7 +24,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
     const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
     if (options.json) printJson(io, records);
-    else io.out(formatTable(records, history.tags));
+    else io.out(formatTable(records, history.tags) + protectionNote(history.protection));
   });
 }
 
@@ -48,15 +49,24 @@ function parseCountOption(text: string): number {
  * The whole history: archive segments + newest checkpoint + head + only the version files
  * neither covers; with the tags' names, so the text can say which tag a version carries.
  */
-async function readHistory(store: ObjectStore, options: VersionsOptions, io: CliIO): Promise<{ records: VersionRecord[]; tags: Map<number, string[]> }> {
+async function readHistory(
+  store: ObjectStore,
+  options: VersionsOptions,
+  io: CliIO,
+): Promise<{ records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null }> {
   // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
   const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
   const timeline = await readTableHistory(progress.store, { ...formatOption(options), ...(options.since === undefined ? {} : { since: options.since }) }).finally(() =>
     progress.done(),
   );
-  if (options.since !== undefined) return { records: timeline.records, tags: tagNames(timeline.refs.tags) };
-  if (timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
-  return { records: timeline.records, tags: tagNames(timeline.refs.tags) };
+  if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
+  return { records: timeline.records, tags: tagNames(timeline.refs.tags), protection: timeline.checkpoint?.protection ?? null };
+}
+
+/** A cleanup that could not remove the history below a protected boundary whole says so here too. */
+function protectionNote(protection: StoredProtection | null): string {
+  if (protection?.result !== "partial") return "";
+  return `history protection before version ${protection.boundary}: partial: ${protection.reason}\n`;
 }
 
 function tagNames(tags: readonly { name: string; version: number; branch: string | null }[]): Map<number, string[]> {

@@ -280,10 +280,10 @@ describe("format registry", () => {
       (e: unknown) => e as Error,
     );
     expect(error).toBeInstanceOf(NotATableError);
-    expect(error!.message).toBe(`${store.uri}: not a table: no version files under _versions/ (lance)`);
+    expect(error!.message).toBe(`${store.uri}: not a table: no version files under _versions/ (lance), metadata/ (iceberg)`);
   });
 
   it("names the known formats for an unknown name", () => {
-    expect(() => formatByName("delta")).toThrow('unknown table format "delta" (known: lance)');
+    expect(() => formatByName("delta")).toThrow('unknown table format "delta" (known: lance, iceberg)');
   });
 });
