@@ -30,6 +30,8 @@ export interface CleanupTableDependencies {
   /** Retention defaults (the Lambda environment); each table's `lakewarden.*` config overrides them. */
   settings: CleanupSettings;
   stopMarginMs?: number;
+  /** Keys deleted per second at most (LAKEWARDEN_MAX_DELETE_RATE). */
+  maxDeleteRate?: number;
   log: HandlerLog;
   metrics: HandlerMetrics;
   now?: () => number;
@@ -64,6 +66,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       try {
         report = await deps.runCleanup(deps.openStore(table), {
           settings: deps.settings,
+          ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
           ...(deadline ? { deadline } : {}),
           ...(owner ? { lease: { owner } } : {}),
         });

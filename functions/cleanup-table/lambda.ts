@@ -6,7 +6,7 @@ import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import type { Environment } from "../shared/environment.ts";
+import { ENV, optionalPositiveInteger, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
 import { createCleanupTableHandler, type CleanupTableDependencies } from "./cleanup-table.ts";
@@ -19,6 +19,7 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     runCleanup,
     settings: settingsFromEnvironment(env),
+    ...(optionalPositiveInteger(env, ENV.maxDeleteRate) !== undefined ? { maxDeleteRate: optionalPositiveInteger(env, ENV.maxDeleteRate)! } : {}),
     log: logger,
     metrics,
     ...overrides,

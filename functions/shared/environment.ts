@@ -15,6 +15,8 @@ export const ENV = {
   /** Head codec (`arrow` | `json`) and inline budget in bytes; when set, they override the tables' own config. */
   headCodec: "LAKEWARDEN_HEAD_CODEC",
   headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",
+  /** cleanup-table: keys deleted per second at most (unset: no limit; SlowDown always slows deletes). */
+  maxDeleteRate: "LAKEWARDEN_MAX_DELETE_RATE",
 } as const;
 
 export type Environment = Readonly<Record<string, string | undefined>>;

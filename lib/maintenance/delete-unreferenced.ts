@@ -12,7 +12,8 @@
  */
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
-import { deleteInBatches } from "./delete-batches.ts";
+import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
+import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile } from "./file-plan.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
@@ -28,6 +29,8 @@ export interface DeleteUnreferencedOptions {
   beforeBatch?: () => Promise<void>;
   batchSize?: number;
   deleteConcurrency?: number;
+  /** Delete rate limit and back-off on SlowDown (delete-batches.ts). */
+  pacing?: DeletePacing;
   progress?: CleanupProgress;
   now: Date;
 }
@@ -46,6 +49,8 @@ export interface DeletionOutcome {
   /** The metadata commit that removed versions, for formats that remove that way. */
   removalCommit: string | null;
   referenceCheck: ReferenceCheck | null;
+  /** How fast the deletes went (the configured limit, the rate achieved, throttled requests). */
+  rate: DeleteRate;
 }
 
 export async function deleteUnreferenced(store: ObjectStore, format: TableFormat, plan: DeletePlan, options: DeleteUnreferencedOptions): Promise<DeletionOutcome> {
@@ -53,7 +58,10 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
   const commitFiles = files.toDelete.filter((f) => f.version !== undefined).sort((a, b) => a.version! - b.version!);
   const otherFiles = files.toDelete.filter((f) => f.version === undefined);
   options.progress?.stage("deleting files", files.toDelete.length);
+  // One pacer for both halves: a SlowDown on commit files slows the files that follow.
+  const pacer = new DeletePacer(options.pacing);
   const batchOptions = {
+    pacer,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { concurrency: options.deleteConcurrency } : {}),
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
@@ -90,6 +98,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, deleted).filter((v) => !gone.has(v)),
     removalCommit,
     referenceCheck: checkKeptReferences(keptReferencesReadBeforeListing(processed), plan.listing, deletedKeys, format.managedPrefixes),
+    rate: pacer.report(),
   };
 }
 

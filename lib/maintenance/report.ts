@@ -5,6 +5,7 @@
  */
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import type { DeleteFailure, RequestCounts } from "../store/object-store.ts";
+import type { DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile, PlannedKind } from "./file-plan.ts";
 import type { describePolicy } from "./policy.ts";
 import type { ReferenceCheck } from "./reference-check.ts";
@@ -52,6 +53,8 @@ export interface CleanupReport {
   files: PlannedFile[];
   files_kept_reported: number;
   delete_failures: DeleteFailure[];
+  /** How fast the deletes went: the limit, the rate achieved, requests S3 throttled (null: the run deleted nothing). */
+  delete_rate: DeleteRate | null;
   references_outside_root: OutsideReference[];
   replans: string[];
   reference_check: ReferenceCheck | null;

@@ -27,6 +27,7 @@ import type { TableFormat } from "../formats/table-format.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
+import type { DeletePacing } from "./delete-batches.ts";
 import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
@@ -65,6 +66,10 @@ export interface RunCleanupOptions {
   /** Keys per delete request (default 1000, S3's maximum). */
   deleteBatchSize?: number;
   deleteConcurrency?: number;
+  /** Keys deleted per second at most (default: no limit until S3 answers SlowDown, which always slows the deletes). */
+  maxDeleteRate?: number;
+  /** Back-off settings and injected clock/sleep for the delete pacer (tests). */
+  deletePacing?: DeletePacing;
   manifestConcurrency?: number;
   maxReplans?: number;
   progress?: CleanupProgress;
@@ -233,6 +238,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
+    pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
   });
   result.deletion = deletion;
   result.removed = removalStats(deletion.deleted, deletion.removedVersions, deletion.failed);
@@ -368,6 +374,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     files: plan?.files.files ?? [],
     files_kept_reported: plan?.files.reported.length ?? 0,
     delete_failures: result.removed.deleteFailures,
+    delete_rate: result.deletion?.rate ?? null,
     references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
     replans: result.replans,
     reference_check: result.deletion?.referenceCheck ?? null,

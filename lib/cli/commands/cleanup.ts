@@ -9,7 +9,7 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
-import { parseSettingFlag } from "../flags.ts";
+import { parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
@@ -31,6 +31,7 @@ interface CleanupFlags extends OutputOptions {
   safetyWindow?: string;
   dryRun?: boolean;
   allowShortRetention?: boolean;
+  maxDeleteRate?: string;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -48,10 +49,12 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
       .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
       .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
+      .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)"),
   ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
+    const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
     const controller = new AbortController();
     let signals = 0;
     const onInterrupt = (signal: NodeJS.Signals): void => {
@@ -68,6 +71,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(chosenFormat(flags) ? { format: chosenFormat(flags)! } : {}),
           settings,
           dryRun: Boolean(flags.dryRun),
+          ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         }),
