@@ -63,6 +63,20 @@ export interface CleanupReport {
   /** Intents of earlier (interrupted) runs whose versions this run archived. */
   intents_archived: string[];
   receipts_pruned: number;
+  /**
+   * The run's budget and its chain: runs stopped by the budget save their progress
+   * (`progress_saved`) and the next run of the chain resumes from it (`resumed`); the run that
+   * completes clears it.
+   */
+  budget: {
+    deadline: string | null;
+    max_duration_ms: number | null;
+    chain_id: string;
+    run_in_chain: number;
+    resumed: boolean;
+    progress_saved: string | null;
+    progress_files_cleared: number;
+  };
   receipt: string | null;
   lease: { run_id: string; expires_at: string; took_over_from: string | null } | null;
   requests: RequestCounts;

@@ -9,7 +9,7 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
-import { parseRateFlag, parseSettingFlag } from "../flags.ts";
+import { parseDurationFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
@@ -32,6 +32,7 @@ interface CleanupFlags extends OutputOptions {
   dryRun?: boolean;
   allowShortRetention?: boolean;
   maxDeleteRate?: string;
+  maxDuration?: string;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -49,11 +50,16 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
       .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
       .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
+      .option(
+        "--max-duration <duration>",
+        "stop cleanly after this long (e.g. 10m) and save the progress under _lakewarden/runs/progress/; the next run resumes from it (status stopped, exit 0)",
+      )
       .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)"),
   ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
+    const maxDurationMs = flags.maxDuration !== undefined ? parseDurationFlag("--max-duration", flags.maxDuration, { positive: true }) : undefined;
     const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
     const controller = new AbortController();
     let signals = 0;
@@ -72,6 +78,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           settings,
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
+          ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         }),
