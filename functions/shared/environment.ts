@@ -17,7 +17,14 @@ export const ENV = {
   headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",
   /** cleanup-table: keys deleted per second at most (unset: no limit; SlowDown always slows deletes). */
   maxDeleteRate: "LAKEWARDEN_MAX_DELETE_RATE",
+  /** cleanup-table: continuations one scheduled request may chain at most (default 20). */
+  maxContinuations: "LAKEWARDEN_MAX_CONTINUATIONS",
 } as const;
+
+/** A FIFO queue's URL ends in `.fifo`: its messages need a group and a deduplication id. */
+export function isFifoQueueUrl(url: string): boolean {
+  return url.endsWith(".fifo");
+}
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
