@@ -28,8 +28,8 @@ import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
 
 /** Time kept back from the Lambda's remaining time to stop between steps, write the receipt and release the lease. */
 export const DEFAULT_STOP_MARGIN_MS = 60_000;
-/** Continuations one scheduled request may chain (each a Lambda lifetime, so about 5 hours at 15 minutes). */
-export const DEFAULT_MAX_CONTINUATIONS = 20;
+export { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
+import { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
 
 export interface CleanupTableDependencies {
   scopes: TableScopes;

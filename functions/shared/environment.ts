@@ -21,6 +21,9 @@ export const ENV = {
   maxContinuations: "LAKEWARDEN_MAX_CONTINUATIONS",
 } as const;
 
+/** Continuations one scheduled request may chain (each a Lambda lifetime, so about 5 hours at 15 minutes). */
+export const DEFAULT_MAX_CONTINUATIONS = 20;
+
 /** A FIFO queue's URL ends in `.fifo`: its messages need a group and a deduplication id. */
 export function isFifoQueueUrl(url: string): boolean {
   return url.endsWith(".fifo");
