@@ -11,7 +11,7 @@
  * half way leaves only unreferenced files, which its intent proves were committed.
  */
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
-import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
+import type { DeleteFailure, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
 import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile } from "./file-plan.ts";
@@ -29,6 +29,11 @@ export interface DeleteUnreferencedOptions {
   beforeBatch?: () => Promise<void>;
   batchSize?: number;
   deleteConcurrency?: number;
+  /**
+   * Keys earlier runs of this budgeted chain deleted (run-progress.ts): the post-delete check
+   * counts them as deleted by the run, so a kept version naming one is an error, not old damage.
+   */
+  deletedEarlierInChain?: ReadonlySet<string>;
   /** Delete rate limit and back-off on SlowDown (delete-batches.ts). */
   pacing?: DeletePacing;
   progress?: CleanupProgress;
@@ -97,9 +102,21 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     reappeared,
     removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, deleted).filter((v) => !gone.has(v)),
     removalCommit,
-    referenceCheck: checkKeptReferences(keptReferencesReadBeforeListing(processed), plan.listing, deletedKeys, format.managedPrefixes),
+    referenceCheck: checkKeptReferences(
+      keptReferencesReadBeforeListing(processed),
+      withEarlierDeletes(plan.listing, options.deletedEarlierInChain),
+      options.deletedEarlierInChain?.size ? new Set([...deletedKeys, ...options.deletedEarlierInChain]) : deletedKeys,
+      format.managedPrefixes,
+    ),
     rate: pacer.report(),
   };
+}
+
+/** The listing as the chain saw it: what is listed now plus what earlier runs of the chain deleted. */
+function withEarlierDeletes(listing: readonly ObjectInfo[], deleted: ReadonlySet<string> | undefined): readonly ObjectInfo[] {
+  if (!deleted?.size) return listing;
+  const gone = new Date(0);
+  return [...listing, ...[...deleted].map((key) => ({ key, size: 0, etag: "", lastModified: gone }))];
 }
 
 /** For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any delete. */

@@ -298,6 +298,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
+    ...(saved ? { deletedEarlierInChain: saved.deleted } : {}),
     pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
   });
   result.deletion = deletion;

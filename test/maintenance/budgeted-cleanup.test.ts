@@ -122,6 +122,9 @@ describe("budgeted cleanup", () => {
     expect(reports.slice(1).every((r) => r.budget.resumed)).toBe(true);
     expect(reports.slice(0, -1).every((r) => r.budget.progress_saved !== null)).toBe(true);
     expect(reports.at(-1)!.budget.progress_files_cleared).toBeGreaterThan(0);
+    // No run's post-delete check found a kept version's file deleted, this run's or the chain's.
+    expect(reports.flatMap((r) => r.errors)).toEqual([]);
+    expect(reports.filter((r) => r.reference_check).every((r) => r.reference_check!.ok && r.reference_check!.missingBeforeRun.length === 0)).toBe(true);
 
     expect(outsideOurFolder(await listTree(join(dir, "t.lance")))).toEqual(outsideOurFolder(await listTree(join(unboundedDir, "t.lance"))));
     expect((await listTree(join(dir, "t.lance"))).filter((f) => f.startsWith(RUN_PROGRESS_PREFIX))).toEqual([]);
