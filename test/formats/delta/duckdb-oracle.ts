@@ -179,3 +179,24 @@ function jsonAdds(from: string, version: string): string {
 function parquetAdds(fileList: string, version: number): string {
   return jsonAdds(`(SELECT json_object('add', to_json(add)) AS json FROM read_parquet([${fileList}], union_by_name = true) WHERE add IS NOT NULL)`, String(version));
 }
+
+/** Whether the latest protocol and metaData in the commits enable in-commit timestamps (writer feature + property). */
+export async function oracleIctEnabled(tableDir: string): Promise<boolean> {
+  const log = `${tableDir}/_delta_log`;
+  return withConnection(async (c) => {
+    const result = await rows(
+      c,
+      `WITH lines AS (
+         SELECT CAST(regexp_extract(filename, ${sqlString(COMMIT_NAME)}, 1) AS BIGINT) AS version, json
+         FROM read_ndjson_objects(${sqlString(`${log}/*.json`)}, filename = true)
+         WHERE regexp_matches(filename, ${sqlString(`/${COMMIT_NAME}`)})
+       )
+       SELECT
+         (SELECT list_contains(CAST(json_extract(json, '$.protocol.writerFeatures') AS VARCHAR[]), 'inCommitTimestamp')
+            FROM lines WHERE json_extract(json, '$.protocol') IS NOT NULL ORDER BY version DESC LIMIT 1) AS feature,
+         (SELECT json_extract_string(json, '$.metaData.configuration."delta.enableInCommitTimestamps"')
+            FROM lines WHERE json_extract(json, '$.metaData') IS NOT NULL ORDER BY version DESC LIMIT 1) AS property`,
+    );
+    return result[0]?.feature === true && result[0]?.property === "true";
+  });
+}
