@@ -79,16 +79,16 @@ export async function oracleCommits(tableDir: string): Promise<OracleCommit[]> {
 }
 
 /**
- * Live files of the latest version. The checkpoint used is the newest version that has a
+ * Live files of the latest version (or of `atVersion`). The checkpoint used is the newest version that has a
  * classic checkpoint, a complete multi-part set, or a V2 JSON checkpoint; `checkpointVersion`
  * says which one the oracle picked, so a test can show both readers started from the same one.
  */
-export async function oracleLiveFiles(tableDir: string): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+export async function oracleLiveFiles(tableDir: string, atVersion?: number): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
   const log = `${tableDir}/_delta_log`;
   const { readdir } = await import("node:fs/promises");
   const names = await readdir(log);
   const commits = names.filter((n) => /^\d{20}\.json$/.test(n)).map((n) => Number(n.slice(0, 20)));
-  const latest = Math.max(...commits);
+  const latest = atVersion ?? Math.max(...commits);
   // Candidate checkpoints per version, newest first.
   const checkpoints = new Map<number, { parquet: string[]; json: string[] }>();
   const parts = new Map<string, { version: number; expected: number; files: string[] }>();
@@ -135,7 +135,7 @@ export async function oracleLiveFiles(tableDir: string): Promise<{ checkpointVer
         }
       }
     }
-    const after = commits.filter((v) => checkpointVersion === null || v > checkpointVersion).map((v) => sqlString(`${log}/${String(v).padStart(20, "0")}.json`));
+    const after = commits.filter((v) => v <= latest && (checkpointVersion === null || v > checkpointVersion)).map((v) => sqlString(`${log}/${String(v).padStart(20, "0")}.json`));
     if (after.length > 0) {
       const from = `read_ndjson_objects([${after.join(", ")}], filename = true)`;
       const version = `CAST(regexp_extract(filename, ${sqlString(COMMIT_NAME)}, 1) AS BIGINT)`;
