@@ -14,6 +14,7 @@ import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit } from "./actions.ts";
 import type { DeltaAction, SidecarAction } from "./actions.ts";
 import type { CheckpointFiles } from "./log-listing.ts";
+import { cachedActions } from "./log-cache.ts";
 import { sidecarKey } from "./log-names.ts";
 import { readParquetActions } from "./parquet-actions.ts";
 import { decodeDeltaPath } from "./paths.ts";
@@ -33,13 +34,12 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
   if (!checkpoint.complete) {
     throw new CorruptFileError(store.uriOf(checkpoint.files[0]?.key ?? "_delta_log/"), `checkpoint ${checkpoint.version} is incomplete: ${checkpoint.problem ?? "a part is missing"}`);
   }
-  const parts = await mapConcurrent(checkpoint.files, CONCURRENCY, async (file) => {
-    if (file.key.endsWith(".json")) {
-      const { body } = await store.get(file.key);
-      return parseCommit(body, store.uriOf(file.key));
-    }
-    return readParquetActions(store, file.key);
-  });
+  const parts = await mapConcurrent(checkpoint.files, CONCURRENCY, (file) =>
+    cachedActions(store.uriOf(file.key), file.etag, async () => {
+      if (file.key.endsWith(".json")) return parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
+      return readParquetActions(store, file.key);
+    }),
+  );
   const own = parts.flat();
   const sidecarActions = own.filter((a): a is { sidecar: SidecarAction } => "sidecar" in a).map((a) => a.sidecar);
   const sidecars: string[] = [];

@@ -27,6 +27,7 @@ import { readCheckpoint } from "./checkpoint-reader.ts";
 import type { CheckpointRead } from "./checkpoint-reader.ts";
 import { deletionVectorUniqueId } from "./deletion-vectors.ts";
 import { readLastCheckpoint } from "./last-checkpoint.ts";
+import { cachedActions } from "./log-cache.ts";
 import type { LastCheckpointRead } from "./last-checkpoint.ts";
 import { completeCheckpointsAtOrBelow, latestCommitVersion, listLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
@@ -59,10 +60,11 @@ export interface DeltaSnapshot {
 
 const CONCURRENCY = 8;
 
-export async function readCommitActions(store: ObjectStore, version: number): Promise<DeltaAction[]> {
+/** Commit `version`'s actions; with the listing's `info`, parsed once per (file, ETag) across calls. */
+export async function readCommitActions(store: ObjectStore, version: number, info?: ObjectInfo): Promise<DeltaAction[]> {
   const key = commitKey(version);
-  const { body } = await store.get(key);
-  return parseCommit(body, store.uriOf(key));
+  const uri = store.uriOf(key);
+  return cachedActions(uri, info?.etag, async () => parseCommit((await store.get(key)).body, uri));
 }
 
 export function commitInfoOf(actions: readonly DeltaAction[]): CommitInfoAction | null {
@@ -131,7 +133,7 @@ async function replay(store: ObjectStore, listing: LogListing, target: number, l
     }
     versions.push(v);
   }
-  const commits = await mapConcurrent(versions, CONCURRENCY, (v) => readCommitActions(store, v));
+  const commits = await mapConcurrent(versions, CONCURRENCY, (v) => readCommitActions(store, v, listing.commits.get(v)));
 
   const state = new ReplayState();
   if (checkpoint) for (const action of checkpoint.actions) state.apply(action);
@@ -144,7 +146,7 @@ async function replay(store: ObjectStore, listing: LogListing, target: number, l
 
   let commitInfo: CommitInfoAction | null;
   if (versions.length > 0) commitInfo = commitInfoOf(commits[commits.length - 1]!);
-  else commitInfo = commitInfoOf(await readCommitActions(store, target));
+  else commitInfo = commitInfoOf(await readCommitActions(store, target, commitFile));
 
   return {
     version: target,

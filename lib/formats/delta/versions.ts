@@ -71,7 +71,7 @@ export async function readDeltaVersions(store: ObjectStore, options: { listing?:
   const policy = timestampPolicy(snapshot.protocol, snapshot.metadata);
   const files = [...listing.commits.entries()].sort((a, b) => a[0] - b[0]);
   return mapConcurrent(files, CONCURRENCY, async ([version, file]) => {
-    const actions = await readCommitActions(store, version);
+    const actions = await readCommitActions(store, version, file);
     return summarizeCommit(version, commitInfoOf(actions), file, policy, store.uriOf(file.key));
   });
 }

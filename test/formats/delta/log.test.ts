@@ -123,4 +123,13 @@ describe("paths and listing", () => {
     // _last_checkpoint + checkpoint + 6 commits; one listing.
     expect(store.stats.snapshot()).toMatchObject({ get: 8, list: 1 });
   });
+
+  it("reading every version's snapshot parses each commit and checkpoint once (files keyed by ETag)", async () => {
+    const dir = await copyFixture("delta", "table_with_deletion_logs");
+    const store = new LocalStore(dir);
+    for (let v = 0; v <= 20; v++) await loadSnapshot(store, v);
+    const gets = store.stats.snapshot().get;
+    // Per call: _last_checkpoint (21); once each: 21 commits, 2 checkpoints.
+    expect(gets).toBe(21 + 21 + 2);
+  });
 });
