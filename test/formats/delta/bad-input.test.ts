@@ -115,4 +115,13 @@ describe("Delta bad input", () => {
     expect(error).toBeInstanceOf(CorruptFileError);
     expect(error.message).toMatch(/add action has no string "path"/);
   });
+
+  it("a V2 checkpoint whose sidecar is missing is not used: the replay falls back to the older checkpoint", async () => {
+    const dir = await copyFixture("delta", "checkpoint-v2-table");
+    const before = livePaths(await loadSnapshot(new LocalStore(dir)));
+    await rm(join(dir, "_delta_log", "_sidecars", "00000000000000000008.checkpoint.0000000001.0000000001.d55fb2cb-b8d3-4362-8572-c52142a9da1f.parquet"));
+    const snapshot = await loadSnapshot(new LocalStore(dir));
+    expect(snapshot.checkpoint?.version).toBe(6);
+    expect(livePaths(snapshot)).toEqual(before);
+  });
 });
