@@ -19,6 +19,9 @@ import { sidecarKey } from "./log-names.ts";
 import { readParquetActions } from "./parquet-actions.ts";
 import { decodeDeltaPath } from "./paths.ts";
 
+/** A checkpoint that cannot be used (incomplete, unreadable, a sidecar missing): a reader may fall back to an older one. */
+export class CheckpointReadError extends CorruptFileError {}
+
 export interface CheckpointRead {
   version: number;
   actions: DeltaAction[];
@@ -32,12 +35,19 @@ const CONCURRENCY = 8;
 
 export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointFiles): Promise<CheckpointRead> {
   if (!checkpoint.complete) {
-    throw new CorruptFileError(store.uriOf(checkpoint.files[0]?.key ?? "_delta_log/"), `checkpoint ${checkpoint.version} is incomplete: ${checkpoint.problem ?? "a part is missing"}`);
+    throw new CheckpointReadError(store.uriOf(checkpoint.files[0]?.key ?? "_delta_log/"), `checkpoint ${checkpoint.version} is incomplete: ${checkpoint.problem ?? "a part is missing"}`);
   }
   const parts = await mapConcurrent(checkpoint.files, CONCURRENCY, (file) =>
     cachedActions(store.uriOf(file.key), file.etag, async () => {
-      if (file.key.endsWith(".json")) return parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
-      return readParquetActions(store, file.key);
+      try {
+        if (file.key.endsWith(".json")) return parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
+        return await readParquetActions(store, file.key);
+      } catch (error) {
+        if (error instanceof CorruptFileError || error instanceof NotFoundError) {
+          throw new CheckpointReadError(store.uriOf(file.key), `checkpoint ${checkpoint.version} cannot be used: ${error.message}`, { cause: error });
+        }
+        throw error;
+      }
     }),
   );
   const own = parts.flat();
@@ -46,7 +56,7 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
   for (const sidecar of sidecarActions) {
     const decoded = decodeDeltaPath(sidecar.path);
     if (decoded.kind !== "relative") {
-      throw new CorruptFileError(store.uriOf(checkpoint.files[0]!.key), `sidecar path "${sidecar.path}" is not a relative path under _delta_log/_sidecars/`);
+      throw new CheckpointReadError(store.uriOf(checkpoint.files[0]!.key), `sidecar path "${sidecar.path}" is not a relative path under _delta_log/_sidecars/`);
     }
     sidecars.push(sidecarKey(decoded.path));
   }
@@ -54,8 +64,8 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
     try {
       return await readParquetActions(store, key);
     } catch (error) {
-      if (error instanceof NotFoundError) {
-        throw new CorruptFileError(store.uriOf(key), `sidecar named by checkpoint ${checkpoint.version} is missing`, { cause: error });
+      if (error instanceof NotFoundError || error instanceof CorruptFileError) {
+        throw new CheckpointReadError(store.uriOf(key), `sidecar named by checkpoint ${checkpoint.version} cannot be read: ${error.message}`, { cause: error });
       }
       throw error;
     }

@@ -103,7 +103,7 @@ function shapeRank(checkpoint: CheckpointFiles): number {
 
 /** Complete checkpoints at or below `version`, newest first. */
 export function completeCheckpointsAtOrBelow(listing: LogListing, version: number): CheckpointFiles[] {
-  return listing.checkpoints.filter((c) => c.complete && c.version <= version).reverse().sort((a, b) => b.version - a.version || shapeRank(a) - shapeRank(b));
+  return listing.checkpoints.filter((c) => c.complete && c.version <= version).sort((a, b) => b.version - a.version || shapeRank(a) - shapeRank(b));
 }
 
 /** The newest commit version listed, or null. */

@@ -23,7 +23,7 @@ import type {
   RemoveAction,
   TxnAction,
 } from "./actions.ts";
-import { readCheckpoint } from "./checkpoint-reader.ts";
+import { CheckpointReadError, readCheckpoint } from "./checkpoint-reader.ts";
 import type { CheckpointRead } from "./checkpoint-reader.ts";
 import { deletionVectorUniqueId } from "./deletion-vectors.ts";
 import { readLastCheckpoint } from "./last-checkpoint.ts";
@@ -84,7 +84,7 @@ export async function loadSnapshot(store: ObjectStore, version?: number): Promis
       try {
         return await replay(store, listing, target, lastCheckpoint, false);
       } catch (error) {
-        if (!(error instanceof CorruptFileError) || !isCheckpointProblem(error)) throw error;
+        if (!(error instanceof CheckpointReadError)) throw error;
         // The hinted checkpoint is unreadable: fall back to the full listing below.
       }
     }
@@ -93,10 +93,6 @@ export async function loadSnapshot(store: ObjectStore, version?: number): Promis
   const target = version ?? latestCommitVersion(listing);
   if (target === null) throw new NotATableError(store.uri, `not a Delta table: no commit files under ${LOG_PREFIX}`);
   return replay(store, listing, target, lastCheckpoint, true);
-}
-
-function isCheckpointProblem(error: CorruptFileError): boolean {
-  return /checkpoint|sidecar/i.test(error.message);
 }
 
 async function replay(store: ObjectStore, listing: LogListing, target: number, lastCheckpoint: LastCheckpointRead, fullListing: boolean): Promise<DeltaSnapshot> {
@@ -110,7 +106,7 @@ async function replay(store: ObjectStore, listing: LogListing, target: number, l
       checkpoint = await readCheckpoint(store, candidate);
       break;
     } catch (error) {
-      if (!(error instanceof CorruptFileError)) throw error;
+      if (!(error instanceof CheckpointReadError)) throw error;
       firstError ??= error;
       if (!fullListing) throw error;
     }

@@ -13,7 +13,7 @@
  */
 import type { ObjectInfo } from "../../store/object-store.ts";
 import type { AddAction, DeletionVectorDescriptor, RemoveAction } from "./actions.ts";
-import { deletionVectorLocation } from "./deletion-vectors.ts";
+import { deletionVectorKey } from "./head-state.ts";
 import { LOG_PREFIX } from "./log-names.ts";
 import type { ResolvedDeltaPath } from "./paths.ts";
 
@@ -69,26 +69,20 @@ export function planVacuum(input: VacuumInput): VacuumPlan {
     if (resolved.kind === "key") protectedKeys.add(resolved.key);
     else if (resolved.kind === "unresolvable") unresolved.push({ path, reason: resolved.reason });
   };
-  const protectDv = (dv: DeletionVectorDescriptor | null | undefined) => {
-    if (!dv) return;
-    const location = deletionVectorLocation(dv);
-    if (location.kind === "relative") {
-      // Already a decoded path relative to the root: validate it as a key.
-      const resolved = input.resolve(encodeURI(location.path));
-      if (resolved.kind === "key") protectedKeys.add(resolved.key);
-      else unresolved.push({ path: location.path, reason: resolved.reason });
-    } else if (location.kind === "absolute") protect(location.uri);
-    else if (location.kind === "invalid") unresolved.push({ path: dv.pathOrInlineDv, reason: location.reason });
+  const protectDv = (owner: { deletionVector?: DeletionVectorDescriptor | null }) => {
+    const dv = deletionVectorKey(owner, input.resolve);
+    if (dv.key) protectedKeys.add(dv.key);
+    if (dv.unresolved?.kind === "unresolvable") unresolved.push({ path: dv.unresolved.path, reason: dv.unresolved.reason });
   };
 
   for (const add of input.adds) {
     protect(add.path);
-    protectDv(add.deletionVector);
+    protectDv(add);
   }
   for (const tombstone of input.tombstones) {
     if ((tombstone.deletionTimestamp ?? 0) < cutoff.getTime()) continue;
     protect(tombstone.path);
-    protectDv(tombstone.deletionVector);
+    protectDv(tombstone);
   }
   if (unresolved.length > 0) {
     return { cutoff, candidates: [], protectedKeys, unresolved, blocked: `${unresolved.length} path(s) the table references cannot be resolved (first: "${unresolved[0]!.path}": ${unresolved[0]!.reason})` };
