@@ -45,6 +45,6 @@ describe("Delta data file footers", () => {
     await writeFile(join(dir, "not.parquet"), "hello, this is not parquet at all");
     const error = await readParquetFooter(new LocalStore(dir), "not.parquet").catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(CorruptFileError);
-    expect(error.message).toMatch(/not\.parquet: not a Parquet file/);
+    expect((error as Error).message).toMatch(/not\.parquet: not a Parquet file/);
   });
 });
