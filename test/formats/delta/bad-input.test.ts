@@ -8,8 +8,10 @@ import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
 import { loadSnapshot } from "../../../lib/formats/delta/snapshot.ts";
+import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "./duckdb-oracle.ts";
+import { listKeys, setAllTimes } from "./log-surgery.ts";
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -123,5 +125,66 @@ describe("Delta bad input", () => {
     const snapshot = await loadSnapshot(new LocalStore(dir));
     expect(snapshot.checkpoint?.version).toBe(6);
     expect(livePaths(snapshot)).toEqual(before);
+  });
+
+  describe("wired to cleanup: nothing is deleted", () => {
+    const NOW = new Date("2030-01-01T00:00:00Z");
+    const OLD = new Date("2029-01-01T00:00:00Z");
+
+    it.each([
+      ["an unknown reader feature", "simple_table_features", async (_dir: string) => {}, UnsupportedFeatureError, /reader version 5|blahabl/],
+      [
+        "a truncated commit",
+        "simple_table",
+        async (dir: string) => {
+          const path = join(dir, "_delta_log", "00000000000000000004.json");
+          await truncate(path, (await readFile(path)).length - 40);
+        },
+        CorruptFileError,
+        /00000000000000000004\.json: line \d+ is not valid JSON/,
+      ],
+      [
+        "a missing checkpoint part with the commits before it gone",
+        "multi-part-checkpoint",
+        async (dir: string) => {
+          await rm(join(dir, "_delta_log", "00000000000000000001.checkpoint.0000000002.0000000002.parquet"));
+          await rm(join(dir, "_delta_log", "00000000000000000000.json"));
+        },
+        CorruptFileError,
+        /no complete checkpoint at or below version 1/,
+      ],
+    ] as const)("%s", async (_what, fixture, damage, type, message) => {
+      const dir = await copyFixture("delta", fixture);
+      await damage(dir);
+      await setAllTimes(dir, OLD);
+      const keys = await listKeys(dir);
+      const error = await runDeltaCleanup(new LocalStore(dir), { now: NOW }).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(type);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).not.toContain("\n");
+      expect(await listKeys(dir)).toEqual(keys);
+    });
+
+    it("a corrupt _last_checkpoint is only a hint: cleanup plans from the listing and keeps every live file", async () => {
+      const dir = await copyFixture("delta", "table_with_deletion_logs");
+      await writeFile(join(dir, "_delta_log", "_last_checkpoint"), "{\"version\":20,\"si");
+      await setAllTimes(dir, OLD);
+      const before = await oracleLiveFiles(dir);
+      const result = await runDeltaCleanup(new LocalStore(dir), { now: NOW });
+      expect(result.log!.keptCheckpoint).toBe(20);
+      expect((await oracleLiveFiles(dir)).files).toEqual(before.files);
+      for (const file of before.files) expect((await listKeys(dir)).includes(file.path)).toBe(true);
+    });
+
+    it("a missing checkpoint part: that checkpoint is never the kept one, and the table stays readable", async () => {
+      const dir = await copyFixture("delta", "multi-part-checkpoint");
+      await rm(join(dir, "_delta_log", "00000000000000000001.checkpoint.0000000002.0000000002.parquet"));
+      await setAllTimes(dir, OLD);
+      const before = livePaths(await loadSnapshot(new LocalStore(dir)));
+      const result = await runDeltaCleanup(new LocalStore(dir), { now: NOW });
+      expect(result.log!.keptCheckpoint).toBeNull();
+      expect(result.deleted.filter((k) => k.startsWith("_delta_log/"))).toEqual([]);
+      expect(livePaths(await loadSnapshot(new LocalStore(dir)))).toEqual(before);
+    });
   });
 });
