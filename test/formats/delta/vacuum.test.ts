@@ -64,6 +64,20 @@ describe("Delta VACUUM", () => {
     await assertStillReadable(dir, before);
   });
 
+  it.each(["basic-dv-with-checkpoint", "table-with-dv-small", "checkpoint-cdf-table", "table_with_partitioning_mapping"])(
+    "%s, every file old and every tombstone expired: everything but the live files and their DV files goes",
+    async (name) => {
+      const dir = await copyFixture("delta", name);
+      await setAllTimes(dir, new Date(NOW.getTime() - 30 * DAY));
+      const before = await oracleLiveFiles(dir);
+      const keep = new Set([...before.files.map((f) => f.path), ...dvKeysOf(before.files.map((f) => f.dvId))]);
+      const expected = (await listKeys(dir)).filter((k) => !k.startsWith("_delta_log/") && !k.split("/").some(hiddenComponent) && !keep.has(k));
+      const result = await runDeltaCleanup(new LocalStore(dir), { now: NOW, logs: false });
+      expect(result.deleted.sort()).toEqual(expected.sort());
+      await assertStillReadable(dir, before);
+    },
+  );
+
   it("files younger than the retention stay, and a dry run deletes nothing", async () => {
     const dir = await copyFixture("delta", "simple_table");
     await setAllTimes(dir, new Date(NOW.getTime() - 6 * DAY));
