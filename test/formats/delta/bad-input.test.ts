@@ -81,8 +81,9 @@ describe("Delta bad input", () => {
     expect(error.message).toMatch(/no complete checkpoint at or below version 1 and no commit 0/);
   });
 
-  it("a corrupt _last_checkpoint (bad JSON, wrong checksum, or a version with no checkpoint) falls back to listing", async () => {
-    for (const content of ["{\"version\":20,\"si", JSON.stringify({ version: 20, size: 5, checksum: "00000000000000000000000000000000" }), JSON.stringify({ version: 15, size: 5 })]) {
+  it("a corrupt _last_checkpoint (empty, bad JSON, wrong checksum, or a version with no checkpoint) falls back to listing", async () => {
+    // Empty (how Spark's golden table corrupted-last-checkpoint-kernel corrupts it), truncated, wrong checksum, a version with no checkpoint.
+    for (const content of ["", "{\"version\":20,\"si", JSON.stringify({ version: 20, size: 5, checksum: "00000000000000000000000000000000" }), JSON.stringify({ version: 15, size: 5 })]) {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
       const before = livePaths(await loadSnapshot(new LocalStore(dir)));
       await writeFile(join(dir, "_delta_log", "_last_checkpoint"), content);
