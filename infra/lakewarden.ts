@@ -29,7 +29,8 @@ import {
   functionEntry,
   type FunctionName,
 } from "./function-bundling.ts";
-import { resolveSettings, VERSION_FILE_SUFFIX, VERSIONS_FOLDER, type LakewardenSettings, type SettingsInput } from "./settings.ts";
+import { resolveSettings, type LakewardenSettings, type SettingsInput } from "./settings.ts";
+import { commitNotificationFilters } from "../lib/formats/index.ts";
 import {
   deleteTableObjectsStatement,
   discoverTablesStatement,
@@ -177,18 +178,17 @@ export class Lakewarden extends Construct {
     });
   }
 
-  /** One S3 filter per table or prefix, matching only version files. */
+  /**
+   * S3 notification filters for every registered format's commit files: under a table root one
+   * per format's commit folder (they never overlap); under a table prefix one per commit-file
+   * suffix (S3 filters have no middle wildcard), and the handler asks the format registry which
+   * keys are commits. S3 notifications rather than EventBridge rules: no extra service between
+   * the bucket and the queue, and the same event shape the handler already reads.
+   */
   private notifyCommits(): void {
     const destination = new SqsDestination(this.commitQueue);
-    for (const table of this.settings.tables) {
-      this.bucket.addEventNotification(EventType.OBJECT_CREATED, destination, {
-        prefix: `${table}/${VERSIONS_FOLDER}`,
-        suffix: VERSION_FILE_SUFFIX,
-      });
-    }
-    for (const prefix of this.settings.tablePrefixes) {
-      // S3 filters have no middle wildcard; the handler drops `.manifest` keys that are not version files.
-      this.bucket.addEventNotification(EventType.OBJECT_CREATED, destination, { prefix, suffix: VERSION_FILE_SUFFIX });
+    for (const filter of commitNotificationFilters(this.settings.tables, this.settings.tablePrefixes)) {
+      this.bucket.addEventNotification(EventType.OBJECT_CREATED, destination, filter);
     }
   }
 

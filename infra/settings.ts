@@ -5,13 +5,9 @@
  * Tables are named by their path inside the bucket (`lake/orders.lance`), not by URI, because a
  * bucket the stack creates has no name until deploy time; the functions receive full `s3://` URIs.
  */
-import { VERSIONS_PREFIX } from "../lib/formats/lance/version-names.ts";
 import { parseDuration } from "../lib/maintenance/duration.ts";
 import { LAKEWARDEN_PREFIX } from "../lib/maintenance/file-plan.ts";
 
-/** Lance commit files: `<table>/_versions/<n>.manifest`. The notification filters select them. */
-export const VERSIONS_FOLDER = VERSIONS_PREFIX;
-export const VERSION_FILE_SUFFIX = ".manifest";
 /** Everything lakewarden writes lives here, inside each table (DESIGN.md); IAM lets the functions write nowhere else. */
 export const LAKEWARDEN_FOLDER = LAKEWARDEN_PREFIX;
 

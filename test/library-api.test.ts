@@ -30,7 +30,7 @@ it("writes the head, opens the table from it, cleans up and reads the whole hist
   expect(report.status).toBe("completed");
   expect(report.versions_removed.length).toBeGreaterThan(0);
 
-  const timeline = await lakewarden.readTimeline(store, lakewarden.lanceFormat);
+  const timeline = await lakewarden.readTimeline(store, lakewarden.formatByName("lance"));
   expect(timeline.records.map((r) => r.version)).toEqual(dataset.written.map((w) => w.version));
   expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual(report.versions_removed);
 });

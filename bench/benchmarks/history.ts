@@ -17,7 +17,7 @@ import { lancedbListVersions } from "../tools/lancedb-side.ts";
 import { runLakewarden } from "../tools/lakewarden-cli.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import type { ObjectStore, RequestCounts } from "../../lib/store/object-store.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 
 interface Grid {
   fragments: number[];

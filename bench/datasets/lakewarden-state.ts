@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
 import { checkpointKey } from "../../lib/checkpoint/layout.ts";
 import { writeTableHead, type WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
@@ -57,6 +57,7 @@ export async function writeCheckpoint(store: ObjectStore, records: VersionRecord
   const bytes = encodeCheckpoint({
     version: newest.version,
     records,
+    archiveSegments: [],
     createdAtMillis: Date.now(),
     datasetCreatedAtMillis: records[0]!.timestamp_millis,
     datasetCreatedFromVersion: records[0]!.version,

@@ -22,7 +22,7 @@ import { openTable } from "../../lib/head/loader.ts";
 import { readStoredHead } from "../../lib/head/stored-head.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import type { Content } from "./history.ts";
 import { describeContent, sameContent, type SoakHistory } from "./history.ts";
 import { versionFileExists } from "./readers.ts";

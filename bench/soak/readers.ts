@@ -125,7 +125,7 @@ export class SoakReaders {
   private async openTableReader(): Promise<void> {
     const { store, history, violations, shouldStop } = this.options;
     // Checks on every call: one HEAD for version N+1, a cold load when it exists.
-    const warm = new TableHandle(store, { versionCheckInterval: 0 });
+    const warm = new TableHandle(store, { versionCheckInterval: 0, format: lanceFormat });
     let iteration = 0;
     while (!shouldStop()) {
       const cold = iteration++ % 4 === 0;

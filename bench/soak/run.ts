@@ -24,7 +24,7 @@ import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { runLakewarden } from "../../test/cli/run-executable.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../../test/support/fauxqs.ts";
 import { makeTempDir, removeDir } from "../../test/support/lance-datasets.ts";

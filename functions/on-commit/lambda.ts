@@ -6,7 +6,6 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
-import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { ENV, optionalInteger, optionalString, type Environment } from "../shared/environment.ts";
@@ -21,7 +20,6 @@ export function createOnCommitLambda(env: Environment, overrides: Partial<OnComm
   const inlineBudgetBytes = optionalInteger(env, ENV.headInlineBytes, 0);
   const onCommit = createOnCommitHandler({
     scopes: readTableScopes(env),
-    format: lanceFormat,
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     headOptions: { ...(codec ? { codec } : {}), ...(inlineBudgetBytes !== undefined ? { inlineBudgetBytes } : {}) },
     log: logger,

@@ -25,7 +25,8 @@ import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
 
 export interface OnCommitDependencies {
   scopes: TableScopes;
-  format: TableFormat;
+  /** The formats whose commits the handler follows (default: every registered format). */
+  formats?: readonly TableFormat[];
   openStore(uri: string): ObjectStore;
   /** Head settings for every table (codec, inline budget); unset ones come from each table's config. */
   headOptions?: Pick<WriteTableHeadOptions, "codec" | "inlineBudgetBytes">;
@@ -84,7 +85,7 @@ function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies
     } else {
       for (const object of notification.objects) {
         const uri = `s3://${object.bucket}/${object.key}`;
-        const commit = object.eventName.startsWith("ObjectCreated:") ? parseCommitKey(deps.format, object.key) : null;
+        const commit = object.eventName.startsWith("ObjectCreated:") ? parseCommitKey(object.key, deps.formats) : null;
         const table = commit && (commit.tableRoot === "" ? `s3://${object.bucket}` : `s3://${object.bucket}/${commit.tableRoot}`);
         if (commit === null || table === null) {
           deps.log.info("event ignored: not a new version file", { messageId: record.messageId, object: uri, eventName: object.eventName });
@@ -94,7 +95,7 @@ function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies
           deps.metrics.addMetric(METRIC.eventsIgnored, MetricUnit.Count, 1);
         } else {
           tables.add(table);
-          commits.push({ table, version: commit.version, committedAt: object.eventTime, source: record.messageId });
+          commits.push({ table, version: commit.version, committedAt: object.eventTime, source: record.messageId, format: commit.format });
         }
       }
     }
@@ -109,7 +110,10 @@ async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDepen
   await mapConcurrent(groups, deps.concurrency ?? 4, async (group) => {
     const attributes = { table: group.table, version: group.newestVersion, messages: group.sources.length };
     try {
-      const result = await writeHeadForCommit(deps.openStore(group.table), group.newestVersion, deps.headOptions);
+      const result = await writeHeadForCommit(deps.openStore(group.table), group.newestVersion, {
+        ...deps.headOptions,
+        ...(group.format ? { format: group.format } : {}),
+      });
       const written = headWasWritten(result);
       const lagMs = group.newestCommittedAt ? Math.max(0, now() - group.newestCommittedAt.getTime()) : undefined;
       deps.log.info(written ? "head written" : "head already current", {

@@ -3,7 +3,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import middy from "@middy/core";
-import { VERSIONS_PREFIX } from "../../lib/formats/lance/version-names.ts";
+import { TABLE_FORMATS } from "../../lib/formats/index.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { ENV, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
@@ -21,8 +21,7 @@ export function createScheduleCleanupLambda(env: Environment, overrides: Partial
   const queueUrl = requireString(env, ENV.cleanupQueueUrl);
   const scheduleCleanup = createScheduleCleanupHandler({
     scopes: readTableScopes(env),
-    // Discovery needs only the version folder's name: no manifest decoding code in this bundle.
-    format: { versionsPrefix: VERSIONS_PREFIX },
+    formats: TABLE_FORMATS,
     discoveryDepth: optionalPositiveInteger(env, ENV.discoveryDepth) ?? 4,
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     enqueue: (bodies) => sendMessages(sqs, queueUrl, bodies),

@@ -14,7 +14,8 @@ import type { TableScopes } from "../shared/table-scopes.ts";
 
 export interface ScheduleCleanupDependencies {
   scopes: TableScopes;
-  format: Pick<TableFormat, "versionsPrefix">;
+  /** The version folders that make a folder a table (every registered format's). */
+  formats: readonly Pick<TableFormat, "versionsPrefix">[];
   discoveryDepth: number;
   openStore(uri: string): ObjectStore;
   /** Puts the message bodies on the cleanup queue; throws if any was not accepted. */
@@ -44,7 +45,7 @@ export function createScheduleCleanupHandler(deps: ScheduleCleanupDependencies):
     for (const prefixUri of deps.scopes.prefixes) {
       const store = deps.openStore(prefixUri);
       try {
-        const roots = await discoverTables(store, deps.format, { maxDepth: deps.discoveryDepth });
+        const roots = await discoverTables(store, deps.formats, { maxDepth: deps.discoveryDepth });
         for (const root of roots) tables.add(root === "" ? store.uri : store.scope(root).uri);
         deps.log.info("tables discovered", { prefix: prefixUri, tables: roots.length });
       } catch (error) {

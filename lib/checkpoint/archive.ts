@@ -9,13 +9,15 @@
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { encodeCheckpoint } from "./codec.ts";
 import type { CheckpointContent } from "./codec.ts";
 import { CorruptCheckpointError } from "./errors.ts";
 import { mergeHistory, sameHistory } from "./history.ts";
+import type { MergedHistory } from "./history.ts";
 import { checkpointKey } from "./layout.ts";
 import { readCheckpoint } from "./load.ts";
+import { writeSegment } from "./segments.ts";
 import type { StoredCheckpoint } from "./load.ts";
 
 const WRITE_ATTEMPTS = 5;
@@ -43,10 +45,12 @@ export interface ArchiveResult {
   version: number;
   rows: number;
   cleanedUpRows: number;
+  /** The archive segment rows past max entries were moved to, or null. */
+  archived: string | null;
 }
 
 export async function archiveVersions(store: ObjectStore, input: ArchiveInput): Promise<ArchiveResult> {
-  const merge = (previous: CheckpointContent | null): CheckpointContent =>
+  const merge = (previous: CheckpointContent | null): MergedHistory =>
     mergeHistory({
       previous,
       records: input.records,
@@ -57,15 +61,20 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
       ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
     });
   const content = merge(input.previous);
+  let archivedTo: string | null = null;
   const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent): ArchiveResult => ({
     status,
     key,
+    archived: archivedTo,
     version: stored.version,
     rows: stored.records.length,
     cleanedUpRows: stored.records.filter((r) => r.is_cleaned_up).length,
   });
 
   if (content.records.length === 0) return result("empty", null, content);
+  // Rows the checkpoint no longer holds go to an archive segment first: never dropped.
+  archivedTo = await writeSegment(store, content.overflow, input.tableFormat, input.now.getTime());
+  if (archivedTo !== null) content.archiveSegments.push(archivedTo);
   const previous = input.previous;
   if (previous && previous.version === content.version && sameHistory(previous, content)) {
     return result("unchanged", previous.key, previous);
@@ -92,6 +101,13 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
       etag = (await store.head(key)).etag;
     }
     const merged = existing ? merge(existing) : content;
+    if (merged !== content) {
+      const segment = await writeSegment(store, merged.overflow, input.tableFormat, input.now.getTime());
+      if (segment !== null) {
+        merged.archiveSegments.push(segment);
+        archivedTo = segment;
+      }
+    }
     if (existing && sameHistory(existing, merged)) return result("unchanged", key, existing);
     try {
       await store.put(key, encodeCheckpoint(merged), { ifMatch: etag, contentType: "application/vnd.apache.arrow.file" });

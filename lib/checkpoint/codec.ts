@@ -5,11 +5,11 @@
  */
 import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC, vectorFromArray } from "apache-arrow";
 import type { Vector } from "apache-arrow";
-import type { VersionRecord } from "../versions/version-record.ts";
-import { VERSION_RECORD_FIELDS } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
+import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from "../model/version-record.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
-import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, checkpointSchema } from "./schema.ts";
+import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, READABLE_CHECKPOINT_FORMAT_VERSIONS, checkpointSchema } from "./schema.ts";
 
 /** Everything a checkpoint file holds. */
 export interface CheckpointContent {
@@ -23,6 +23,8 @@ export interface CheckpointContent {
   /** The version that creation time was taken from (1 unless version 1 was already gone). */
   datasetCreatedFromVersion: number | null;
   tableFormat: string;
+  /** Archive segments holding the rows this file no longer holds, oldest first. */
+  archiveSegments: string[];
 }
 
 const ARROW_MAGIC = new TextEncoder().encode("ARROW1");
@@ -38,6 +40,7 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   if (content.datasetCreatedAtMillis !== null) {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedAtMillis, String(content.datasetCreatedAtMillis));
   }
+  if (content.archiveSegments.length > 0) metadata.set(CHECKPOINT_METADATA.archiveSegments, JSON.stringify(content.archiveSegments));
   if (content.datasetCreatedFromVersion !== null) {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedFromVersion, String(content.datasetCreatedFromVersion));
   }
@@ -50,13 +53,18 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
       case "is_cleaned_up":
       case "transaction_uuid":
       case "operation_type":
+      case "version_id":
+      case "branch":
         return vectorFromArray(rows.map((r) => r[name]), type);
       case "transaction_properties":
         return vectorFromArray(rows.map((r) => encodeTransactionProperties(r.transaction_properties)), type);
-      case "read_version":
-        return vectorFromArray(rows.map((r) => (r.read_version === null ? null : BigInt(r.read_version))), type);
-      default:
-        return vectorFromArray(rows.map((r) => BigInt(r[name])), type);
+      case "parent_ids":
+      case "metrics":
+        return vectorFromArray(rows.map((r) => JSON.stringify(r[name])), type);
+      default: {
+        const column = name;
+        return vectorFromArray(rows.map((r) => (r[column] === null ? null : BigInt(r[column]))), type);
+      }
     }
   });
   const data = makeData({
@@ -86,9 +94,11 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
       `checkpoint format version "${formatVersion}" is newer than this reader's "${CHECKPOINT_FORMAT_VERSION}": upgrade lakewarden; the file is left as it is`,
     );
   }
-  if (formatVersion !== CHECKPOINT_FORMAT_VERSION) {
-    throw new CorruptCheckpointError(uri, `checkpoint format version ${JSON.stringify(formatVersion ?? null)} is not ${CHECKPOINT_FORMAT_VERSION}`);
+  if (!(READABLE_CHECKPOINT_FORMAT_VERSIONS as readonly (string | undefined)[]).includes(formatVersion)) {
+    throw new CorruptCheckpointError(uri, `checkpoint format version ${JSON.stringify(formatVersion ?? null)} is not one of ${READABLE_CHECKPOINT_FORMAT_VERSIONS.join(", ")}`);
   }
+  // Format 1 files hold the seed's columns only, with non-null totals.
+  const seedOnly = formatVersion === "1";
   const version = requiredInteger(metadata, CHECKPOINT_METADATA.version, uri);
   const createdAtMillis = requiredInteger(metadata, CHECKPOINT_METADATA.createdAtMillis, uri);
   const datasetCreatedAtMillis = optionalInteger(metadata, CHECKPOINT_METADATA.datasetCreatedAtMillis, uri);
@@ -97,7 +107,7 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   if (!tableFormat) throw new CorruptCheckpointError(uri, `missing metadata ${CHECKPOINT_METADATA.tableFormat}`);
 
   const columns = new Map<string, Vector>();
-  for (const name of VERSION_RECORD_FIELDS) {
+  for (const name of seedOnly ? SEED_RECORD_FIELDS : VERSION_RECORD_FIELDS) {
     const field = table.schema.fields.find((f) => f.name === name);
     const expected = CHECKPOINT_COLUMNS[name];
     if (!field) throw new CorruptCheckpointError(uri, `missing column ${name}`);
@@ -114,6 +124,7 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   for (let row = 0; row < table.numRows; row++) {
     const cell = (name: string): unknown => columns.get(name)!.get(row);
     const int = (name: string): number => toSafeNumber(cell(name), `${name} of row ${row}`, uri);
+    const total = (name: string): number | null => (cell(name) === null ? null : int(name));
     const readVersion = cell("read_version");
     let properties: Record<string, string>;
     try {
@@ -121,22 +132,19 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
     } catch (error) {
       throw new CorruptCheckpointError(uri, `row ${row}: bad transaction_properties: ${(error as Error).message}`, { cause: error });
     }
+    const version = int("version");
+    const totals = Object.fromEntries(VERSION_TOTAL_FIELDS.map((name) => [name, total(name)])) as Pick<VersionRecord, (typeof VERSION_TOTAL_FIELDS)[number]>;
     records.push({
-      version: int("version"),
+      version,
       timestamp_millis: int("timestamp_millis"),
-      total_fragments: int("total_fragments"),
-      total_data_files: int("total_data_files"),
-      total_files_size: int("total_files_size"),
-      total_deletion_files: int("total_deletion_files"),
-      total_data_file_rows: int("total_data_file_rows"),
-      total_deletion_file_rows: int("total_deletion_file_rows"),
-      total_rows: int("total_rows"),
+      ...totals,
       is_tagged: Boolean(cell("is_tagged")),
       is_cleaned_up: Boolean(cell("is_cleaned_up")),
       transaction_uuid: nullableString(cell("transaction_uuid")),
       read_version: readVersion === null ? null : toSafeNumber(readVersion, `read_version of row ${row}`, uri),
       operation_type: nullableString(cell("operation_type")),
       transaction_properties: properties,
+      ...(seedOnly ? seedIdentity(version) : modelFields(cell, row, uri)),
     });
   }
   try {
@@ -148,7 +156,44 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   if (newest && newest.version > version) {
     throw new CorruptCheckpointError(uri, `holds version ${newest.version}, newer than the ${version} it claims to cover`);
   }
-  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat };
+  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri) };
+}
+
+function archiveSegmentsOf(metadata: Map<string, string>, uri: string): string[] {
+  const text = metadata.get(CHECKPOINT_METADATA.archiveSegments);
+  if (text === undefined) return [];
+  let keys: unknown;
+  try {
+    keys = JSON.parse(text);
+  } catch {
+    keys = null;
+  }
+  if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
+    throw new CorruptCheckpointError(uri, `metadata ${CHECKPOINT_METADATA.archiveSegments} is not a JSON list of keys`);
+  }
+  return keys as string[];
+}
+
+/** A format-1 row: the seed knew only numbered versions on one line. */
+function seedIdentity(version: number): Pick<VersionRecord, "version_id" | "parent_ids" | "branch" | "metrics"> {
+  return { version_id: String(version), parent_ids: version > 1 ? [String(version - 1)] : [], branch: null, metrics: {} };
+}
+
+function modelFields(cell: (name: string) => unknown, row: number, uri: string): Pick<VersionRecord, "version_id" | "parent_ids" | "branch" | "metrics"> {
+  const json = (name: string): unknown => {
+    try {
+      return JSON.parse(String(cell(name)));
+    } catch (error) {
+      throw new CorruptCheckpointError(uri, `row ${row}: ${name} is not JSON: ${(error as Error).message}`, { cause: error });
+    }
+  };
+  const parents = json("parent_ids");
+  if (!Array.isArray(parents) || !parents.every((p) => typeof p === "string")) throw new CorruptCheckpointError(uri, `row ${row}: parent_ids is not a list of strings`);
+  const metrics = json("metrics");
+  if (metrics === null || typeof metrics !== "object" || Array.isArray(metrics) || !Object.values(metrics).every((v) => typeof v === "number")) {
+    throw new CorruptCheckpointError(uri, `row ${row}: metrics is not an object of numbers`);
+  }
+  return { version_id: String(cell("version_id")), parent_ids: parents, branch: nullableString(cell("branch")), metrics: metrics as Record<string, number> };
 }
 
 function hasFileMagic(bytes: Uint8Array): boolean {

@@ -5,11 +5,13 @@
  *   - a version whose version file no longer exists is `is_cleaned_up = true` (it was removed,
  *     by this run, an interrupted one, or anyone else); one that exists is false;
  *   - `is_tagged` follows the tags as they are now;
- *   - at most `maxEntries` rows: the oldest go first;
+ *   - at most `maxEntries` rows: past that the oldest move out (down to half, so archive
+ *     segments stay few and large) into `overflow`, which the caller archives before it writes
+ *     the checkpoint: history is never dropped;
  *   - the table's creation time survives even when version 1's row is long gone.
  */
-import type { VersionRecord } from "../versions/version-record.ts";
-import { VERSION_RECORD_FIELDS } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
+import { VERSION_RECORD_FIELDS } from "../model/version-record.ts";
 import type { CheckpointContent } from "./codec.ts";
 import { encodeTransactionProperties } from "./properties.ts";
 
@@ -29,7 +31,12 @@ export interface HistoryUpdate {
   maxEntries?: number;
 }
 
-export function mergeHistory(update: HistoryUpdate): CheckpointContent {
+/** A checkpoint's content, and the oldest rows it no longer holds (to archive first). */
+export interface MergedHistory extends CheckpointContent {
+  overflow: VersionRecord[];
+}
+
+export function mergeHistory(update: HistoryUpdate): MergedHistory {
   const maxEntries = update.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const rows = new Map<number, VersionRecord>();
   for (const row of update.previous?.records ?? []) rows.set(row.version, row);
@@ -43,7 +50,9 @@ export function mergeHistory(update: HistoryUpdate): CheckpointContent {
       is_cleaned_up: !update.liveVersions.has(row.version),
       is_tagged: update.taggedVersions.has(row.version),
     }));
-  const records = all.slice(Math.max(0, all.length - maxEntries));
+  const keep = all.length > maxEntries ? Math.ceil(maxEntries / 2) : all.length;
+  const records = all.slice(all.length - keep);
+  const overflow = all.slice(0, all.length - keep);
 
   const newest = all.at(-1)?.version ?? -1;
   const version = Math.max(update.previous?.version ?? 0, newest, 0);
@@ -55,6 +64,8 @@ export function mergeHistory(update: HistoryUpdate): CheckpointContent {
     datasetCreatedAtMillis: creation?.millis ?? null,
     datasetCreatedFromVersion: creation?.version ?? null,
     tableFormat: update.tableFormat,
+    archiveSegments: [...(update.previous?.archiveSegments ?? [])],
+    overflow,
   };
 }
 

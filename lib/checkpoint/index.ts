@@ -17,3 +17,5 @@ export {
   encodeTransactionProperties,
   isTruncatedProperties,
 } from "./properties.ts";
+export { listSegments, readArchivedHistory, segmentKey, writeSegment } from "./segments.ts";
+export type { ArchivedHistory, SegmentFile } from "./segments.ts";

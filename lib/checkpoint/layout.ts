@@ -2,7 +2,8 @@
  * Where checkpoints live: `_lakewarden/checkpoints/{version:020}.arrow`. The zero-padded name
  * makes a plain ascending listing list them oldest first, on every store.
  */
-export const CHECKPOINTS_PREFIX = "_lakewarden/checkpoints/";
+export { CHECKPOINTS_PREFIX } from "../model/layout.ts";
+import { CHECKPOINTS_PREFIX } from "../model/layout.ts";
 
 const CHECKPOINT_NAME = /^(\d{20})\.arrow$/;
 

@@ -6,9 +6,14 @@
  */
 import { Bool, Field, Int64, Schema, Utf8 } from "apache-arrow";
 import type { DataType } from "apache-arrow";
-import { VERSION_RECORD_FIELDS } from "../versions/version-record.ts";
+import { VERSION_RECORD_FIELDS } from "../model/version-record.ts";
 
-export const CHECKPOINT_FORMAT_VERSION = "1";
+/**
+ * "2" adds the model's columns (version_id, parent_ids, branch, metrics) after the seed's and
+ * makes the seven totals nullable; files of format "1" (the seed's columns only) stay readable.
+ */
+export const CHECKPOINT_FORMAT_VERSION = "2";
+export const READABLE_CHECKPOINT_FORMAT_VERSIONS = ["1", "2"] as const;
 
 /** File metadata keys (Arrow schema custom metadata, all values strings). */
 export const CHECKPOINT_METADATA = {
@@ -22,6 +27,8 @@ export const CHECKPOINT_METADATA = {
   /** Which version that time came from: "1" when version 1 was known, else the earliest known one. */
   datasetCreatedFromVersion: "lakewarden.dataset.created_from_version",
   tableFormat: "lakewarden.table_format",
+  /** JSON array of the archive segment keys that hold the rows older than this file's (format 2). */
+  archiveSegments: "lakewarden.checkpoint.archive_segments",
 } as const;
 
 type ColumnName = (typeof VERSION_RECORD_FIELDS)[number];
@@ -30,19 +37,25 @@ type ColumnName = (typeof VERSION_RECORD_FIELDS)[number];
 export const CHECKPOINT_COLUMNS: Record<ColumnName, { type: DataType; nullable: boolean }> = {
   version: { type: new Int64(), nullable: false },
   timestamp_millis: { type: new Int64(), nullable: false },
-  total_fragments: { type: new Int64(), nullable: false },
-  total_data_files: { type: new Int64(), nullable: false },
-  total_files_size: { type: new Int64(), nullable: false },
-  total_deletion_files: { type: new Int64(), nullable: false },
-  total_data_file_rows: { type: new Int64(), nullable: false },
-  total_deletion_file_rows: { type: new Int64(), nullable: false },
-  total_rows: { type: new Int64(), nullable: false },
+  total_fragments: { type: new Int64(), nullable: true },
+  total_data_files: { type: new Int64(), nullable: true },
+  total_files_size: { type: new Int64(), nullable: true },
+  total_deletion_files: { type: new Int64(), nullable: true },
+  total_data_file_rows: { type: new Int64(), nullable: true },
+  total_deletion_file_rows: { type: new Int64(), nullable: true },
+  total_rows: { type: new Int64(), nullable: true },
   is_tagged: { type: new Bool(), nullable: false },
   is_cleaned_up: { type: new Bool(), nullable: false },
   transaction_uuid: { type: new Utf8(), nullable: true },
   read_version: { type: new Int64(), nullable: true },
   operation_type: { type: new Utf8(), nullable: true },
   transaction_properties: { type: new Utf8(), nullable: false },
+  version_id: { type: new Utf8(), nullable: false },
+  /** A JSON array of strings. */
+  parent_ids: { type: new Utf8(), nullable: false },
+  branch: { type: new Utf8(), nullable: true },
+  /** A JSON object of numbers. */
+  metrics: { type: new Utf8(), nullable: false },
 };
 
 function checkpointFields(): Field[] {

@@ -4,10 +4,14 @@ import { stat } from "node:fs/promises";
 import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
+import { formatByName, formatNames } from "../formats/index.ts";
+import type { TableFormat } from "../formats/table-format.ts";
 
 export interface OutputOptions {
   json?: boolean;
   stats?: boolean;
+  /** `--format`: the caller's word for the table's format; detection otherwise. */
+  format?: string;
 }
 
 /** What every table command's `<table>` argument accepts, as --help says it. */
@@ -16,6 +20,7 @@ export const TABLE_ARGUMENT_HELP = "table location: a local path, file:// URI or
 /** Adds the flags every table command has. */
 export function withOutputOptions(command: Command): Command {
   return command
+    .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once and remembered in _lakewarden/format`)
     .option("--json", "print one JSON document on stdout")
     .option("--stats", "end stderr with one JSON line counting the storage requests made");
 }
@@ -37,6 +42,17 @@ export async function runOnTable<T>(
   } finally {
     if (options.stats) io.err(`${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
   }
+}
+
+/** The caller's `--format` as a TableFormat (undefined: let the library detect it). */
+export function chosenFormat(options: OutputOptions): TableFormat | undefined {
+  return options.format === undefined ? undefined : formatByName(options.format);
+}
+
+/** `{ format }` when the caller said `--format`, else `{}` (the library then asks the head, the pin, or detects). */
+export function formatOption(options: OutputOptions): { format?: TableFormat } {
+  const format = chosenFormat(options);
+  return format ? { format } : {};
 }
 
 export function printJson(io: CliIO, value: unknown): void {

@@ -29,3 +29,9 @@ export class BranchLocationError extends TableFormatError {}
 export function noVersionFilesError(uri: string, format: Pick<TableFormat, "name" | "versionsPrefix">): NotATableError {
   return new NotATableError(uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
 }
+
+/** The location looks like more than one format at once; the caller must say which. */
+export class AmbiguousFormatError extends TableFormatError {}
+
+/** A kept version names a path that is neither a key under the table root nor proven outside it. */
+export class UnresolvableReferenceError extends TableFormatError {}

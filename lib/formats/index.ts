@@ -1,31 +1,134 @@
 /**
- * The format registry: which TableFormat a table location holds. Lance is the only one
- * today; Delta and Iceberg register here behind the same interface.
+ * The format registry: which TableFormat a table location holds. Everything above
+ * `lib/formats/` asks here; nothing above names a format.
+ *
+ * A location is detected once: every format looks (one LIST each, in parallel), and the answer
+ * is pinned in `_lakewarden/format` so later runs read one small object instead. A location that
+ * looks like two formats at once (a Delta log with Iceberg metadata beside it) is an error that
+ * names both, unless the caller says which.
  */
 import type { ObjectStore } from "../store/object-store.ts";
+import { NotFoundError } from "../store/errors.ts";
+import { FORMAT_PIN_KEY } from "../model/layout.ts";
 import type { TableFormat } from "./table-format.ts";
-import { NotATableError } from "./errors.ts";
+import { AmbiguousFormatError, NotATableError, TableFormatError } from "./errors.ts";
 import { lanceFormat } from "./lance/lance-format.ts";
 
 export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat];
+
+export function formatNames(): string[] {
+  return TABLE_FORMATS.map((f) => f.name);
+}
 
 /** The format registered under `name`; throws for an unknown name, listing the known ones. */
 export function formatByName(name: string): TableFormat {
   const format = TABLE_FORMATS.find((candidate) => candidate.name === name);
   if (!format) {
-    throw new Error(`unknown table format "${name}" (known: ${TABLE_FORMATS.map((f) => f.name).join(", ")})`);
+    throw new UnknownFormatError(`unknown table format "${name}" (known: ${formatNames().join(", ")})`);
   }
   return format;
 }
 
+export class UnknownFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnknownFormatError";
+  }
+}
+
+export interface ResolveFormatOptions {
+  /** The caller's word (`--format`): no detection, and it wins over a pin. */
+  name?: string;
+}
+
+export interface ResolvedFormat {
+  format: TableFormat;
+  /** named: the caller's word; pinned: read from `_lakewarden/format`; detected: just now (worth pinning). */
+  source: "named" | "pinned" | "detected";
+}
+
 /**
- * The format of the table at the store's root: the first whose version folder holds a
- * version file. One LIST per format tried. NotATableError when none does.
+ * The table's format: the caller's choice, else the pinned one, else detected. Writes nothing:
+ * maintenance pins a detected format once it knows the location is a table's root
+ * (`pinFormat`). NotATableError when no format recognises the location; AmbiguousFormatError
+ * when more than one does.
  */
+export async function findFormat(store: ObjectStore, options: ResolveFormatOptions = {}): Promise<ResolvedFormat> {
+  if (options.name !== undefined) return { format: formatByName(options.name), source: "named" };
+  const pinned = await readPinnedFormat(store);
+  if (pinned !== null) return { format: pinned, source: "pinned" };
+  return { format: await detectFormat(store), source: "detected" };
+}
+
+export async function resolveFormat(store: ObjectStore, options: ResolveFormatOptions = {}): Promise<TableFormat> {
+  return (await findFormat(store, options)).format;
+}
+
+/** Every format looks at once (one LIST each); exactly one must recognise the location. */
 export async function detectFormat(store: ObjectStore): Promise<TableFormat> {
-  for (const format of TABLE_FORMATS) {
-    if (await format.latestVersionFile(store)) return format;
+  const seen = await Promise.all(TABLE_FORMATS.map(async (format) => ((await format.detect(store)) ? format : null)));
+  const found = seen.filter((format): format is TableFormat => format !== null);
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) {
+    throw new AmbiguousFormatError(
+      store.uri,
+      `looks like ${found.map((f) => `a ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
+        `say which with --format ${found.map((f) => f.name).join("|")}`,
+    );
   }
   const expected = TABLE_FORMATS.map((f) => `${f.versionsPrefix} (${f.name})`).join(", ");
   throw new NotATableError(store.uri, `not a table: no version files under ${expected}`);
+}
+
+async function readPinnedFormat(store: ObjectStore): Promise<TableFormat | null> {
+  let text: string;
+  try {
+    text = new TextDecoder().decode((await store.get(FORMAT_PIN_KEY)).body).trim();
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+  const format = TABLE_FORMATS.find((f) => f.name === text);
+  if (!format) {
+    throw new TableFormatError(store.uriOf(FORMAT_PIN_KEY), `pins format ${JSON.stringify(text.slice(0, 40))}, which this lakewarden does not know (known: ${formatNames().join(", ")})`);
+  }
+  return format;
+}
+
+/** Create-only: a pin, once written, is never replaced by a detection (delete it to detect again). */
+export async function pinFormat(store: ObjectStore, format: TableFormat): Promise<void> {
+  try {
+    await store.put(FORMAT_PIN_KEY, new TextEncoder().encode(`${format.name}\n`), { ifNoneMatch: "*", contentType: "text/plain" });
+  } catch {
+    // Another run pinned it first, or the store refused: detection stays correct either way.
+  }
+}
+
+/** The format and table root of a bucket key that is a commit file of any registered format, or null. */
+export function commitOfKey(key: string): { format: TableFormat; tableRoot: string } | null {
+  for (const format of TABLE_FORMATS) {
+    const tableRoot = format.tableRootOfCommitKey(key);
+    if (tableRoot !== null) return { format, tableRoot };
+  }
+  return null;
+}
+
+/**
+ * S3 notification filters (prefix, suffix) that cover every registered format's commit files
+ * under the given table roots and table prefixes. S3 refuses overlapping filters: under one
+ * table root each format's commit folder is its own prefix, so they never overlap; under a
+ * shared prefix, suffixes that end one another (`.json`, `.metadata.json`) are folded into the
+ * shorter, and the commit handler routes each key to its format.
+ */
+export function commitNotificationFilters(tableRoots: readonly string[], tablePrefixes: readonly string[]): { prefix: string; suffix: string }[] {
+  const filters: { prefix: string; suffix: string }[] = [];
+  for (const root of tableRoots) {
+    for (const format of TABLE_FORMATS) {
+      for (const pattern of format.commitPatterns) filters.push({ prefix: `${root}/${pattern.prefix}`, suffix: pattern.suffix });
+    }
+  }
+  const suffixes = [...new Set(TABLE_FORMATS.flatMap((f) => f.commitPatterns.map((p) => p.suffix)))];
+  const folded = suffixes.filter((suffix) => !suffixes.some((other) => other !== suffix && suffix.endsWith(other)));
+  for (const prefix of tablePrefixes) for (const suffix of folded) filters.push({ prefix, suffix });
+  return filters;
 }

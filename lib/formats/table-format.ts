@@ -1,14 +1,39 @@
 /**
- * The one interface every table format implements. Everything above `lib/formats/`
- * speaks only these terms: versions, the files a version references, refs.
+ * The one interface every table format implements. Everything above `lib/formats/` speaks
+ * only these terms (and the model's: lib/model/) and asks the registry (lib/formats/index.ts)
+ * which format a table is; no layer above names a format.
+ *
+ * What a format says, and the pipeline only drives:
+ *   - detection, and the commit files that mark a new version (for the commit trigger);
+ *   - its versions: the latest, the live ones in order, each one's record, config and the files
+ *     it references (already resolved to keys by the one path validator, lib/model/table-path.ts);
+ *   - refs (tags, branches, with the retention the format gives them);
+ *   - the retention the table itself declares, merged under lakewarden's policy;
+ *   - which versions must be kept together, and which of a kept version's files cleanup must
+ *     keep (the format's own removal rules: Delta keeps data only within its VACUUM retention);
+ *   - the candidate listing (which folders, which names are hidden) and each file's role;
+ *   - how removal is carried out: delete the removed versions' commit files first, or write a
+ *     new metadata commit that drops them;
+ *   - the table state that goes into the head.
  */
 import type { ObjectStore } from "../store/object-store.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
+import type { FileReference, FileRole } from "../model/file-reference.ts";
+import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
 
-/** A version's commit file as found by listing (Lance: a manifest under `_versions/`). */
+export type { FileReference, FileRole } from "../model/file-reference.ts";
+export type { Branch, Refs, RefRetention, Tag } from "../model/refs.ts";
+
+/**
+ * A version as found by listing: the commit file that makes it exist (Lance: a manifest under
+ * `_versions/`; Delta: `_delta_log/N.json`; Iceberg: the metadata file that holds the snapshot).
+ */
 export interface VersionFile {
+  /** The ordering sequence (VersionRecord.version). */
   version: number;
+  /** The format's id when it is not `String(version)` (Iceberg snapshot ids). */
+  id?: string;
   /** Key relative to the table root. */
   key: string;
   size: number;
@@ -16,29 +41,27 @@ export interface VersionFile {
   lastModified: Date;
 }
 
-export type FileKind = "manifest" | "data" | "deletion" | "index" | "transaction";
+/** @deprecated the model's open FileRole; kept as an alias while callers move over. */
+export type FileKind = FileRole;
 
-/**
- * A file (or, for `index`, a directory: `path` ends in "/") that a version needs.
- * Paths are relative to the table root.
- */
-export interface ReferencedFile {
+/** A path a version names that is not a key under the root: outside it (never deleted) or unresolvable (stops cleanup). */
+export interface UnresolvedReference {
   path: string;
-  kind: FileKind;
-  /** Bytes, when the format records it (0/undefined = unknown). */
-  size?: number;
+  kind: "outside" | "unresolvable";
+  reason: string;
 }
 
-/** One live data unit of a version (Lance: a fragment). */
+/** One live data unit of a version (Lance: a fragment; Delta, Iceberg: a data file). */
 export interface LiveFile {
+  /** The format's id of the unit (Lance: fragment id; formats without one: its position). */
   fragmentId: number;
-  /** Data file paths relative to the table root (a Lance fragment may have several files). */
+  /** Data file keys relative to the table root (a Lance fragment may have several files). */
   paths: string[];
   /** Sum of the data files' sizes in bytes (0 when the format does not record it). */
   size: number;
   /** Rows stored, including deleted ones. */
   physicalRows: number;
-  /** Deletion file path relative to the table root, if any. */
+  /** Deletion file (Delta: deletion vector) key relative to the table root, if any. */
   deletionFile: string | null;
   deletedRows: number;
 }
@@ -51,76 +74,127 @@ export interface SchemaField {
   nullable: boolean;
 }
 
+/** A named table of format-specific state a head carries as it is (Delta: adds with partition values and stats). */
+export interface FormatSection {
+  name: string;
+  columns: Record<string, (string | number | boolean | null)[]>;
+}
+
 /** Everything one version says about the table. */
 export interface TableSnapshot {
   /** Summary of this version; `is_tagged` and `is_cleaned_up` are false here (refs decide those). */
   record: VersionRecord;
-  /** Every file this version needs, for cleanup's reference set. */
-  referencedFiles: ReferencedFile[];
+  /** Every file this version needs, for cleanup's reference set, as keys under the root. */
+  referencedFiles: FileReference[];
+  /** Paths this version names that are not keys under the root (reported; unresolvable ones stop cleanup). */
+  unresolvedReferences: UnresolvedReference[];
   liveFiles: LiveFile[];
   schema: SchemaField[];
-  /** Table config (Lance: manifest `config` map); lakewarden reads keys prefixed `lakewarden.`. */
+  /** Table config (Lance: manifest `config`; Delta: metaData.configuration; Iceberg: properties). */
   config: Record<string, string>;
   /** The commit file's bytes as stored, so a reader can rebuild the full state from a head. */
   raw: Uint8Array;
   /** Where it came from. */
   versionFile: VersionFile;
+  /** Format-specific state for the head, beyond the neutral fields. */
+  sections?: FormatSection[];
 }
 
-export interface Tag {
-  name: string;
-  version: number;
-  /** Branch the tagged version belongs to; null = main. */
-  branch: string | null;
+/** What cleanup needs of one version, and nothing more (no live files, schema or raw bytes). */
+export interface CleanupView {
+  record: VersionRecord;
+  referencedFiles: FileReference[];
+  unresolvedReferences: UnresolvedReference[];
+  config: Record<string, string>;
 }
 
-export interface Branch {
-  name: string;
-  parentBranch: string | null;
-  parentVersion: number;
+/** Retention settings a table declares in the format's own config keys, with where each came from. */
+export interface DeclaredRetention {
+  olderThanMs?: number;
+  retainVersions?: number;
+  safetyWindowMs?: number;
+  /** Config key each value came from (e.g. `delta.deletedFileRetentionDuration`). */
+  sources: Partial<Record<"olderThanMs" | "retainVersions" | "safetyWindowMs", string>>;
 }
 
-export interface Refs {
-  tags: Tag[];
-  branches: Branch[];
+/** The candidate listing: which folders cleanup lists, and which keys in them are never candidates. */
+export interface CandidateScope {
+  /** Folders (with trailing "/") cleanup lists; nothing outside them is ever a candidate. */
+  prefixes: readonly string[];
+  /** True for keys the format keeps for itself or hides (never deleted, never reported). */
+  isHidden(key: string): boolean;
+}
+
+/**
+ * How removing versions is carried out.
+ *   - "delete-commit-files": the removed versions' commit files are deleted first, oldest first
+ *     (Lance manifests; Delta log files below a kept checkpoint), then the files only they named.
+ *   - "metadata-commit": a new metadata commit drops the versions (Iceberg snapshot expiry);
+ *     `commitRemoval` writes it before any file is deleted.
+ */
+export type RemovalKind = "delete-commit-files" | "metadata-commit";
+
+export interface CommitRemovalInput {
+  /** Versions to drop (ordering sequences). */
+  remove: readonly number[];
+  /** The version file the plan was made on: the commit must apply on top of it or fail. */
+  base: VersionFile;
+  now: Date;
 }
 
 export interface TableFormat {
   readonly name: string;
   /** Prefix holding the commit files, e.g. `_versions/`. */
   readonly versionsPrefix: string;
+  /**
+   * Object-created key patterns (relative to a table root) that mean "a version was committed",
+   * for the commit trigger. Prefixes of different formats never overlap, so one S3 notification
+   * filter per pattern and table root is valid.
+   */
+  readonly commitPatterns: readonly { prefix: string; suffix: string }[];
   /** Top-level folders the format owns; cleanup lists only these for candidates. */
   readonly managedPrefixes: readonly string[];
+  readonly removal: RemovalKind;
 
-  /** The version a key names, or null if the key is not a version file of this format. */
+  /** True when the store's root holds a table of this format: at most one LIST. */
+  detect(store: ObjectStore): Promise<boolean>;
+  /** The table root of a bucket key that is one of this format's commit files, or null. */
+  tableRootOfCommitKey(key: string): string | null;
+
+  /** The version a key names, or null if the key is not a commit file of this format. */
   parseVersionKey(key: string): number | null;
-  /** All version files, ascending by version. */
+  /** All live versions' commit files, ascending by version. */
   listVersionFiles(store: ObjectStore): Promise<VersionFile[]>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
-  /** Resolves version N's file (either naming scheme); NotFoundError when it does not exist. */
+  /** Resolves version N's file; NotFoundError when it does not exist. */
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
-  /**
-   * Optional: the key `version` would have in the naming scheme of `like`, so a reader that holds
-   * version N can ask whether N+1 exists with one HEAD (without it, findVersionFile may take two).
-   */
+  /** Optional: the key `version` would have in the naming scheme of `like`. */
   siblingVersionKey?(like: VersionFile, version: number): string;
-  /**
-   * Optional: files the format keeps for itself next to its versions (Lance's
-   * `_versions/latest_version_hint.json`). Cleanup leaves them alone without reporting them.
-   */
+  /** Optional: files the format keeps for itself next to its versions; cleanup leaves them alone silently. */
   isBookkeepingFile?(key: string): boolean;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
+  /** Optional lean read for cleanup; defaults to readSnapshot. */
+  readForCleanup?(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;
+  /** Optional: the retention the table declares in the format's own config keys. */
+  declaredRetention?(config: Record<string, string>, uri: string): DeclaredRetention;
   /**
-   * Optional: the branch's name when the location is not a table's root but the folder of one of
-   * its branches (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location:
-   * the refs that say what a branch's versions are needed for live at the table's root.
+   * Optional: versions that must be kept because a kept version needs them (Delta: the
+   * checkpoint a kept version replays from and the commits after it). Given the kept and
+   * removed sets, returns the removed versions to keep after all, with why.
+   */
+  keptTogether?(kept: readonly number[], removed: readonly number[]): Map<number, string>;
+  /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
+  commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
+  /**
+   * Optional: the branch's name when the location is a branch's folder, not a table's root
+   * (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location.
    */
   branchAt?(store: ObjectStore): Promise<string | null>;
-  /** What kind of file a key under a managed prefix is; null for a file the format does not know. */
-  classify(key: string): FileKind | null;
-  /** Optional: reads a data file's footer so a head can inline it; a format without one gets heads without footers. */
+  /** What role a key under a managed prefix plays; null for a file the format does not know. */
+  classify(key: string): FileRole | null;
+  /** Optional: reads a data file's footer so a head can inline it. */
   readDataFileFooter?: DataFileFooterReader;
 }

@@ -7,8 +7,8 @@
  * within the inline budget (see budget.ts).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import type { FileKind, LiveFile, ReferencedFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { LiveFile, FileReference, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { CorruptHeadError } from "./errors.ts";
 import { findTable, rowCount } from "./model.ts";
 import type { ColumnType, ColumnValueOf, HeadColumn, HeadModel, HeadTable } from "./model.ts";
@@ -46,7 +46,6 @@ export const MANDATORY_SECTIONS = [
   "recent_versions",
 ] as const;
 
-const FILE_KINDS: readonly FileKind[] = ["manifest", "data", "deletion", "index", "transaction"];
 
 export function contentToModel(content: HeadContent): HeadModel {
   const { snapshot } = content;
@@ -96,6 +95,7 @@ export function modelToContent(model: HeadModel, uri: string): HeadContent {
   const records = readRecords(read, "recent_versions");
   const snapshot: TableSnapshot = {
     record,
+    unresolvedReferences: [],
     referencedFiles: readReferencedFiles(read),
     liveFiles: readLiveFiles(read),
     schema: readSchema(read),
@@ -159,6 +159,10 @@ function recordsTable(name: string, records: readonly VersionRecord[]): HeadTabl
       col("read_version", "int64", ints((r) => r.read_version)),
       col("operation_type", "utf8", records.map((r) => r.operation_type)),
       col("transaction_properties", "utf8", records.map((r) => JSON.stringify(r.transaction_properties))),
+      col("version_id", "utf8", records.map((r) => r.version_id)),
+      col("parent_ids", "utf8_list", records.map((r) => r.parent_ids)),
+      col("branch", "utf8", records.map((r) => r.branch)),
+      col("metrics", "utf8", records.map((r) => JSON.stringify(r.metrics))),
     ],
   };
 }
@@ -177,12 +181,12 @@ function liveFilesTable(files: readonly LiveFile[]): HeadTable {
   };
 }
 
-function referencedFilesTable(files: readonly ReferencedFile[]): HeadTable {
+function referencedFilesTable(files: readonly FileReference[]): HeadTable {
   return {
     name: "referenced_files",
     columns: [
       col("path", "utf8", files.map((f) => f.path)),
-      col("kind", "utf8", files.map((f) => f.kind)),
+      col("kind", "utf8", files.map((f) => f.role)),
       col("size", "int64", files.map((f) => f.size ?? null)),
     ],
   };
@@ -252,6 +256,11 @@ class SectionReader {
     return column.values as (ColumnValueOf[T] | null)[];
   }
 
+  /** A column a head may lack (written before the column existed); null then. */
+  optionalColumn<T extends ColumnType>(tableName: string, name: string, type: T): (ColumnValueOf[T] | null)[] | null {
+    return this.table(tableName).columns.some((c) => c.name === name) ? this.column(tableName, name, type) : null;
+  }
+
   /** A column whose values must all be present. */
   required<T extends ColumnType>(tableName: string, name: string, type: T): ColumnValueOf[T][] {
     const values = this.column(tableName, name, type);
@@ -264,13 +273,19 @@ function readRecords(read: SectionReader, table: string): VersionRecord[] {
   const int = (name: string) => read.required(table, name, "int64");
   const version = int("version");
   const timestamp = int("timestamp_millis");
-  const fragments = int("total_fragments");
-  const dataFiles = int("total_data_files");
-  const filesSize = int("total_files_size");
-  const deletionFiles = int("total_deletion_files");
-  const dataFileRows = int("total_data_file_rows");
-  const deletionFileRows = int("total_deletion_file_rows");
-  const rows = int("total_rows");
+  const total = (name: string) => read.column(table, name, "int64");
+  const fragments = total("total_fragments");
+  const dataFiles = total("total_data_files");
+  const filesSize = total("total_files_size");
+  const deletionFiles = total("total_deletion_files");
+  const dataFileRows = total("total_data_file_rows");
+  const deletionFileRows = total("total_deletion_file_rows");
+  const rows = total("total_rows");
+  // Heads written before the model's fields hold numbered versions on one line.
+  const ids = read.optionalColumn(table, "version_id", "utf8");
+  const parents = read.optionalColumn(table, "parent_ids", "utf8_list");
+  const branches = read.optionalColumn(table, "branch", "utf8");
+  const metrics = read.optionalColumn(table, "metrics", "utf8");
   const tagged = read.required(table, "is_tagged", "bool");
   const cleanedUp = read.required(table, "is_cleaned_up", "bool");
   const uuid = read.column(table, "transaction_uuid", "utf8");
@@ -280,19 +295,23 @@ function readRecords(read: SectionReader, table: string): VersionRecord[] {
   return version.map((v, i) => ({
     version: v,
     timestamp_millis: timestamp[i]!,
-    total_fragments: fragments[i]!,
-    total_data_files: dataFiles[i]!,
-    total_files_size: filesSize[i]!,
-    total_deletion_files: deletionFiles[i]!,
-    total_data_file_rows: dataFileRows[i]!,
-    total_deletion_file_rows: deletionFileRows[i]!,
-    total_rows: rows[i]!,
+    total_fragments: fragments[i] ?? null,
+    total_data_files: dataFiles[i] ?? null,
+    total_files_size: filesSize[i] ?? null,
+    total_deletion_files: deletionFiles[i] ?? null,
+    total_data_file_rows: dataFileRows[i] ?? null,
+    total_deletion_file_rows: deletionFileRows[i] ?? null,
+    total_rows: rows[i] ?? null,
     is_tagged: tagged[i]!,
     is_cleaned_up: cleanedUp[i]!,
     transaction_uuid: uuid[i] ?? null,
     read_version: readVersion[i] ?? null,
     operation_type: operation[i] ?? null,
     transaction_properties: parseProperties(properties[i]!, read, table),
+    version_id: ids?.[i] ?? String(v),
+    parent_ids: parents ? (parents[i] ?? []) : v > 1 ? [String(v - 1)] : [],
+    branch: branches?.[i] ?? null,
+    metrics: metrics?.[i] ? (JSON.parse(metrics[i]!) as Record<string, number>) : {},
   }));
 }
 
@@ -327,16 +346,16 @@ function readLiveFiles(read: SectionReader): LiveFile[] {
   }));
 }
 
-function readReferencedFiles(read: SectionReader): ReferencedFile[] {
+function readReferencedFiles(read: SectionReader): FileReference[] {
   const t = "referenced_files";
   const paths = read.required(t, "path", "utf8");
   const kinds = read.required(t, "kind", "utf8");
   const sizes = read.column(t, "size", "int64");
   return paths.map((path, i) => {
-    const kind = kinds[i] as FileKind;
-    if (!FILE_KINDS.includes(kind)) throw new CorruptHeadError(read.uri, `head referenced file ${path} has unknown kind ${kind}`);
+    const role = kinds[i]!;
+    if (role === "") throw new CorruptHeadError(read.uri, `head referenced file ${path} has no role`);
     const size = sizes[i];
-    return size === null || size === undefined ? { path, kind } : { path, kind, size };
+    return size === null || size === undefined ? { path, role } : { path, role, size };
   });
 }
 

@@ -15,7 +15,7 @@
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import { lanceFormat } from "../formats/lance/lance-format.ts";
+import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { NotFoundError, StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -49,6 +49,8 @@ export interface HeadWarning {
 }
 
 export interface TableState {
+  /** The table's format. */
+  format: TableFormat;
   version: number;
   /** "head" when the stored head was current and used as is; "manifest" when it fell back. */
   source: "head" | "manifest";
@@ -81,8 +83,15 @@ export interface OpenTableOptions {
 /** Opens a table and cold-loads its current state. */
 export async function openTable(location: string | ObjectStore, options: OpenTableOptions = {}): Promise<TableHandle> {
   const store = typeof location === "string" ? openStore(location, options.store) : location;
-  const handle = new TableHandle(store, options);
-  await handle.latest();
+  if (options.format) {
+    const handle = new TableHandle(store, { ...options, format: options.format });
+    await handle.latest();
+    return handle;
+  }
+  // The first load finds the format (from the head, the pin or detection); the handle keeps it.
+  const state = await loadTableState(store, { ...(options.codecs ? { codecs: options.codecs } : {}), checkedAt: (options.now ?? Date.now)() });
+  const handle = new TableHandle(store, { ...options, format: state.format });
+  handle.adopt(state);
   return handle;
 }
 
@@ -96,15 +105,21 @@ export class TableHandle {
   private state: TableState | null = null;
   private inflight: Promise<TableState> | null = null;
 
-  constructor(store: ObjectStore, options: OpenTableOptions = {}) {
+  constructor(store: ObjectStore, options: OpenTableOptions & { format: TableFormat }) {
     const interval = options.versionCheckInterval ?? DEFAULT_VERSION_CHECK_INTERVAL_MS;
     if (!Number.isFinite(interval) || interval < 0) throw new RangeError(`versionCheckInterval must be >= 0 ms, got ${interval}`);
     this.store = store;
-    this.format = options.format ?? lanceFormat;
+    this.format = options.format;
     this.interval = interval;
     this.codecs = options.codecs ?? headCodecs;
     this.onWarning = options.onWarning;
     this.now = options.now ?? Date.now;
+  }
+
+  /** Takes a state loaded elsewhere (openTable's first load) as this handle's own. */
+  adopt(state: TableState): void {
+    if (state.warning) this.onWarning?.(state.warning);
+    this.state = state;
   }
 
   /** The last state loaded, without any request (null before the first load). */
@@ -159,18 +174,32 @@ export interface LoadTableStateOptions {
   latest?: VersionFile;
 }
 
-/** One cold load: the head and the latest version in parallel, the manifest only when needed. */
+/**
+ * One cold load: the head and the latest version in parallel, the manifest only when needed.
+ * Without a format the head is read first and names it (the pin or detection when it cannot),
+ * which costs a round trip but no request: pass `format` to load in one.
+ */
 export async function loadTableState(store: ObjectStore, options: LoadTableStateOptions = {}): Promise<TableState> {
-  const format = options.format ?? lanceFormat;
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
-  const [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
+  let format = options.format;
+  let stored: StoredHead | { state: "failed"; problem: string };
+  let latest: VersionFile | null;
+  if (format) {
+    [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
+  } else {
+    stored = await getHead(store, codecs);
+    const named = stored.state === "readable" ? TABLE_FORMATS.find((f) => f.name === (stored as Extract<StoredHead, { state: "readable" }>).content.format) : undefined;
+    format = named ?? (await resolveFormat(store));
+    latest = options.latest ?? (await format.latestVersionFile(store));
+  }
   if (!latest) throw noVersionFilesError(store.uri, format);
   const headUri = store.uriOf(HEAD_KEY);
 
   if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {
     const { content } = stored;
     return {
+      format,
       version: content.tableVersion,
       source: "head",
       warning: null,
@@ -185,6 +214,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   const warning = fallbackWarning(stored, latest, headUri, format.name);
   const snapshot = await format.readSnapshot(store, latest);
   return {
+    format,
     version: latest.version,
     source: "manifest",
     warning,

@@ -8,7 +8,7 @@ import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-f
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import type { HeadContent, RecentVersions } from "./content.ts";
 
 /** Up to this many missing versions are found by HEAD each; more by one listing. */

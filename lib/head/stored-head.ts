@@ -14,7 +14,8 @@ import { headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
 
 /** Where the head lives, relative to the table root (DESIGN.md: everything of ours is under `_lakewarden/`). */
-export const HEAD_KEY = "_lakewarden/head";
+export { HEAD_KEY } from "../model/layout.ts";
+import { HEAD_KEY } from "../model/layout.ts";
 
 export interface StoredHeadProbe {
   etag: string;

@@ -7,8 +7,12 @@
 import type { TableFormat } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { readStoredHead } from "./stored-head.ts";
+import type { StoredHead } from "./stored-head.ts";
+import { readTimeline } from "../versions/timeline.ts";
+import type { Timeline, TimelineOptions } from "../versions/timeline.ts";
+import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
 
 export interface HeadRecentVersions {
   records: readonly VersionRecord[];
@@ -20,14 +24,44 @@ export interface HeadRecentVersions {
 }
 
 export async function headRecentVersions(store: ObjectStore, format: TableFormat): Promise<HeadRecentVersions | null> {
-  let stored;
+  const stored = await readHeadQuietly(store);
+  return stored?.state === "readable" && stored.content.format === format.name ? recentOf(stored) : null;
+}
+
+async function readHeadQuietly(store: ObjectStore): Promise<StoredHead | null> {
   try {
-    stored = await readStoredHead(store);
+    return await readStoredHead(store);
   } catch (error) {
     if (error instanceof StoreError) return null;
     throw error;
   }
-  if (stored.state !== "readable" || stored.content.format !== format.name) return null;
+}
+
+function recentOf(stored: Extract<StoredHead, { state: "readable" }>): HeadRecentVersions {
   const { recentVersions, tableVersion } = stored.content;
   return { records: recentVersions.records, source: "head", headVersion: tableVersion, after: recentVersions.after };
+}
+
+export interface HistoryOptions extends Omit<TimelineOptions, "recent"> {
+  /** The table's format; without it the head names it (or the pin, or detection). */
+  format?: TableFormat;
+}
+
+/**
+ * The whole history as `versions` shows it: newest checkpoint (and its archive segments) +
+ * the head's versions since it + only the version files neither covers. Without a format,
+ * the head is read first and names it, so no extra request is spent on the format.
+ */
+export async function readHistory(store: ObjectStore, options: HistoryOptions = {}): Promise<Timeline & { format: TableFormat }> {
+  const { format: given, ...timelineOptions } = options;
+  if (given) {
+    // The head's GET runs alongside the checkpoint and the listing.
+    return { ...(await readTimeline(store, given, { ...timelineOptions, recent: headRecentVersions(store, given) })), format: given };
+  }
+  const stored = await readHeadQuietly(store);
+  const named = stored?.state === "readable" ? TABLE_FORMATS.find((f) => f.name === stored.content.format) : undefined;
+  const format = named ?? (await resolveFormat(store));
+  const recent = stored?.state === "readable" && stored.content.format === format.name ? recentOf(stored) : null;
+  const timeline = await readTimeline(store, format, { ...timelineOptions, ...(recent ? { recent } : {}) });
+  return { ...timeline, format };
 }

@@ -14,7 +14,7 @@
  *   - unreferenced, younger                          → kept and reported (a commit may be in progress)
  *   - a kind the format does not know                → kept and reported
  */
-import type { FileKind, TableFormat } from "../formats/table-format.ts";
+import type { FileRole, TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
 import { describeAge, formatDuration } from "./duration.ts";
 import type { ReferenceSet } from "./references.ts";
@@ -22,9 +22,10 @@ import { describeVersions } from "./references.ts";
 import type { VersionDecision } from "./version-plan.ts";
 
 /** lakewarden's own folder: never a cleanup candidate (checkpoint pruning has its own stage). */
-export const LAKEWARDEN_PREFIX = "_lakewarden/";
+export { LAKEWARDEN_PREFIX } from "../model/layout.ts";
+import { LAKEWARDEN_PREFIX } from "../model/layout.ts";
 
-export type PlannedKind = FileKind | "unknown";
+export type PlannedKind = FileRole | "unknown";
 
 export interface PlannedFile {
   key: string;
@@ -33,7 +34,7 @@ export interface PlannedFile {
   lastModified: string;
   action: "delete" | "keep";
   reason: string;
-  /** For manifests: the version the file is. */
+  /** For a removed version's commit file: the version it is (deleted before every other file). */
   version?: number;
 }
 
@@ -85,11 +86,11 @@ function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
     const decision = input.decisions.get(version);
     // Not read by this run: committed after the run listed versions, so it is new and kept.
     if (!decision || decision.keep) return null;
-    return { ...remove("manifest", `version ${version} removed: ${decision.reason}`), version };
+    return { ...remove(format.classify(object.key) ?? "commit", `version ${version} removed: ${decision.reason}`), version };
   }
 
   const kind = format.classify(object.key);
-  if (kind === null || kind === "manifest") {
+  if (kind === null || kind === "commit") {
     const where = object.key.startsWith(format.versionsPrefix) ? `in ${format.versionsPrefix} ` : "";
     return keep("unknown", `not a file ${format.name} cleanup knows ${where}(staging manifest, temp or foreign file): kept`);
   }

@@ -20,8 +20,14 @@ export { DEFAULT_LEASE_DURATION_MS, LEASE_KEY, Lease, readLease } from "./lease.
 export type { LeaseOptions, LeaseRecord } from "./lease.ts";
 export { decideManifests, processManifests, scanManifests } from "./process-manifests.ts";
 export type { ManifestScan, ProcessedManifests, ScannedVersion } from "./process-manifests.ts";
+export { planDeletes } from "./plan-deletes.ts";
+export type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
+export { replanUntilSettled } from "./replan.ts";
+export type { SettledPlan } from "./replan.ts";
 export { deleteUnreferenced } from "./delete-unreferenced.ts";
 export type { DeleteUnreferencedOptions, DeletionOutcome } from "./delete-unreferenced.ts";
+export { mergeStats, removalStats } from "./stats.ts";
+export type { RemovalStats } from "./stats.ts";
 export { planVersions } from "./version-plan.ts";
 export type { ProtectionOutcome, TaggedOldVersion, VersionDecision, VersionPlan } from "./version-plan.ts";
 export { LAKEWARDEN_PREFIX, planFiles } from "./file-plan.ts";

@@ -15,7 +15,8 @@ import type { ObjectStore } from "../store/object-store.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
 import { LeaseHeldError, LeaseLostError } from "./errors.ts";
 
-export const LEASE_KEY = "_lakewarden/lease";
+export { LEASE_KEY } from "../model/layout.ts";
+import { LEASE_KEY } from "../model/layout.ts";
 export const DEFAULT_LEASE_DURATION_MS = 15 * 60_000;
 
 export interface LeaseRecord {

@@ -117,15 +117,33 @@ function checkSetting(field: PolicyField, value: unknown, uri: string): void {
   }
 }
 
+/** What the table declares in its format's own config keys (Delta `delta.*`, Iceberg `history.expire.*`). */
+export interface FormatDeclaredSettings {
+  settings: Pick<CleanupSettings, "olderThanMs" | "retainVersions" | "safetyWindowMs">;
+  sources: Partial<Record<PolicyField, string>>;
+}
+
 /**
  * The effective policy for a table: its `lakewarden.*` config wins over the caller's settings,
- * which win over the defaults. `uri` names the table in errors.
+ * which win over what the table declares in its format's own keys, which wins over the
+ * defaults. `uri` names the table in errors.
  */
-export function resolvePolicy(settings: CleanupSettings, tableConfig: Record<string, string>, uri: string): RetentionPolicy {
+export function resolvePolicy(
+  settings: CleanupSettings,
+  tableConfig: Record<string, string>,
+  uri: string,
+  declared?: FormatDeclaredSettings,
+): RetentionPolicy {
   const resolved = { ...DEFAULT_SETTINGS } as Record<PolicyField, unknown>;
   const sources = {} as Record<PolicyField, string>;
   for (const field of Object.keys(DEFAULT_SETTINGS) as PolicyField[]) {
     sources[field] = "default";
+    const fromFormat = (declared?.settings as CleanupSettings | undefined)?.[field];
+    if (fromFormat !== undefined) {
+      checkSetting(field, fromFormat, uri);
+      resolved[field] = fromFormat;
+      sources[field] = `table config ${declared?.sources[field] ?? "of the format"}`;
+    }
     const given = settings[field];
     if (given !== undefined) {
       checkSetting(field, given, uri);

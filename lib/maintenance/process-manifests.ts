@@ -6,9 +6,10 @@
  * not read yet. The decide half (`decideManifests`) is pure. A version file that cannot be read
  * aborts the run: without it we cannot know which files it needs.
  */
-import type { ReferencedFile, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
+import type { FileReference, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
+import { UnresolvableReferenceError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 import { resolvePolicy } from "./policy.ts";
@@ -22,7 +23,9 @@ export const DEFAULT_MANIFEST_CONCURRENCY = 16;
 export interface ScannedVersion {
   file: VersionFile;
   record: VersionRecord;
-  references: ReferencedFile[];
+  references: FileReference[];
+  /** Paths the version names that are not keys under the root. */
+  unresolved: UnresolvedReference[];
   config: Record<string, string>;
   /** 0 for the first scan of the run, then 1, 2... for re-plans. */
   round: number;
@@ -53,9 +56,9 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
   }
   options.progress?.stage("reading manifests", toRead.length);
   const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (file) => {
-    const snapshot = await format.readSnapshot(store, file);
+    const view = await (format.readForCleanup ?? format.readSnapshot)(store, file);
     options.progress?.advance(1);
-    return { file, record: snapshot.record, references: snapshot.referencedFiles, config: snapshot.config, round };
+    return { file, record: view.record, references: view.referencedFiles, unresolved: view.unresolvedReferences, config: view.config, round };
   });
   for (const version of read) scan.set(version.file.version, version);
   return new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
@@ -79,6 +82,8 @@ export interface DecideInput {
   refs: Refs;
   latestAtStart: number;
   nowMillis: number;
+  /** The format's rule for versions a kept version needs (Delta: its checkpoint and the commits after it). */
+  keptTogether?: TableFormat["keptTogether"];
 }
 
 export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
@@ -88,12 +93,13 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     refs: input.refs,
     policy: input.policy,
     nowMillis: input.nowMillis,
+    ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
   const kept = new ReferenceSet();
   const removed = new ReferenceSet();
   for (const [version, scanned] of scan) {
-    (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references);
+    (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references, scanned.unresolved);
   }
   return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs };
 }
@@ -117,8 +123,30 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     ...(input.previous ? { previous: input.previous } : {}),
     ...(input.progress ? { progress: input.progress } : {}),
   });
-  const policy = input.policy ?? resolvePolicy(input.settings ?? {}, configAtStart(scan, input.latestAtStart), store.uri);
-  return decideManifests(scan, { policy, refs: input.refs, latestAtStart: input.latestAtStart, nowMillis: input.now.getTime() });
+  const config = configAtStart(scan, input.latestAtStart);
+  const declared = format.declaredRetention?.(config, store.uri);
+  const policy =
+    input.policy ??
+    resolvePolicy(input.settings ?? {}, config, store.uri, declared ? { settings: declared, sources: declared.sources } : undefined);
+  return decideManifests(scan, {
+    policy,
+    refs: input.refs,
+    latestAtStart: input.latestAtStart,
+    nowMillis: input.now.getTime(),
+    ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
+  });
+}
+
+/**
+ * Fail closed: a kept version that names a path which is neither a key under the root nor
+ * proven to lie outside it could need any file; deleting anything could break it.
+ */
+export function assertKeptReferencesResolvable(processed: ProcessedManifests, uri: string): void {
+  const unresolvable = processed.kept.unresolvable();
+  if (unresolvable.length === 0) return;
+  const shown = unresolvable.slice(0, 3).map((r) => `version ${r.version} names ${JSON.stringify(r.path)} (${r.reason})`);
+  const more = unresolvable.length > shown.length ? `; and ${unresolvable.length - shown.length} more` : "";
+  throw new UnresolvableReferenceError(uri, `cleanup stopped before deleting anything: ${shown.join("; ")}${more}`);
 }
 
 /** The table config as of the latest version when the run started (or the newest read). */

@@ -3,23 +3,27 @@
  * listed key: "does any of these versions need it?" and "which versions named it?".
  * Index references are folders (paths ending in "/"): a key inside one is covered by it.
  */
-import type { FileKind, ReferencedFile } from "../formats/table-format.ts";
+import type { FileReference, FileRole, UnresolvedReference } from "../formats/table-format.ts";
+import { relativeKeyProblem } from "../model/table-path.ts";
 
 /** Versions kept per path, for reasons; the count says how many there were in all. */
 const VERSIONS_REMEMBERED = 3;
 
 export interface Reference {
   path: string;
-  kind: FileKind;
+  kind: FileRole;
   /** Up to a few of the versions naming it, lowest first. */
   versions: number[];
   count: number;
 }
 
-/** A reference that would resolve outside the table root: never a key, never deleted. */
+/** A path a version names that is not a key under the table root: never deleted. */
 export interface OutsideReference {
   path: string;
   version: number;
+  /** "outside": proven to lie outside the root; "unresolvable": cannot be placed (a kept one stops cleanup). */
+  kind: UnresolvedReference["kind"];
+  reason: string;
 }
 
 export class ReferenceSet {
@@ -27,15 +31,18 @@ export class ReferenceSet {
   private readonly folders = new Map<string, Reference>();
   readonly outside: OutsideReference[] = [];
 
-  add(version: number, file: ReferencedFile): void {
-    if (unsafeReferenceReason(file.path) !== null) {
-      this.outside.push({ path: file.path, version });
+  add(version: number, file: FileReference): void {
+    // Formats resolve paths through the one validator; this re-check is the pipeline's own
+    // guard, so a format bug can never turn into a delete outside the root.
+    const problem = relativeKeyProblem(file.path);
+    if (problem !== null) {
+      this.outside.push({ path: file.path, version, kind: "unresolvable", reason: `the format gave a path that ${problem}` });
       return;
     }
     const map = file.path.endsWith("/") ? this.folders : this.files;
     const existing = map.get(file.path);
     if (!existing) {
-      map.set(file.path, { path: file.path, kind: file.kind, versions: [version], count: 1 });
+      map.set(file.path, { path: file.path, kind: file.role, versions: [version], count: 1 });
       return;
     }
     existing.count++;
@@ -44,8 +51,14 @@ export class ReferenceSet {
     }
   }
 
-  addAll(version: number, files: readonly ReferencedFile[]): void {
+  addAll(version: number, files: readonly FileReference[], unresolved: readonly UnresolvedReference[] = []): void {
     for (const file of files) this.add(version, file);
+    for (const reference of unresolved) this.outside.push({ path: reference.path, version, kind: reference.kind, reason: reference.reason });
+  }
+
+  /** Paths that could not be resolved to a key nor proven outside the root. */
+  unresolvable(): OutsideReference[] {
+    return this.outside.filter((reference) => reference.kind === "unresolvable");
   }
 
   /** The reference covering `key`: the file itself, or a referenced folder containing it. */
@@ -79,21 +92,3 @@ export function describeVersions(reference: Pick<Reference, "versions" | "count"
   return `versions ${versions.slice(0, -1).join(", ")} and ${versions.at(-1)}`;
 }
 
-/**
- * Why a referenced path is not a plain key under the table root, or null if it is one.
- * Formats already refuse such paths; this is the pipeline's own guard, so a format bug
- * can never turn into a delete outside the root.
- */
-export function unsafeReferenceReason(path: string): string | null {
-  if (path === "") return "is empty";
-  if (path.startsWith("/")) return "is absolute";
-  if (path.includes("\\")) return "contains a backslash";
-  if (/^[a-z][a-z0-9+.-]*:/i.test(path)) return "is a URI";
-  const segments = path.split("/");
-  if (path.endsWith("/")) segments.pop();
-  for (const segment of segments) {
-    if (segment === "") return "has an empty segment";
-    if (segment === "." || segment === "..") return `has a "${segment}" segment`;
-  }
-  return null;
-}

@@ -14,10 +14,8 @@ import type { ProtectionOutcome, TaggedOldVersion } from "./version-plan.ts";
 /** completed: all stages ran; stopped: the deadline or abort signal stopped it (safe to rerun); dry-run: nothing written. */
 export type CleanupStatus = "completed" | "stopped" | "dry-run" | "failed";
 
-export interface KindTotals {
-  files: number;
-  bytes: number;
-}
+import type { KindTotals } from "./stats.ts";
+export type { KindTotals } from "./stats.ts";
 
 export interface VersionLine {
   version: number;
@@ -67,16 +65,6 @@ export interface CleanupReport {
   requests: RequestCounts;
   warnings: string[];
   errors: string[];
-}
-
-export function totalsByKind(files: readonly PlannedFile[]): Partial<Record<PlannedKind, KindTotals>> {
-  const totals: Partial<Record<PlannedKind, KindTotals>> = {};
-  for (const file of files) {
-    const entry = (totals[file.kind] ??= { files: 0, bytes: 0 });
-    entry.files++;
-    entry.bytes += file.size;
-  }
-  return totals;
 }
 
 /** Files removed (dry run: to remove) over every kind. */

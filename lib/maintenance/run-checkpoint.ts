@@ -10,12 +10,12 @@ import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import { detectFormat } from "../formats/index.ts";
+import { resolveFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
-import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
-import { readTimeline } from "../versions/timeline.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import { mainBranchTaggedVersions } from "../model/refs.ts";
+import { readHistory } from "../head/timeline-source.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { diffCounts } from "./report.ts";
 import { listRunFiles, readIntents } from "./run-files.ts";
 
@@ -42,10 +42,10 @@ export interface CheckpointReport {
 export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOptions = {}): Promise<CheckpointReport> {
   const now = options.now ?? (() => new Date());
   const before = store.stats.snapshot();
-  const format = options.format ?? (await detectFormat(store));
+  const format = options.format ?? (await resolveFormat(store));
   const [versionFiles, refs, runFiles] = await Promise.all([format.listVersionFiles(store), format.readRefs(store), listRunFiles(store)]);
   if (versionFiles.length === 0) throw noVersionFilesError(store.uri, format);
-  const timeline = await readTimeline(store, format, { versionFiles, refs });
+  const timeline = await readHistory(store, { format, versionFiles, refs });
   const intents = await readIntents(store, runFiles.intents);
   const records = new Map<number, VersionRecord>();
   for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);

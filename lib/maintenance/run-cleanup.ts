@@ -2,43 +2,54 @@
  * The cleanup pipeline, top to bottom:
  *
  *   take the lease → read latest, refs and interrupted runs' intents
- *     → process_manifests → delete_unreferenced → archive_versions → cleanup_old_checkpoints
- *     → prune receipts → write the receipt → release the lease
+ *     → process_manifests → plan the deletes → plan again while the table moves
+ *     → archive history first → write the intent → delete_unreferenced
+ *     → archive_versions → cleanup_old_checkpoints → prune receipts
+ *   and always: write the receipt, release the lease.
  *
- * Each stage is its own function (and file); this one only sequences them, carries the
- * deadline, and reports. A run stops between steps, never inside a write, and the next run
- * finishes the job: deletes are idempotent, an intent written before the first delete keeps the
- * history of the versions being removed and the proof for the files being deleted, and an
- * expired lease is taken over.
+ * Each stage is its own function (and file) that returns what the next one takes; this one
+ * only sequences them, carries the deadline, and turns their results into one report at the
+ * end. A run stops between steps, never inside a write, and the next run finishes the job:
+ * deletes are idempotent, the history of the versions about to be removed is in a checkpoint
+ * before their first file goes (so `versions` shows no gap after any stop), the intent proves
+ * the files being deleted were committed, and an expired lease is taken over.
  */
 import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
+import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
+import type { PruneCheckpointsResult } from "../checkpoint/prune.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
+import { findFormat, pinFormat } from "../formats/index.ts";
 import { assertTableRoot } from "../formats/table-root.ts";
-import { detectFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
-import type { ObjectStore } from "../store/object-store.ts";
-import { mainBranchTaggedVersions } from "../versions/read-version-records.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
-import { deleteUnreferenced } from "./delete-unreferenced.ts";
+import { mainBranchTaggedVersions } from "../model/refs.ts";
+import type { VersionRecord } from "../model/version-record.ts";
+import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
+import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease } from "./lease.ts";
+import type { DeletePlan } from "./plan-deletes.ts";
+import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
-import { processManifests, removedRecords } from "./process-manifests.ts";
+import type { ProcessedManifests } from "./process-manifests.ts";
+import { assertKeptReferencesResolvable, processManifests, removedRecords } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
-import type { CleanupReport } from "./report.ts";
-import { diffCounts, receiptOf, totalsByKind } from "./report.ts";
+import { replanUntilSettled } from "./replan.ts";
+import type { CleanupReport, CleanupStatus } from "./report.ts";
+import { diffCounts, receiptOf } from "./report.ts";
 import type { IntentRead, ReceiptRetention } from "./run-files.ts";
 import { expiredReceipts, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
+import type { RemovalStats } from "./stats.ts";
+import { NO_REMOVAL, mergeStats, removalStats } from "./stats.ts";
 
 export interface RunCleanupOptions {
   /** Caller defaults (CLI flags, Lambda environment); the table's `lakewarden.*` config overrides them. */
   settings?: CleanupSettings;
-  /** Default: detected from the table (Lance today). */
+  /** Default: the table's pinned or detected format. */
   format?: TableFormat;
   /** Plan and report only: no lease, no delete, no checkpoint, no receipt. */
   dryRun?: boolean;
@@ -60,141 +71,222 @@ export interface RunCleanupOptions {
   now?: () => Date;
 }
 
+/** What the stages returned, as far as the run got. The report is made from this alone. */
+interface RunResult {
+  status: CleanupStatus;
+  stopReason: string | null;
+  latestAtStart: number | null;
+  processed: ProcessedManifests | null;
+  plan: DeletePlan | null;
+  replans: string[];
+  deletion: DeletionOutcome | null;
+  removed: RemovalStats;
+  checkpoint: ArchiveResult | null;
+  pruned: PruneCheckpointsResult | null;
+  intentsArchived: string[];
+  receiptsPruned: number;
+  warnings: string[];
+  errors: string[];
+}
+
+interface RunContext {
+  store: ObjectStore;
+  format: TableFormat;
+  options: RunCleanupOptions;
+  runId: string;
+  key: string;
+  startedAt: Date;
+  now: () => Date;
+  progress: CleanupProgress;
+  lease: Lease | null;
+  shouldStop: () => boolean;
+}
+
 export async function runCleanup(store: ObjectStore, options: RunCleanupOptions = {}): Promise<CleanupReport> {
   const now = options.now ?? (() => new Date());
-  const progress = options.progress ?? silentProgress;
   const startedAt = now();
   const runId = randomUUID();
-  const key = runKey(startedAt, runId);
   const requestsBefore = store.stats.snapshot();
-  const shouldStop = (): boolean => Boolean(options.signal?.aborted) || (options.deadline !== undefined && now() >= options.deadline);
-  const report = emptyReport(store, runId, startedAt, Boolean(options.dryRun));
-  const finish = (): CleanupReport => {
-    const finishedAt = now();
-    report.finished_at = finishedAt.toISOString();
-    report.duration_ms = finishedAt.getTime() - startedAt.getTime();
-    report.requests = diffCounts(store.stats.snapshot(), requestsBefore);
-    return report;
-  };
-
-  const format = options.format ?? (await detectFormat(store));
-  report.format = format.name;
+  const resolved = options.format ? { format: options.format, source: "named" as const } : await findFormat(store);
+  const format = resolved.format;
   // Cleaning a branch's folder as a table would be blind to the tags and child branches that
   // pin its versions (recorded at the root): refuse before the lease writes anything there.
   await assertTableRoot(store, format, "clean the table from its root, which keeps what every branch needs");
   const lease = options.dryRun
     ? null
     : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
-  if (lease) {
-    report.lease = { run_id: runId, expires_at: lease.expiresAt.toISOString(), took_over_from: lease.tookOverFrom?.run_id ?? null };
+  const context: RunContext = {
+    store,
+    format,
+    options,
+    runId,
+    key: runKey(startedAt, runId),
+    startedAt,
+    now,
+    progress: options.progress ?? silentProgress,
+    lease,
+    shouldStop: () => Boolean(options.signal?.aborted) || (options.deadline !== undefined && now() >= options.deadline),
+  };
+  const result = emptyResult();
+  if (lease?.tookOverFrom && lease.tookOverFrom.released_at === null) {
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
-    if (lease.tookOverFrom && lease.tookOverFrom.released_at === null) {
-      report.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
-    }
+    result.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
   }
-
+  let report: CleanupReport | null = null;
   try {
-    // The latest version as of now: it and everything committed from here on are kept.
-    const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
-    if (!latest) throw noVersionFilesError(store.uri, format);
-    report.latest_version_at_start = latest.version;
-    const intents = await readIntents(store, runFiles.intents);
-    report.warnings.push(...intents.problems);
-    if (shouldStop()) return stopped(report, "before reading manifests");
-
-    const processed = await processManifests(store, format, {
-      settings: options.settings ?? {},
-      refs,
-      latestAtStart: latest.version,
-      now: startedAt,
-      progress,
-      ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
-    });
-    report.policy = describePolicy(processed.policy);
-    if (shouldStop()) return stopped(report, "after reading manifests, before deleting");
-
-    let ownIntent: string | null = null;
-    const outcome = await deleteUnreferenced(store, format, processed, {
-      now: startedAt,
-      dryRun: Boolean(options.dryRun),
-      progress,
-      shouldStop,
-      ...(lease ? { beforeBatch: () => lease.renewIfDue() } : {}),
-      proven: provenByIntents(intents.read),
-      beforeDelete: async (plan, final) => {
-        await lease?.renewIfDue();
-        if (shouldStop() || !plan.toDelete.some((file) => file.kind === "manifest")) return;
-        const files = plan.toDelete.filter((file) => file.kind !== "manifest").map((file) => file.key);
-        ownIntent = await writeIntent(store, key, runId, { records: removedRecords(final), files }, now());
-      },
-      ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
-      ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
-      ...(options.manifestConcurrency !== undefined ? { manifestConcurrency: options.manifestConcurrency } : {}),
-      ...(options.maxReplans !== undefined ? { maxReplans: options.maxReplans } : {}),
-    });
-    describeOutcome(report, outcome);
-    if (options.dryRun) {
-      report.status = "dry-run";
-      return report;
-    }
-    if (outcome.stopped) return stopped(report, `after deleting ${outcome.deleted.length} of ${outcome.plan.toDelete.length} files`);
-    if (shouldStop()) return stopped(report, "after deleting, before writing the checkpoint");
-
-    await lease?.renewIfDue();
-    progress.stage("writing checkpoint");
-    const loaded = await loadNewestCheckpoint(store);
-    report.warnings.push(...loaded.skipped.map((s) => `checkpoint skipped: ${s.problem}`));
-    report.checkpoint = await archiveVersions(store, {
-      previous: loaded.checkpoint,
-      records: recordsToArchive(outcome, intents.read),
-      liveVersions: liveAfter(outcome),
-      taggedVersions: mainBranchTaggedVersions(outcome.processed.refs),
-      tableFormat: format.name,
-      now: now(),
-      ...(options.maxCheckpointEntries !== undefined ? { maxEntries: options.maxCheckpointEntries } : {}),
-    });
-    // The checkpoint now holds the intents' versions; once every delete is done, their file
-    // lists are no longer needed as proof either.
-    const settled = outcome.failed.length === 0 && !outcome.filesHeldBack && report.checkpoint.status !== "empty";
-    const intentKeys = [...intents.read.map((intent) => intent.key), ...(ownIntent ? [ownIntent] : [])];
-    if (settled && intentKeys.length > 0) {
-      const result = await store.deleteMany(intentKeys);
-      const failed = new Set(result.failed.map((f) => f.key));
-      report.intents_archived = intents.read.map((intent) => intent.key).filter((k) => !failed.has(k));
-    }
-
-    progress.stage("pruning checkpoints");
-    const pruned = await cleanupOldCheckpoints(store, {
-      ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
-      keep: report.checkpoint.key ? [report.checkpoint.key] : [],
-    });
-    report.checkpoints_pruned = pruned.pruned;
-    report.delete_failures.push(...pruned.failed);
-
-    const expired = expiredReceipts(runFiles.receipts, options.receiptRetention ?? {}, now());
-    if (expired.length > 0) {
-      const result = await store.deleteMany(expired);
-      report.receipts_pruned = expired.length - result.failed.length;
-    }
-    report.status = "completed";
-    return report;
+    // Detected once, remembered with our own files (never in a dry run, never in a branch's folder).
+    if (lease && resolved.source === "detected") await pinFormat(store, format);
+    await cleanTable(context, result);
+    return (report = reportOf(context, result, requestsBefore));
   } catch (error) {
-    report.status = "failed";
-    report.errors.push(error instanceof Error ? error.message : String(error));
+    result.status = "failed";
+    result.errors.push(error instanceof Error ? error.message : String(error));
+    report = reportOf(context, result, requestsBefore);
     throw error;
   } finally {
-    progress.finish();
-    finish();
-    if (lease) {
+    context.progress.finish();
+    if (lease && report) {
       try {
-        report.receipt = await writeReceipt(store, key, receiptOf(report));
+        report.receipt = await writeReceipt(store, context.key, receiptOf(report));
       } catch (error) {
         report.warnings.push(`receipt not written: ${(error as Error).message}`);
       }
       if (!(await lease.release())) report.warnings.push("lease not released: it expires by itself");
-      finish();
+      report.requests = diffCounts(store.stats.snapshot(), requestsBefore);
     }
   }
+}
+
+/** The stages in order; each records its result in `result`, which is what a stop leaves. */
+async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
+  const { store, format, options, progress } = run;
+  const stop = (where: string): void => {
+    result.status = "stopped";
+    result.stopReason = `stopped ${where} (deadline or abort signal); run again to finish`;
+    result.warnings.push(result.stopReason);
+  };
+
+  // The latest version as of now: it and everything committed from here on are kept.
+  const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
+  if (!latest) throw noVersionFilesError(store.uri, format);
+  result.latestAtStart = latest.version;
+  const intents = await readIntents(store, runFiles.intents);
+  result.warnings.push(...intents.problems);
+  if (run.shouldStop()) return stop("before reading manifests");
+
+  const processed = await processManifests(store, format, {
+    settings: options.settings ?? {},
+    refs,
+    latestAtStart: latest.version,
+    now: run.startedAt,
+    progress,
+    ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
+  });
+  result.processed = processed;
+  assertKeptReferencesResolvable(processed, store.uri);
+  if (run.shouldStop()) return stop("after reading manifests, before deleting");
+
+  const planOptions = { now: run.startedAt, proven: provenByIntents(intents.read), progress };
+  result.plan = await planDeletes(store, format, processed, planOptions);
+  if (options.dryRun) {
+    result.status = "dry-run";
+    result.removed = removalStats(result.plan.files.toDelete, versionsRemovedBy(result.plan, result.plan.files.toDelete));
+    return;
+  }
+
+  const settled = await replanUntilSettled(store, format, result.plan, {
+    ...planOptions,
+    ...(options.maxReplans !== undefined ? { maxReplans: options.maxReplans } : {}),
+    ...(options.manifestConcurrency !== undefined ? { manifestConcurrency: options.manifestConcurrency } : {}),
+  });
+  const plan = settled.plan;
+  result.plan = plan;
+  result.processed = plan.processed;
+  result.replans = settled.replans;
+  assertKeptReferencesResolvable(plan.processed, store.uri);
+  await run.lease?.renewIfDue();
+
+  // History first: once the checkpoint holds the versions about to be removed, no stop from
+  // here on leaves `versions` or `version-at` with a gap.
+  const removing = plan.processed.plan.removed.length > 0;
+  if (removing && !run.shouldStop()) {
+    progress.stage("writing checkpoint");
+    result.checkpoint = await archive(run, plan.processed, intents.read, null, result.warnings);
+  }
+  let ownIntent: string | null = null;
+  if (removing && !run.shouldStop()) {
+    const files = plan.files.toDelete.filter((file) => file.version === undefined).map((file) => file.key);
+    ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files }, run.now());
+  }
+
+  const deletion = await deleteUnreferenced(store, format, plan, {
+    now: run.startedAt,
+    shouldStop: run.shouldStop,
+    progress,
+    ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
+    ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
+    ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
+  });
+  result.deletion = deletion;
+  result.removed = removalStats(deletion.deleted, deletion.removedVersions, deletion.failed);
+  if (deletion.filesHeldBack) result.warnings.push(`${deletion.filesHeldBack}, so the files of removed versions were left for the next run, which finishes the job`);
+  describeReferenceCheck(deletion, result);
+  if (deletion.stopped) return stop(`after deleting ${deletion.deleted.length} of ${plan.files.toDelete.length} files`);
+  if (run.shouldStop()) return stop("after deleting, before writing the checkpoint");
+
+  await run.lease?.renewIfDue();
+  progress.stage("writing checkpoint");
+  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings);
+  // The checkpoint now holds the intents' versions; once every delete is done, their file
+  // lists are no longer needed as proof either.
+  const settledIntents = deletion.failed.length === 0 && deletion.filesHeldBack === null && result.checkpoint.status !== "empty";
+  const intentKeys = [...intents.read.map((intent) => intent.key), ...(ownIntent ? [ownIntent] : [])];
+  if (settledIntents && intentKeys.length > 0) {
+    const deleted = await store.deleteMany(intentKeys);
+    const failed = new Set(deleted.failed.map((f) => f.key));
+    result.intentsArchived = intents.read.map((intent) => intent.key).filter((k) => !failed.has(k));
+  }
+
+  progress.stage("pruning checkpoints");
+  result.pruned = await cleanupOldCheckpoints(store, {
+    ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
+    keep: result.checkpoint.key ? [result.checkpoint.key] : [],
+  });
+  result.removed = mergeStats(result.removed, { ...NO_REMOVAL, deleteFailures: result.pruned.failed });
+
+  const expired = expiredReceipts(runFiles.receipts, options.receiptRetention ?? {}, run.now());
+  if (expired.length > 0) {
+    const pruned = await store.deleteMany(expired);
+    result.receiptsPruned = expired.length - pruned.failed.length;
+  }
+  result.status = "completed";
+}
+
+/**
+ * archive_versions: every record this run read plus those interrupted runs were removing.
+ * Before the deletes (`deletion` null) every version read is still live; after them, the
+ * removed ones are not.
+ */
+async function archive(run: RunContext, processed: ProcessedManifests, intents: readonly IntentRead[], deletion: DeletionOutcome | null, warnings: string[]): Promise<ArchiveResult> {
+  const loaded = await loadNewestCheckpoint(run.store);
+  for (const skipped of loaded.skipped) {
+    const line = `checkpoint skipped: ${skipped.problem}`;
+    if (!warnings.includes(line)) warnings.push(line);
+  }
+  const gone = new Set(deletion?.removedVersions ?? []);
+  const records = new Map<number, VersionRecord>();
+  for (const intent of intents) for (const record of intent.records) records.set(record.version, record);
+  for (const [version, scanned] of processed.scan) records.set(version, scanned.record);
+  const live = new Set([...processed.scan.keys()].filter((version) => !gone.has(version)));
+  return archiveVersions(run.store, {
+    previous: loaded.checkpoint,
+    records: [...records.values()],
+    liveVersions: live,
+    taggedVersions: mainBranchTaggedVersions(processed.refs),
+    tableFormat: run.format.name,
+    now: run.now(),
+    ...(run.options.maxCheckpointEntries !== undefined ? { maxEntries: run.options.maxCheckpointEntries } : {}),
+  });
 }
 
 /** Files interrupted runs planned to delete, with the reason their intent gives. */
@@ -206,96 +298,80 @@ function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
   return proven;
 }
 
-/** Every record this run read, plus those interrupted runs were removing (their files may be gone). */
-function recordsToArchive(outcome: DeletionOutcome, intents: readonly IntentRead[]): VersionRecord[] {
-  const records = new Map<number, VersionRecord>();
-  for (const intent of intents) for (const record of intent.records) records.set(record.version, record);
-  for (const [version, scanned] of outcome.processed.scan) records.set(version, scanned.record);
-  return [...records.values()];
-}
-
-/** Versions whose version file still exists after the deletes. */
-function liveAfter(outcome: DeletionOutcome): Set<number> {
-  const gone = new Set(outcome.removedVersions);
-  return new Set([...outcome.processed.scan.keys()].filter((version) => !gone.has(version)));
-}
-
-function describeOutcome(report: CleanupReport, outcome: DeletionOutcome): void {
-  const { processed, plan } = outcome;
-  const done = report.dry_run ? plan.toDelete : outcome.deleted;
-  report.versions = processed.plan.decisions.map((d) => ({ version: d.version, timestamp_millis: d.timestampMillis, keep: d.keep, reason: d.reason }));
-  report.versions_removed = outcome.removedVersions;
-  report.versions_kept = processed.plan.kept.length;
-  report.tagged_old_versions = processed.plan.taggedOld;
-  report.protection = processed.plan.protection;
-  report.files_removed = totalsByKind(done);
-  report.bytes_removed = done.reduce((sum, f) => sum + f.size, 0);
-  report.files = plan.files;
-  report.files_kept_reported = plan.reported.length;
-  report.delete_failures = [...outcome.failed];
-  report.references_outside_root = [...processed.kept.outside, ...processed.removed.outside];
-  report.replans = outcome.replans;
-  report.reference_check = outcome.referenceCheck;
-  if (outcome.filesHeldBack) {
-    report.warnings.push(
-      `${outcome.failed.length} version file(s) could not be deleted, so the files of removed versions were left for the next run, which finishes the job`,
+function describeReferenceCheck(deletion: DeletionOutcome, result: RunResult): void {
+  const check = deletion.referenceCheck;
+  if (!check) return;
+  if (!check.ok) {
+    result.errors.push(
+      `post-delete check: ${check.deletedByRun.length} file(s) referenced by kept versions were deleted: ` +
+        check.deletedByRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
     );
   }
-  if (outcome.referenceCheck && !outcome.referenceCheck.ok) {
-    report.errors.push(
-      `post-delete check: ${outcome.referenceCheck.deletedByRun.length} file(s) referenced by kept versions were deleted: ` +
-        outcome.referenceCheck.deletedByRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
-    );
-  }
-  if (outcome.referenceCheck && outcome.referenceCheck.missingBeforeRun.length > 0) {
-    report.warnings.push(
-      `${outcome.referenceCheck.missingBeforeRun.length} file(s) referenced by kept versions were already missing before this run: ` +
-        outcome.referenceCheck.missingBeforeRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
+  if (check.missingBeforeRun.length > 0) {
+    result.warnings.push(
+      `${check.missingBeforeRun.length} file(s) referenced by kept versions were already missing before this run: ` +
+        check.missingBeforeRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
     );
   }
 }
 
-function stopped(report: CleanupReport, where: string): CleanupReport {
-  report.status = "stopped";
-  report.stop_reason = `stopped ${where} (deadline or abort signal); run again to finish`;
-  report.warnings.push(report.stop_reason);
-  return report;
-}
-
-function emptyReport(store: ObjectStore, runId: string, startedAt: Date, dryRun: boolean): CleanupReport {
+function emptyResult(): RunResult {
   return {
-    table: store.uri,
-    format: "",
-    run_id: runId,
     status: "failed",
-    stop_reason: null,
-    dry_run: dryRun,
-    started_at: startedAt.toISOString(),
-    finished_at: startedAt.toISOString(),
-    duration_ms: 0,
-    policy: null,
-    latest_version_at_start: null,
-    versions_removed: [],
-    versions_kept: 0,
-    versions: [],
-    tagged_old_versions: [],
-    protection: null,
-    files_removed: {},
-    bytes_removed: 0,
-    files: [],
-    files_kept_reported: 0,
-    delete_failures: [],
-    references_outside_root: [],
+    stopReason: null,
+    latestAtStart: null,
+    processed: null,
+    plan: null,
     replans: [],
-    reference_check: null,
+    deletion: null,
+    removed: NO_REMOVAL,
     checkpoint: null,
-    checkpoints_pruned: [],
-    intents_archived: [],
-    receipts_pruned: 0,
-    receipt: null,
-    lease: null,
-    requests: { get: 0, head: 0, list: 0, put: 0, delete: 0 },
+    pruned: null,
+    intentsArchived: [],
+    receiptsPruned: 0,
     warnings: [],
     errors: [],
+  };
+}
+
+/** The one place the report is made: from what the stages returned. */
+function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCounts): CleanupReport {
+  const finishedAt = run.now();
+  const processed = result.processed;
+  const plan = result.plan;
+  return {
+    table: run.store.uri,
+    format: run.format.name,
+    run_id: run.runId,
+    status: result.status,
+    stop_reason: result.stopReason,
+    dry_run: Boolean(run.options.dryRun),
+    started_at: run.startedAt.toISOString(),
+    finished_at: finishedAt.toISOString(),
+    duration_ms: finishedAt.getTime() - run.startedAt.getTime(),
+    policy: processed ? describePolicy(processed.policy) : null,
+    latest_version_at_start: result.latestAtStart,
+    versions_removed: result.removed.versionsRemoved,
+    versions_kept: processed?.plan.kept.length ?? 0,
+    versions: processed ? processed.plan.decisions.map((d) => ({ version: d.version, timestamp_millis: d.timestampMillis, keep: d.keep, reason: d.reason })) : [],
+    tagged_old_versions: processed?.plan.taggedOld ?? [],
+    protection: processed?.plan.protection ?? null,
+    files_removed: result.removed.filesByRole,
+    bytes_removed: result.removed.bytesRemoved,
+    files: plan?.files.files ?? [],
+    files_kept_reported: plan?.files.reported.length ?? 0,
+    delete_failures: result.removed.deleteFailures,
+    references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
+    replans: result.replans,
+    reference_check: result.deletion?.referenceCheck ?? null,
+    checkpoint: result.checkpoint,
+    checkpoints_pruned: result.pruned?.pruned ?? [],
+    intents_archived: result.intentsArchived,
+    receipts_pruned: result.receiptsPruned,
+    receipt: null,
+    lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
+    requests: diffCounts(run.store.stats.snapshot(), requestsBefore),
+    warnings: result.warnings,
+    errors: result.errors,
   };
 }

@@ -12,9 +12,10 @@
  */
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
-import type { VersionRecord } from "../versions/version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 
-export const RUNS_PREFIX = "_lakewarden/runs/";
+export { RUNS_PREFIX } from "../model/layout.ts";
+import { RUNS_PREFIX } from "../model/layout.ts";
 const INTENT_SUFFIX = ".intent.json";
 const RECEIPT_SUFFIX = ".json";
 

@@ -7,7 +7,7 @@
  * of the main branch, and versions a branch was created from. A tagged version the policy
  * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
  */
-import type { Refs } from "../formats/table-format.ts";
+import type { Refs } from "../model/refs.ts";
 import { describeAge, formatDuration } from "./duration.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
@@ -24,6 +24,8 @@ export interface VersionPlanInput {
   refs: Refs;
   policy: RetentionPolicy;
   nowMillis: number;
+  /** The format's rule: removed versions a kept one needs, with why (Delta: its checkpoint and the commits after it). */
+  keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
 }
 
 export interface VersionDecision {
@@ -112,6 +114,19 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     return decide(false, `committed ${age} ago (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
   });
 
+  if (input.keptTogether) {
+    const needed = input.keptTogether(
+      decisions.filter((d) => d.keep).map((d) => d.version),
+      decisions.filter((d) => !d.keep).map((d) => d.version),
+    );
+    for (const decision of decisions) {
+      const why = needed.get(decision.version);
+      if (!decision.keep && why !== undefined) {
+        decision.keep = true;
+        decision.reason = `needed by a kept version: ${why}`;
+      }
+    }
+  }
   const protection = policy.protectBefore === null ? null : applyProtection(decisions, policy.protectBefore);
   return {
     decisions,

@@ -4,9 +4,12 @@
  * events) and `lakewarden serve` (paths from file watching and polling), so both react to
  * exactly the same keys.
  */
+import { TABLE_FORMATS } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 
 export interface CommitKey {
+  /** The format whose commit file the key is. */
+  format: TableFormat;
   /** The table's root, relative to where the key is (""= the key's root is itself a table). */
   tableRoot: string;
   version: number;
@@ -15,17 +18,19 @@ export interface CommitKey {
 }
 
 /**
- * The table and version a key names, or null for any key that is not a version file of the
- * format (data files, staging manifests, `.manifest` files elsewhere).
+ * The format, table and version a key names, or null for any key that is not a version file
+ * of one of `formats` (data files, staging manifests, `.manifest` files elsewhere). Each
+ * format says which keys are its commit files; the first that claims the key wins.
  */
-export function parseCommitKey(format: Pick<TableFormat, "versionsPrefix" | "parseVersionKey">, key: string): CommitKey | null {
-  // The last occurrence: a version file name never contains "/", a table's parent folders might.
-  const at = key.lastIndexOf(`/${format.versionsPrefix}`);
-  if (at === -1 && !key.startsWith(format.versionsPrefix)) return null;
-  const tableRoot = at === -1 ? "" : key.slice(0, at);
-  const versionKey = at === -1 ? key : key.slice(at + 1);
-  const version = format.parseVersionKey(versionKey);
-  return version === null ? null : { tableRoot, version, versionKey };
+export function parseCommitKey(key: string, formats: readonly TableFormat[] = TABLE_FORMATS): CommitKey | null {
+  for (const format of formats) {
+    const tableRoot = format.tableRootOfCommitKey(key);
+    if (tableRoot === null) continue;
+    const versionKey = tableRoot === "" ? key : key.slice(tableRoot.length + 1);
+    const version = format.parseVersionKey(versionKey);
+    if (version !== null) return { format, tableRoot, version, versionKey };
+  }
+  return null;
 }
 
 export interface Commit<Source> {
@@ -36,10 +41,14 @@ export interface Commit<Source> {
   committedAt?: Date;
   /** What reported it (an SQS message id, a file event): failures are reported per source. */
   source: Source;
+  /** The format whose commit file it was, when known. */
+  format?: TableFormat;
 }
 
 export interface TableCommits<Source> {
   table: string;
+  /** The format of the table's commits, when known. */
+  format?: TableFormat;
   /** The newest version seen for the table: the only one whose head is worth writing. */
   newestVersion: number;
   /** Commit time of that newest version, when known. */
@@ -58,6 +67,7 @@ export function groupCommitsByTable<Source>(commits: Iterable<Commit<Source>>): 
     let group = groups.get(commit.table);
     if (group === undefined) {
       group = { table: commit.table, newestVersion: commit.version, newestCommittedAt: commit.committedAt, sources: [] };
+      if (commit.format) group.format = commit.format;
       groups.set(commit.table, group);
     } else if (commit.version > group.newestVersion) {
       group.newestVersion = commit.version;

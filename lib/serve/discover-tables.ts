@@ -21,7 +21,7 @@ export interface DiscoverOptions {
 /** Table roots relative to the store ("" when the store root is itself a table), sorted. */
 export async function discoverTables(
   store: ObjectStore,
-  format: Pick<TableFormat, "versionsPrefix">,
+  formats: readonly Pick<TableFormat, "versionsPrefix">[],
   options: DiscoverOptions = {},
 ): Promise<string[]> {
   const maxDepth = options.maxDepth ?? 4;
@@ -32,7 +32,7 @@ export async function discoverTables(
     const listed = await mapConcurrent(level, concurrency, async (folder) => ({ folder, children: await store.listPrefixes(folder) }));
     const next: string[] = [];
     for (const { folder, children } of listed) {
-      if (children.includes(folder + format.versionsPrefix)) {
+      if (formats.some((format) => children.includes(folder + format.versionsPrefix))) {
         tables.push(folder.replace(/\/$/, ""));
       } else {
         next.push(...children.filter((child) => !isHiddenFolder(child)));

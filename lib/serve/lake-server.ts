@@ -11,7 +11,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { hostname } from "node:os";
 import { sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { lanceFormat } from "../formats/lance/lance-format.ts";
+import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { WriteTableHeadOptions } from "../head/write-table-head.ts";
 import { LeaseHeldError } from "../maintenance/errors.ts";
@@ -60,9 +60,11 @@ export interface ServeOptions {
 export class LakeServer {
   readonly location: string;
   private readonly store: ObjectStore;
-  private readonly format: TableFormat;
+  /** The formats served: the caller's one, else every registered format. */
+  private readonly formats: readonly TableFormat[];
   private readonly options: ServeOptions;
   private readonly followers = new Map<string, TableFollower>();
+  private readonly tableFormats = new Map<string, Promise<TableFormat>>();
   /** Branch folders (Lance `tree/{branch}/`) seen and set aside: never followed or cleaned as tables. */
   private readonly branchFolders = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -76,7 +78,7 @@ export class LakeServer {
     this.options = options;
     this.location = options.location;
     this.store = options.store ?? openStore(options.location);
-    this.format = options.format ?? lanceFormat;
+    this.formats = options.format ? [options.format] : TABLE_FORMATS;
   }
 
   static async start(options: ServeOptions): Promise<LakeServer> {
@@ -162,6 +164,18 @@ export class LakeServer {
     }
   }
 
+  /** A table's format, resolved once (the caller's, else pinned or detected). */
+  private formatOf(table: string): Promise<TableFormat> {
+    let format = this.tableFormats.get(table);
+    if (!format) {
+      const only = this.formats.length === 1 ? this.formats[0] : undefined;
+      format = only ? Promise.resolve(only) : resolveFormat(this.tableStore(table));
+      format.catch(() => this.tableFormats.delete(table));
+      this.tableFormats.set(table, format);
+    }
+    return format;
+  }
+
   private tableStore(table: string): ObjectStore {
     return table === "" ? this.store : this.store.scope(table);
   }
@@ -210,7 +224,7 @@ export class LakeServer {
 
   private async discover(announce: boolean): Promise<void> {
     try {
-      const tables = await discoverTables(this.store, this.format, { maxDepth: this.options.discoveryDepth ?? 4 });
+      const tables = await discoverTables(this.store, this.formats, { maxDepth: this.options.discoveryDepth ?? 4 });
       for (const table of tables) this.addTable(table, announce);
     } catch (error) {
       this.emit({ type: "error", message: `table discovery under ${this.store.uri} failed: ${errorSummary(error)}` });
@@ -224,7 +238,7 @@ export class LakeServer {
       for (const [table, follower] of this.followers) {
         if (this.stopped) return;
         try {
-          const latest = await this.format.latestVersionFile(this.tableStore(table));
+          const latest = await (await this.formatOf(table)).latestVersionFile(this.tableStore(table));
           if (latest) follower.notify(latest.version);
         } catch (error) {
           this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
@@ -240,7 +254,7 @@ export class LakeServer {
       this.watcher = watch(root, { recursive: true }, (_event, filename) => {
         if (filename === null || this.stopped) return;
         const key = sep === "/" ? filename : filename.split(sep).join("/");
-        const commit = parseCommitKey(this.format, key);
+        const commit = parseCommitKey(key, this.formats);
         if (commit === null || commit.tableRoot.split("/").some((segment) => segment !== "" && isHiddenFolder(segment))) return;
         this.addTable(commit.tableRoot, true)?.notify(commit.version);
       });

@@ -6,7 +6,7 @@
 import type { ObjectStore } from "../store/object-store.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import type { VersionRecord } from "./version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 
 /** Manifest reads in flight at once: enough to hide S3 latency, few enough to be polite. */
@@ -23,10 +23,8 @@ export interface ReadVersionRecordsOptions {
   fromVersion?: number;
 }
 
-/** Versions carrying a tag of the main branch: tags of other branches pin other lineages. */
-export function mainBranchTaggedVersions(refs: Refs): Set<number> {
-  return new Set(refs.tags.filter((tag) => tag.branch === null).map((tag) => tag.version));
-}
+export { mainBranchTaggedVersions } from "../model/refs.ts";
+import { mainBranchTaggedVersions } from "../model/refs.ts";
 
 /**
  * One VersionRecord per version file, ascending by version. `is_tagged` comes from the

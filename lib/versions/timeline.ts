@@ -1,20 +1,23 @@
 /**
  * The timeline: every version a table has had, removed ones included. Built from
+ *   0. archive segments: rows older checkpoints could no longer hold (read only when the
+ *      caller wants versions older than the checkpoint's oldest row),
  *   1. the newest checkpoint that loads (history up to its version, removed versions too),
- *   2. versions some other source already holds (the seam for the head object's
- *      "versions since the last checkpoint": pass them as `recent`),
+ *   2. versions some other source already holds (the head object's "versions since the last
+ *      checkpoint": lib/head/timeline-source.ts passes them as `recent`),
  *   3. the version files neither covers (normally only the ones newer than the checkpoint).
  * The listing of version files decides `is_cleaned_up`: a version whose file is gone is
  * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
  */
 import type { StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
+import { readArchivedHistory } from "../checkpoint/segments.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { headRecentVersions } from "../head/timeline-source.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
-import { DEFAULT_READ_CONCURRENCY, mainBranchTaggedVersions } from "./read-version-records.ts";
-import type { VersionRecord } from "./version-record.ts";
+import { DEFAULT_READ_CONCURRENCY } from "./read-version-records.ts";
+import { mainBranchTaggedVersions } from "../model/refs.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 
 /** Records another source already holds, e.g. the head's versions after the newest checkpoint. */
 export interface KnownVersions {
@@ -27,10 +30,10 @@ export interface TimelineOptions {
   /** Version files already listed; saves the LIST. */
   versionFiles?: readonly VersionFile[];
   refs?: Refs;
-  /** Records from another source (the head); their version files are not read again. */
-  recent?: KnownVersions;
-  /** Without `recent`, read the head's versions since the checkpoint (one GET; default true). */
-  useHead?: boolean;
+  /** Records from another source (the head), or their promise; their version files are not read again. */
+  recent?: KnownVersions | Promise<KnownVersions | null>;
+  /** Only versions at or after this one (archive segments wholly older are not read). */
+  since?: number;
   concurrency?: number;
 }
 
@@ -44,10 +47,11 @@ export interface Timeline {
   /** Versions whose version file exists now. */
   liveVersions: Set<number>;
   /** How many records came from each source. */
-  sources: { checkpoint: number; recent: number; manifests: number };
+  sources: { archive: number; checkpoint: number; recent: number; manifests: number };
 }
 
 export interface TimelineParts {
+  archivedRecords?: readonly VersionRecord[];
   checkpointRecords: readonly VersionRecord[];
   recent: readonly VersionRecord[];
   manifestRecords: readonly VersionRecord[];
@@ -58,7 +62,7 @@ export interface TimelineParts {
 /** Pure merge: later sources win for the same version (manifests are the ground truth). */
 export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
   const byVersion = new Map<number, VersionRecord>();
-  for (const source of [parts.checkpointRecords, parts.recent, parts.manifestRecords]) {
+  for (const source of [parts.archivedRecords ?? [], parts.checkpointRecords, parts.recent, parts.manifestRecords]) {
     for (const record of source) byVersion.set(record.version, record);
   }
   return [...byVersion.values()]
@@ -71,15 +75,22 @@ export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
 }
 
 export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
-  const [loaded, versionFiles, refs, fromHead] = await Promise.all([
+  const [loaded, versionFiles, refs, known] = await Promise.all([
     loadNewestCheckpoint(store),
     options.versionFiles ?? format.listVersionFiles(store),
     options.refs ?? format.readRefs(store),
-    options.recent || options.useHead === false ? null : headRecentVersions(store, format),
+    options.recent ?? null,
   ]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
-  const recent = (options.recent ?? fromHead)?.records ?? [];
+  // Segments hold only what is older than the checkpoint's oldest row: read them only when wanted.
+  const oldestInCheckpoint = checkpointRecords[0]?.version;
+  const segments = checkpoint?.archiveSegments ?? [];
+  const wantsOlder = segments.length > 0 && (options.since === undefined || oldestInCheckpoint === undefined || options.since < oldestInCheckpoint);
+  const archived = wantsOlder
+    ? (await readArchivedHistory(store, { keys: segments, ...(options.since === undefined ? {} : { since: options.since }) })).records
+    : [];
+  const recent = known?.records ?? [];
   const covered = new Set([...checkpointRecords, ...recent].map((r) => r.version));
   const toRead = versionFiles.filter((file) => !covered.has(file.version));
   const manifestRecords = await mapConcurrent(
@@ -88,17 +99,19 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
     async (file) => (await format.readSnapshot(store, file)).record,
   );
   const liveVersions = new Set(versionFiles.map((file) => file.version));
+  const merged = mergeTimeline({
+    archivedRecords: archived,
+    checkpointRecords,
+    recent,
+    manifestRecords,
+    liveVersions,
+    taggedVersions: mainBranchTaggedVersions(refs),
+  });
   return {
-    records: mergeTimeline({
-      checkpointRecords,
-      recent,
-      manifestRecords,
-      liveVersions,
-      taggedVersions: mainBranchTaggedVersions(refs),
-    }),
+    records: options.since === undefined ? merged : merged.filter((record) => record.version >= options.since!),
     checkpoint,
     skippedCheckpoints: loaded.skipped,
     liveVersions,
-    sources: { checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
+    sources: { archive: archived.length, checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
   };
 }

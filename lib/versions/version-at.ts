@@ -11,7 +11,7 @@
  * from the timeline (lost before any checkpoint) cannot be answered and are skipped.
  */
 import { TableFormatError } from "../formats/errors.ts";
-import type { VersionRecord } from "./version-record.ts";
+import type { VersionRecord } from "../model/version-record.ts";
 
 /** The time asked for precedes every version the table's history knows. */
 export class NoVersionAtTimeError extends TableFormatError {}

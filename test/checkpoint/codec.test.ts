@@ -10,7 +10,7 @@ import {
   TRUNCATED_MARKER_KEY,
   isTruncatedProperties,
 } from "../../lib/checkpoint/properties.ts";
-import { VERSION_RECORD_FIELDS } from "../../lib/versions/version-record.ts";
+import { VERSION_RECORD_FIELDS } from "../../lib/model/version-record.ts";
 import { versionRecord } from "./records.ts";
 
 function content(overrides: Partial<CheckpointContent> = {}): CheckpointContent {
@@ -23,6 +23,7 @@ function content(overrides: Partial<CheckpointContent> = {}): CheckpointContent 
     ],
     createdAtMillis: 1_770_000_000_123,
     datasetCreatedAtMillis: 1_760_000_060_000,
+    archiveSegments: [],
     datasetCreatedFromVersion: 1,
     tableFormat: "lance",
     ...overrides,
@@ -42,23 +43,27 @@ describe("checkpoint codec", () => {
     expect(table.schema.fields.map((f) => [f.name, String(f.type), f.nullable])).toEqual([
       ["version", "Int64", false],
       ["timestamp_millis", "Int64", false],
-      ["total_fragments", "Int64", false],
-      ["total_data_files", "Int64", false],
-      ["total_files_size", "Int64", false],
-      ["total_deletion_files", "Int64", false],
-      ["total_data_file_rows", "Int64", false],
-      ["total_deletion_file_rows", "Int64", false],
-      ["total_rows", "Int64", false],
+      ["total_fragments", "Int64", true],
+      ["total_data_files", "Int64", true],
+      ["total_files_size", "Int64", true],
+      ["total_deletion_files", "Int64", true],
+      ["total_data_file_rows", "Int64", true],
+      ["total_deletion_file_rows", "Int64", true],
+      ["total_rows", "Int64", true],
       ["is_tagged", "Bool", false],
       ["is_cleaned_up", "Bool", false],
       ["transaction_uuid", "Utf8", true],
       ["read_version", "Int64", true],
       ["operation_type", "Utf8", true],
       ["transaction_properties", "Utf8", false],
+      ["version_id", "Utf8", false],
+      ["parent_ids", "Utf8", false],
+      ["branch", "Utf8", true],
+      ["metrics", "Utf8", false],
     ]);
     expect(table.schema.fields.map((f) => f.name)).toEqual([...VERSION_RECORD_FIELDS]);
     expect(Object.fromEntries(table.schema.metadata)).toEqual({
-      "lakewarden.checkpoint.format_version": "1",
+      "lakewarden.checkpoint.format_version": "2",
       "lakewarden.checkpoint.version": "3",
       "lakewarden.checkpoint.created_at_millis": "1770000000123",
       "lakewarden.dataset.created_at_millis": "1760000060000",

@@ -1,5 +1,5 @@
 /** VersionRecords for tests that need history without a table. */
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 
 export function versionRecord(version: number, overrides: Partial<VersionRecord> = {}): VersionRecord {
   return {
@@ -18,6 +18,10 @@ export function versionRecord(version: number, overrides: Partial<VersionRecord>
     read_version: version > 1 ? version - 1 : null,
     operation_type: version === 1 ? "Overwrite" : "Append",
     transaction_properties: {},
+    version_id: String(version),
+    parent_ids: version > 1 ? [String(version - 1)] : [],
+    branch: null,
+    metrics: {},
     ...overrides,
   };
 }

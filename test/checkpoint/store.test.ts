@@ -43,7 +43,7 @@ describe("archive_versions", () => {
   it("writes a new checkpoint create-only, named by the newest version", async () => {
     const { store: spied, puts } = recordingPuts(store);
     const result = await archiveVersions(spied, archiveInput());
-    expect(result).toEqual({ status: "written", key: checkpointKey(3), version: 3, rows: 3, cleanedUpRows: 0 });
+    expect(result).toEqual({ status: "written", archived: null, key: checkpointKey(3), version: 3, rows: 3, cleanedUpRows: 0 });
     expect(puts).toEqual([{ key: checkpointKey(3), options: expect.objectContaining({ ifNoneMatch: "*" }) }]);
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint?.records.map((r) => r.version)).toEqual([1, 2, 3]);
@@ -84,7 +84,7 @@ describe("archive_versions", () => {
     expect(latest.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false], [4, false], [5, false]]);
   });
 
-  it("caps rows at max entries, oldest out, and remembers the table's creation time", () => {
+  it("caps rows at max entries, the oldest moved out down to half, and remembers the table's creation time", () => {
     const merged = mergeHistory({
       previous: null,
       records: [1, 2, 3, 4, 5].map((v) => versionRecord(v)),
@@ -94,11 +94,13 @@ describe("archive_versions", () => {
       tableFormat: "lance",
       maxEntries: 3,
     });
-    expect(merged.records.map((r) => r.version)).toEqual([3, 4, 5]);
-    expect(merged.records.map((r) => r.is_tagged)).toEqual([false, true, false]);
+    expect(merged.records.map((r) => r.version)).toEqual([4, 5]);
+    expect(merged.overflow.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(merged.records.map((r) => r.is_tagged)).toEqual([true, false]);
     expect(merged.datasetCreatedFromVersion).toBe(1);
     const next = mergeHistory({ previous: merged, records: [versionRecord(6)], liveVersions: new Set([6]), taggedVersions: new Set(), nowMillis: 2, tableFormat: "lance", maxEntries: 3 });
     expect(next.records.map((r) => r.version)).toEqual([4, 5, 6]);
+    expect(next.overflow).toEqual([]);
     expect(next.datasetCreatedFromVersion).toBe(1);
     expect(next.datasetCreatedAtMillis).toBe(versionRecord(1).timestamp_millis);
   });
@@ -115,7 +117,7 @@ describe("loading with fallback", () => {
   it("falls back to the previous checkpoint when the newest is corrupt", async () => {
     await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
     await store.put(checkpointKey(3), encodeCheckpoint({
-      version: 3, records: [1, 2, 3].map((v) => versionRecord(v)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance",
+      version: 3, records: [1, 2, 3].map((v) => versionRecord(v)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [],
     }).subarray(0, 100));
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint?.version).toBe(2);
@@ -123,7 +125,7 @@ describe("loading with fallback", () => {
   });
 
   it("a name that disagrees with the content is corrupt too", async () => {
-    const bytes = encodeCheckpoint({ version: 2, records: [versionRecord(1)], createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance" });
+    const bytes = encodeCheckpoint({ version: 2, records: [versionRecord(1)], createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [] });
     await store.put(checkpointKey(7), bytes);
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint).toBeNull();
@@ -141,9 +143,9 @@ describe("loading with fallback", () => {
 
 describe("a checkpoint in a newer format (written by a newer lakewarden)", () => {
   /** A valid checkpoint of versions 1..n whose file says it is format `formatVersion`. */
-  function newerFormatCheckpoint(n: number, formatVersion = "2"): Uint8Array {
+  function newerFormatCheckpoint(n: number, formatVersion = "3"): Uint8Array {
     const table = tableFromIPC(encodeCheckpoint({
-      version: n, records: Array.from({ length: n }, (_, i) => versionRecord(i + 1)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance",
+      version: n, records: Array.from({ length: n }, (_, i) => versionRecord(i + 1)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [],
     }));
     const schema = new Schema(table.schema.fields, new Map([...table.schema.metadata, [CHECKPOINT_METADATA.formatVersion, formatVersion]]));
     return tableToIPC(new Table(schema, table.batches.map((batch) => new RecordBatch(schema, batch.data))), "file");
@@ -154,7 +156,7 @@ describe("a checkpoint in a newer format (written by a newer lakewarden)", () =>
     await store.put(checkpointKey(3), newerFormatCheckpoint(3));
     const loading = loadNewestCheckpoint(store);
     await expect(loading).rejects.toThrow(UnsupportedCheckpointError);
-    await expect(loading).rejects.toThrow(`${store.uriOf(checkpointKey(3))}: checkpoint format version "2" is newer than this reader's "1"`);
+    await expect(loading).rejects.toThrow(`${store.uriOf(checkpointKey(3))}: checkpoint format version "3" is newer than this reader's "2"`);
   });
 
   it("is never replaced by an older writer at the same version", async () => {
@@ -166,7 +168,7 @@ describe("a checkpoint in a newer format (written by a newer lakewarden)", () =>
 
   it("an unreadable format version is corruption, as before", async () => {
     await store.put(checkpointKey(3), newerFormatCheckpoint(3, "one"));
-    expect((await loadNewestCheckpoint(store)).skipped[0]!.problem).toMatch(/checkpoint format version "one" is not 1/);
+    expect((await loadNewestCheckpoint(store)).skipped[0]!.problem).toMatch(/checkpoint format version "one" is not one of 1, 2/);
   });
 });
 

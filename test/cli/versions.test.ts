@@ -7,8 +7,8 @@ import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "..
 import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { expectRecordsMatchLanceDb } from "../versions/lancedb-comparison.ts";
 import { lastLine, runLakewarden } from "./run-executable.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
-import { VERSION_RECORD_FIELDS } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
+import { VERSION_RECORD_FIELDS } from "../../lib/model/version-record.ts";
 
 async function versionsJson(table: string, env: Record<string, string> = {}): Promise<VersionRecord[]> {
   const result = await runLakewarden(["versions", table, "--json"], env);

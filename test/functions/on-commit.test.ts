@@ -201,7 +201,7 @@ describe("on-commit", () => {
     };
     const observed = createOnCommitHandler({
       scopes: { tables: [], prefixes: [`${WAREHOUSE}/`] },
-      format: lanceFormat,
+      formats: [lanceFormat],
       openStore: (uri) => withS3ConditionalSemantics(openStore(uri)),
       log: { info: record, warn: record, error: record },
       metrics: { addMetric: (name, unit, value) => void metrics.push({ name, unit, value }) },

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DataFileFooter } from "../../lib/formats/data-file-footer.ts";
-import type { LiveFile, ReferencedFile, TableSnapshot } from "../../lib/formats/table-format.ts";
+import type { LiveFile, FileReference, TableSnapshot } from "../../lib/formats/table-format.ts";
 import { buildHead } from "../../lib/head/builder.ts";
 import type { BuiltHead } from "../../lib/head/builder.ts";
 import { decodeHead } from "../../lib/head/container.ts";
@@ -14,7 +14,7 @@ import type { HeadContent } from "../../lib/head/content.ts";
 import { HEAD_HEADER_BYTES } from "../../lib/head/header.ts";
 import { DEFAULT_HEAD_INLINE_BYTES, InvalidHeadSettingError, resolveHeadSettings } from "../../lib/head/settings.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 
 const FRAGMENTS = 10_000;
 const FOOTER_BYTES = 3 * 1024;
@@ -42,24 +42,29 @@ function record(version: number): VersionRecord {
     read_version: version - 1,
     operation_type: "Append",
     transaction_properties: { writer: "budget-test" },
+    version_id: String(version),
+    parent_ids: [String(version - 1)],
+    branch: null,
+    metrics: {},
   };
 }
 
 function bigSnapshot(): TableSnapshot {
   const liveFiles: LiveFile[] = [];
-  const referencedFiles: ReferencedFile[] = [];
+  const referencedFiles: FileReference[] = [];
   for (let id = 0; id < FRAGMENTS; id++) {
     const path = `data/${hex(id * 2654435761, 12)}-${hex(id, 8)}-4c1f-9d2e-${hex(id * 40503, 12)}.lance`;
     const deletionFile = id % 10 === 0 ? `_deletions/${id}-41-${id * 7}.arrow` : null;
     liveFiles.push({ fragmentId: id, paths: [path], size: 100_000, physicalRows: 1000, deletionFile, deletedRows: deletionFile ? 1 : 0 });
-    referencedFiles.push({ path, kind: "data", size: 100_000 });
-    if (deletionFile) referencedFiles.push({ path: deletionFile, kind: "deletion" });
+    referencedFiles.push({ path, role: "data", size: 100_000 });
+    if (deletionFile) referencedFiles.push({ path: deletionFile, role: "delete" });
   }
-  referencedFiles.push({ path: "_indices/0b5c4d2e-0000-4000-8000-000000000001/", kind: "index" });
+  referencedFiles.push({ path: "_indices/0b5c4d2e-0000-4000-8000-000000000001/", role: "index" });
   const raw = new Uint8Array(FRAGMENTS * 90);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 2654435761) >>> 24;
   return {
     record: record(50),
+    unresolvedReferences: [],
     referencedFiles,
     liveFiles,
     schema: [

@@ -46,7 +46,8 @@ describe("lakewarden head", () => {
     const first = await run("head", "write", dataset.tableUri, "--json", "--stats");
     expect(first.code).toBe(0);
     expect(JSON.parse(first.io.stdout)).toMatchObject({ action: "created", version: 3, stored_version: null, built: { codec: "arrow" } });
-    expect(statsLine(first.io).put).toBe(1);
+    // The head, and the detected format remembered in _lakewarden/format (once per table).
+    expect(statsLine(first.io).put).toBe(2);
 
     const second = await run("head", "write", dataset.tableUri, "--json", "--stats");
     expect(JSON.parse(second.io.stdout)).toMatchObject({ action: "skipped-same-version", version: 3, stored_version: 3, built: null });
@@ -116,7 +117,7 @@ describe("lakewarden head", () => {
     try {
       const { code, io } = await run("head", "show", empty);
       expect(code).toBe(1);
-      expect(io.stderr).toMatch(/^lakewarden: file:\/\/.*lw-head-cli-empty-.*: not a lance table/);
+      expect(io.stderr).toMatch(/^lakewarden: file:\/\/.*lw-head-cli-empty-.*: not a table: no version files under _versions\/ \(lance\)/);
     } finally {
       await removeDir(empty);
     }

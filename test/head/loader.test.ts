@@ -108,7 +108,7 @@ describe("cold load", () => {
     const empty = await makeTempDir("lw-head-empty-");
     try {
       await expect(openTable(empty)).rejects.toThrow(NotATableError);
-      await expect(openTable(empty)).rejects.toThrow(/not a lance table/);
+      await expect(openTable(empty)).rejects.toThrow(/not a table: no version files under _versions\/ \(lance\)/);
     } finally {
       await removeDir(empty);
     }

@@ -66,7 +66,7 @@ describe.each<[ManifestNaming, "arrow" | "json"]>([
       const liveRows = content.snapshot.liveFiles.reduce((sum, f) => sum + f.physicalRows - f.deletedRows, 0);
       expect(liveRows).toBe(written.rowCount);
       kinds.add(written.operation);
-      for (const file of manifest.referencedFiles) kinds.add(file.kind);
+      for (const file of manifest.referencedFiles) kinds.add(file.role);
       if (manifest.liveFiles.some((f) => f.deletionFile !== null)) kinds.add("has-deletions");
     }
     // The history really exercised what the head must carry.

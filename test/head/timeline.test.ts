@@ -10,6 +10,7 @@ import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { runCheckpoint } from "../../lib/maintenance/run-checkpoint.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { readVersionRecords } from "../../lib/versions/read-version-records.ts";
+import { readHistory } from "../../lib/head/timeline-source.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import type { LanceDataset } from "../support/lance-datasets.ts";
@@ -43,8 +44,8 @@ describe("timeline = newest checkpoint + head (+ manifests neither covers)", () 
     expect(head.built?.recentVersions).toBe(4);
 
     store.stats.reset();
-    const timeline = await readTimeline(store, lanceFormat);
-    expect(timeline.sources).toEqual({ checkpoint: 3, recent: 4, manifests: 0 });
+    const timeline = await readHistory(store, { format: lanceFormat });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 3, recent: 4, manifests: 0 });
     // The checkpoint and the head; the rest are listings (versions, checkpoints, refs).
     expect(store.stats.snapshot().get).toBe(2);
     expect(timeline.records).toEqual(await readVersionRecords(new LocalStore(dataset.tableUri), lanceFormat));
@@ -53,18 +54,18 @@ describe("timeline = newest checkpoint + head (+ manifests neither covers)", () 
   it("reads only the manifests newer than the head", async () => {
     await dataset.apply([{ op: "append", rows: 1 }]);
     const store = new LocalStore(dataset.tableUri);
-    const timeline = await readTimeline(store, lanceFormat);
-    expect(timeline.sources).toEqual({ checkpoint: 3, recent: 4, manifests: 1 });
+    const timeline = await readHistory(store, { format: lanceFormat });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 3, recent: 4, manifests: 1 });
     expect(timeline.records).toEqual(await readVersionRecords(store, lanceFormat));
   });
 
   it("falls back to the manifests when the head is unreadable, or when asked not to use it", async () => {
     const store = new LocalStore(dataset.tableUri);
     const expected = await readVersionRecords(store, lanceFormat);
-    expect((await readTimeline(store, lanceFormat, { useHead: false })).records).toEqual(expected);
+    expect((await readTimeline(store, lanceFormat)).records).toEqual(expected);
     await store.put(HEAD_KEY, new TextEncoder().encode("not a head"));
-    const timeline = await readTimeline(store, lanceFormat);
-    expect(timeline.sources).toEqual({ checkpoint: 3, recent: 0, manifests: 5 });
+    const timeline = await readHistory(store, { format: lanceFormat });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 3, recent: 0, manifests: 5 });
     expect(timeline.records).toEqual(expected);
   });
 });

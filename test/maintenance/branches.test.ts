@@ -14,6 +14,9 @@ import { readLanceVersion } from "../../lib/formats/lance/read-version.ts";
 import { deletionFileName } from "../../lib/formats/lance/snapshot-files.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { deleteUnreferenced } from "../../lib/maintenance/delete-unreferenced.ts";
+import { planDeletes } from "../../lib/maintenance/plan-deletes.ts";
+import { replanUntilSettled } from "../../lib/maintenance/replan.ts";
+import type { ProcessedManifests } from "../../lib/maintenance/process-manifests.ts";
 import { processManifests } from "../../lib/maintenance/process-manifests.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
@@ -25,6 +28,14 @@ const dirs: string[] = [];
 afterAll(async () => {
   for (const dir of dirs) await removeDir(dir);
 });
+
+/** delete_unreferenced as the pipeline drives it: plan, plan again while the table moves, delete. */
+async function planAndDelete(store: LocalStore, processed: ProcessedManifests, now: Date) {
+  const planned = await planDeletes(store, lanceFormat, processed, { now });
+  const { plan, replans } = await replanUntilSettled(store, lanceFormat, planned, { now });
+  const outcome = await deleteUnreferenced(store, lanceFormat, plan, { now });
+  return { ...outcome, replans, processed: plan.processed };
+}
 
 async function buildTable(steps: readonly DatasetStep[]) {
   const dbUri = await makeTempDir("lw-branches-");
@@ -241,7 +252,7 @@ describe("cleanup of a table with a branch", () => {
     const lateContent = await contentOf(late);
     late.close();
     ds.close();
-    const outcome = await deleteUnreferenced(store, lanceFormat, processed, { now });
+    const outcome = await planAndDelete(store, processed, now);
     expect(outcome.replans).toEqual(["tags or branches changed while planning: planned again"]);
     expect(outcome.removedVersions).toEqual([1, 3]);
     expect(outcome.referenceCheck?.ok).toBe(true);

@@ -12,7 +12,7 @@ import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { compareContents, copyTree, listTree, readContents, type TableContents } from "./lance-checks.ts";
 

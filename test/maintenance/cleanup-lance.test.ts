@@ -8,13 +8,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import * as lancedb from "@lancedb/lancedb";
 import { tableFromIPC } from "apache-arrow";
-import { CorruptFileError } from "../../lib/formats/errors.ts";
+import { UnresolvableReferenceError } from "../../lib/formats/errors.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
-import { VERSION_RECORD_FIELDS } from "../../lib/versions/version-record.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import { VERSION_RECORD_FIELDS } from "../../lib/model/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { withManifest } from "../support/manifest-surgery.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep, type ManifestNaming } from "../support/lance-datasets.ts";
 import { compareContents, copyTree, listTree, readContents } from "./lance-checks.ts";
@@ -91,7 +91,7 @@ describe("parity with LanceDB's optimize({ cleanupOlderThan })", () => {
     expect(report.versions_removed).toHaveLength(lance.prune.oldVersionsRemoved);
     expect(report.versions_removed).toEqual([1, 2, 3, 4, 5]);
     expect(report.bytes_removed).toBe(lance.prune.bytesRemoved);
-    expect(Object.keys(report.files_removed).sort()).toEqual(["data", "deletion", "index", "manifest", "transaction"]);
+    expect(Object.keys(report.files_removed).sort()).toEqual(["commit", "data", "delete", "index", "transaction"]);
     expect(report.reference_check).toMatchObject({ ok: true, missingBeforeRun: [], deletedByRun: [] });
 
     // LanceDB reads both tables the same, and the same as before, at every version left.
@@ -102,10 +102,11 @@ describe("parity with LanceDB's optimize({ cleanupOlderThan })", () => {
     const timelineAfter = await readTimeline(store, lanceFormat);
     expect(historyOf(timelineAfter.records)).toEqual(historyOf(timelineBefore.records));
     expect(timelineAfter.records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
-    expect(timelineAfter.sources).toEqual({ checkpoint: 6, recent: 0, manifests: 0 });
+    expect(timelineAfter.sources).toEqual({ archive: 0, checkpoint: 6, recent: 0, manifests: 0 });
 
     // The checkpoint is a plain Arrow IPC file with the documented schema.
-    expect(report.checkpoint).toMatchObject({ status: "written", version: 6, rows: 6, cleanedUpRows: 5 });
+    // Written before the deletes (history first), then replaced with the removed versions flagged.
+    expect(report.checkpoint).toMatchObject({ status: "replaced", version: 6, rows: 6, cleanedUpRows: 5 });
     const bytes = await readFile(join(original.tableUri, report.checkpoint!.key!));
     const arrow = tableFromIPC(bytes);
     expect(arrow.schema.fields.map((f) => f.name)).toEqual([...VERSION_RECORD_FIELDS]);
@@ -233,19 +234,45 @@ describe("manifests pointing outside the table root", () => {
     return { dbUri, tableUri, outside, store, oldestKey: oldest!.key };
   }
 
-  it("a path escaping the root: the manifest is refused, nothing is deleted anywhere", async () => {
-    const { tableUri, outside, store, oldestKey } = await tableWithOutsider();
+  it("a removed version naming a path that escapes the root: reported, and nothing outside the root is touched", async () => {
+    const { dbUri, tableUri, outside, store, oldestKey } = await tableWithOutsider();
     const path = join(tableUri, oldestKey);
     await writeFile(path, withManifest(await readFile(path), path, (m) => {
       m.fragments[0]!.files[0]!.path = "../../victim/precious.lance";
     }));
-    const filesBefore = await listTree(tableUri);
-    const run = runCleanup(store, { settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
-    await expect(run).rejects.toThrow(CorruptFileError);
-    await expect(run).rejects.toThrow(`${store.uriOf(oldestKey)}: fragment 0 data file path "../../victim/precious.lance" has a ".." segment`);
+    const outsideBefore = await listTree(dbUri).then((files) => files.filter((f) => f.startsWith("victim/")));
+    const report = await runCleanup(store, { settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
+    expect(report.status).toBe("completed");
+    expect(report.versions_removed).toContain(1);
+    expect(report.references_outside_root).toContainEqual(
+      expect.objectContaining({ path: "../../victim/precious.lance", version: 1, kind: "unresolvable" }),
+    );
     expect(await readFile(join(outside, "precious.lance"), "utf8")).toBe("do not delete");
-    const filesAfter = await listTree(tableUri);
-    expect(withoutOurFolder(filesAfter)).toEqual(filesBefore);
+    expect(await listTree(dbUri).then((files) => files.filter((f) => f.startsWith("victim/")))).toEqual(outsideBefore);
+  });
+
+  it("a kept version naming an absolute URI inside the root that Lance cannot resolve: the run stops before any delete, naming path and version", async () => {
+    const { tableUri, store } = await tableWithOutsider();
+    const files = await lanceFormat.listVersionFiles(store);
+    const oldest = await lanceFormat.readSnapshot(store, files[0]!);
+    const latestFile = files.at(-1)!;
+    // A data file only the oldest version needs: the run would delete it, were it not named here.
+    const latest = await lanceFormat.readSnapshot(store, latestFile);
+    const latestPaths = new Set(latest.referencedFiles.map((f) => f.path));
+    const victim = oldest.referencedFiles.find((f) => f.role === "data" && !latestPaths.has(f.path))!;
+    const absolute = store.uriOf(victim.path);
+    const manifestPath = join(tableUri, latestFile.key);
+    await writeFile(manifestPath, withManifest(await readFile(manifestPath), manifestPath, (m) => {
+      m.fragments[0]!.files[0]!.path = absolute;
+    }));
+    const filesBefore = await listTree(tableUri);
+    for (const dryRun of [true, false]) {
+      const run = runCleanup(store, { dryRun, settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
+      await expect(run).rejects.toThrow(UnresolvableReferenceError);
+      await expect(run).rejects.toThrow(`cleanup stopped before deleting anything: version ${latestFile.version} names ${JSON.stringify(absolute)}`);
+    }
+    expect(withoutOurFolder(await listTree(tableUri))).toEqual(withoutOurFolder(filesBefore));
+    expect((await listTree(tableUri)).includes(victim.path)).toBe(true);
   });
 
   it("a file under another base path (shallow clone): cleanup proceeds and never touches it", async () => {

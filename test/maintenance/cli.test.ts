@@ -13,7 +13,7 @@ import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import type { CleanupReport } from "../../lib/maintenance/report.ts";
 import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";
 import { compareContents, listTree, readContents } from "./lance-checks.ts";
 
@@ -59,10 +59,10 @@ describe("lakewarden cleanup", () => {
       status: "completed",
       versions_removed: [1, 3, 4],
       tagged_old_versions: [{ version: 2, tags: ["v2"] }],
-      checkpoint: { status: "written", version: 5, rows: 5, cleanedUpRows: 3 },
+      checkpoint: { status: "replaced", version: 5, rows: 5, cleanedUpRows: 3 },
       checkpoints_pruned: [],
     });
-    expect(report.files_removed.manifest).toEqual({ files: 3, bytes: expect.any(Number) });
+    expect(report.files_removed.commit).toEqual({ files: 3, bytes: expect.any(Number) });
     expect(report.files_removed.data!.files).toBeGreaterThan(0);
     expect(report.bytes_removed).toBe(Object.values(report.files_removed).reduce((n, t) => n + t!.bytes, 0));
     expect(report.policy!.older_than).toEqual({ value: "0s", source: "option" });
@@ -89,7 +89,7 @@ describe("lakewarden cleanup", () => {
     expect(run.stdout).toMatch(/^DRY RUN of cleanup on file:\/\/.*: nothing was deleted or written$/m);
     expect(run.stdout).toMatch(/versions to remove: 1, 3-4 \(3\); kept: 2/);
     expect(run.stdout).toMatch(/^ {2}2 .* keep +tagged "v2"$/m);
-    expect(run.stdout).toMatch(/^ {2}delete +manifest +\d+(\.\d)? (B|KiB) +_versions\/\d{20}\.manifest +version 1 removed: committed .* ago \(older than 0s\)/m);
+    expect(run.stdout).toMatch(/^ {2}delete +commit +\d+(\.\d)? (B|KiB) +_versions\/\d{20}\.manifest +version 1 removed: committed .* ago \(older than 0s\)/m);
     expect(run.stdout).toMatch(/^ {2}delete +data .* named only by removed version/m);
     const json = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--dry-run", "--json")).stdout) as CleanupReport;
     const deleteLines = run.stdout.split("\n").filter((line) => /^ {2}delete /.test(line));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { planFiles } from "../../lib/maintenance/file-plan.ts";
-import { ReferenceSet, unsafeReferenceReason } from "../../lib/maintenance/references.ts";
+import { ReferenceSet } from "../../lib/maintenance/references.ts";
+import { relativeKeyProblem } from "../../lib/model/table-path.ts";
 import type { ObjectInfo } from "../../lib/store/object-store.ts";
 import type { VersionDecision } from "../../lib/maintenance/version-plan.ts";
 
@@ -24,17 +25,17 @@ const decisions = new Map<number, VersionDecision>([
 function references() {
   const kept = new ReferenceSet();
   kept.addAll(2, [
-    { path: "data/kept.lance", kind: "data" },
-    { path: "_indices/aaaa/", kind: "index" },
-    { path: "_transactions/1-x.txn", kind: "transaction" },
+    { path: "data/kept.lance", role: "data" },
+    { path: "_indices/aaaa/", role: "index" },
+    { path: "_transactions/1-x.txn", role: "transaction" },
   ]);
   const removed = new ReferenceSet();
   removed.addAll(1, [
-    { path: "data/kept.lance", kind: "data" },
-    { path: "data/old-young.lance", kind: "data" },
-    { path: "_indices/bbbb/", kind: "index" },
-    { path: "_deletions/0-1-2.arrow", kind: "deletion" },
-    { path: "../../elsewhere/victim.lance", kind: "data" },
+    { path: "data/kept.lance", role: "data" },
+    { path: "data/old-young.lance", role: "data" },
+    { path: "_indices/bbbb/", role: "index" },
+    { path: "_deletions/0-1-2.arrow", role: "delete" },
+    { path: "../../elsewhere/victim.lance", role: "data" },
   ]);
   return { kept, removed };
 }
@@ -69,7 +70,7 @@ describe("which files delete_unreferenced removes", () => {
     const result = plan(listing);
     const byKey = Object.fromEntries(result.files.map((f) => [f.key, [f.action, f.kind, f.reason]]));
     expect(byKey).toEqual({
-      [v2(1)]: ["delete", "manifest", "version 1 removed: committed 30 days ago (older than 7d) and not among the newest 1"],
+      [v2(1)]: ["delete", "commit", "version 1 removed: committed 30 days ago (older than 7d) and not among the newest 1"],
       [`${v2(3)}-0d3e`]: ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows in _versions\/ \(staging manifest, temp or foreign file\): kept/)],
       "_versions/.tmp_abc": ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows/)],
       "data/old-young.lance": ["delete", "data", "named only by removed version 1"],
@@ -78,7 +79,7 @@ describe("which files delete_unreferenced removes", () => {
       "data/notes.txt": ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows \(/)],
       "_indices/bbbb/page_data.lance": ["delete", "index", "named only by removed version 1"],
       "_indices/bbbb/page_lookup.lance": ["delete", "index", "named only by removed version 1"],
-      "_deletions/0-1-2.arrow": ["delete", "deletion", "named only by removed version 1"],
+      "_deletions/0-1-2.arrow": ["delete", "delete", "named only by removed version 1"],
       "_transactions/0-y.txn": ["delete", "transaction", "unreferenced, 8 days old"],
     });
     expect(result.toDelete.map((f) => f.key)).not.toContain("data/kept.lance");
@@ -94,9 +95,11 @@ describe("which files delete_unreferenced removes", () => {
 
   it("a reference outside the table root is recorded, never a key", () => {
     const { removed } = references();
-    expect(removed.outside).toEqual([{ path: "../../elsewhere/victim.lance", version: 1 }]);
+    expect(removed.outside).toEqual([
+      { path: "../../elsewhere/victim.lance", version: 1, kind: "unresolvable", reason: 'the format gave a path that has a ".." segment' },
+    ]);
     expect(removed.lookup("../../elsewhere/victim.lance")).toBeUndefined();
-    for (const path of ["/abs/x", "s3://other/x", "a/../../b", "a//b", "a\\b", ""]) expect(unsafeReferenceReason(path)).not.toBeNull();
-    expect(unsafeReferenceReason("_indices/abc/")).toBeNull();
+    for (const path of ["/abs/x", "s3://other/x", "a/../../b", "a//b", "a\\b", ""]) expect(relativeKeyProblem(path)).not.toBeNull();
+    expect(relativeKeyProblem("_indices/abc/")).toBeNull();
   });
 });

@@ -12,6 +12,9 @@ import { loadNewestCheckpoint } from "../../lib/checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { deleteUnreferenced } from "../../lib/maintenance/delete-unreferenced.ts";
+import { planDeletes } from "../../lib/maintenance/plan-deletes.ts";
+import { replanUntilSettled } from "../../lib/maintenance/replan.ts";
+import type { ProcessedManifests } from "../../lib/maintenance/process-manifests.ts";
 import { processManifests, scanManifests } from "../../lib/maintenance/process-manifests.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
@@ -26,6 +29,14 @@ const dirs: string[] = [];
 afterAll(async () => {
   for (const dir of dirs) await removeDir(dir);
 });
+
+/** delete_unreferenced as the pipeline drives it: plan, plan again while the table moves, delete. */
+async function planAndDelete(store: LocalStore, processed: ProcessedManifests, now: Date) {
+  const planned = await planDeletes(store, lanceFormat, processed, { now });
+  const { plan, replans } = await replanUntilSettled(store, lanceFormat, planned, { now });
+  const outcome = await deleteUnreferenced(store, lanceFormat, plan, { now });
+  return { ...outcome, replans, processed: plan.processed };
+}
 
 async function table() {
   const dbUri = await makeTempDir("lw-stages-");
@@ -51,7 +62,7 @@ describe("each stage on its own", () => {
     const before = await readContents(ds.dbUri);
     const processed = await plan(store, now);
     expect(processed.plan.removed).toEqual([1, 2, 3]);
-    const outcome = await deleteUnreferenced(store, lanceFormat, processed, { now });
+    const outcome = await planAndDelete(store, processed, now);
     expect(outcome.removedVersions).toEqual([1, 2, 3]);
     expect(outcome.referenceCheck?.ok).toBe(true);
     const archived = await archiveVersions(store, {
@@ -74,7 +85,7 @@ describe("each stage on its own", () => {
     expect(processed.plan.removed).toContain(2);
     await (await ds.table.tags()).create("late", 2);
     ds.close();
-    const outcome = await deleteUnreferenced(store, lanceFormat, processed, { now });
+    const outcome = await planAndDelete(store, processed, now);
     expect(outcome.replans).toEqual(["tags or branches changed while planning: planned again"]);
     expect(outcome.removedVersions).toEqual([1, 3]);
     const db = await lancedb.connect(ds.dbUri);
@@ -93,7 +104,7 @@ describe("each stage on its own", () => {
     const contents = await readContents(ds.dbUri);
     ds.close();
     store.stats.reset();
-    const outcome = await deleteUnreferenced(store, lanceFormat, processed, { now, dryRun: false });
+    const outcome = await planAndDelete(store, processed, now);
     expect(outcome.replans).toEqual(["version 5 was committed while planning: planned again"]);
     expect(outcome.processed.scan.get(5)?.round).toBe(1);
     expect(outcome.removedVersions).toEqual([1, 2, 3]);

@@ -1,26 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { groupCommitsByTable, parseCommitKey, type Commit } from "../../lib/serve/commits.ts";
-import { parseVersionKey, versionKey } from "../../lib/formats/lance/version-names.ts";
+import { versionKey } from "../../lib/formats/lance/version-names.ts";
+import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 
-const lance = { versionsPrefix: "_versions/", parseVersionKey: (key: string) => parseVersionKey(key)?.version ?? null };
 
 describe("parseCommitKey", () => {
   it("finds the table root and version in both Lance naming schemes", () => {
-    expect(parseCommitKey(lance, `lake/orders.lance/${versionKey(12, "v1")}`)).toEqual({
+    expect(parseCommitKey(`lake/orders.lance/${versionKey(12, "v1")}`)).toEqual({
+      format: lanceFormat,
       tableRoot: "lake/orders.lance",
       version: 12,
       versionKey: "_versions/12.manifest",
     });
-    expect(parseCommitKey(lance, `lake/orders.lance/${versionKey(3, "v2")}`)?.version).toBe(3);
+    expect(parseCommitKey(`lake/orders.lance/${versionKey(3, "v2")}`)?.version).toBe(3);
   });
 
   it("accepts a table at the root and tables whose parent folders look like version folders", () => {
-    expect(parseCommitKey(lance, "_versions/1.manifest")).toEqual({ tableRoot: "", version: 1, versionKey: "_versions/1.manifest" });
-    expect(parseCommitKey(lance, "_versions/t.lance/_versions/4.manifest")?.tableRoot).toBe("_versions/t.lance");
+    expect(parseCommitKey("_versions/1.manifest")).toEqual({ format: lanceFormat, tableRoot: "", version: 1, versionKey: "_versions/1.manifest" });
+    expect(parseCommitKey("_versions/t.lance/_versions/4.manifest")?.tableRoot).toBe("_versions/t.lance");
   });
 
   it("keeps spaces and unicode in the table root", () => {
-    expect(parseCommitKey(lance, "my lake/ventes été.lance/_versions/2.manifest")?.tableRoot).toBe("my lake/ventes été.lance");
+    expect(parseCommitKey("my lake/ventes été.lance/_versions/2.manifest")?.tableRoot).toBe("my lake/ventes été.lance");
   });
 
   it("ignores keys that are not version files", () => {
@@ -33,7 +34,7 @@ describe("parseCommitKey", () => {
       "lake/other.manifest",
       "",
     ]) {
-      expect(parseCommitKey(lance, key), key).toBeNull();
+      expect(parseCommitKey(key), key).toBeNull();
     }
   });
 });

@@ -24,12 +24,12 @@ afterAll(async () => {
 describe("discoverTables", () => {
   it("finds LanceDB tables at every depth within the limit, skipping internal folders", async () => {
     const store = openStore(lake);
-    expect(await discoverTables(store, lanceFormat, { maxDepth: 4 })).toEqual(["a/b/c/deep.lance", "a/one.lance", "top.lance"]);
-    expect(await discoverTables(store, lanceFormat, { maxDepth: 1 })).toEqual(["top.lance"]);
+    expect(await discoverTables(store, [lanceFormat], { maxDepth: 4 })).toEqual(["a/b/c/deep.lance", "a/one.lance", "top.lance"]);
+    expect(await discoverTables(store, [lanceFormat], { maxDepth: 1 })).toEqual(["top.lance"]);
   });
 
   it("reports the root itself when the location is a table", async () => {
-    expect(await discoverTables(openStore(join(lake, "top.lance")), lanceFormat)).toEqual([""]);
+    expect(await discoverTables(openStore(join(lake, "top.lance")), [lanceFormat])).toEqual([""]);
   });
 
   it("treats _ and . folders as internal", () => {

@@ -4,8 +4,8 @@
  */
 import type { Table } from "@lancedb/lancedb";
 import { expect } from "vitest";
-import type { VersionRecord } from "../../lib/versions/version-record.ts";
-import { VERSION_TOTAL_FIELDS } from "../../lib/versions/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
+import { VERSION_TOTAL_FIELDS } from "../../lib/model/version-record.ts";
 
 export const SUMMARY_KEYS = VERSION_TOTAL_FIELDS;
 

@@ -38,7 +38,7 @@ describe("readTimeline", () => {
     const timeline = await readTimeline(store, lanceFormat);
     expect(timeline.checkpoint).toBeNull();
     expect(timeline.records).toEqual(await readVersionRecords(store, lanceFormat));
-    expect(timeline.sources).toEqual({ checkpoint: 0, recent: 0, manifests: 4 });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 0, recent: 0, manifests: 4 });
   });
 
   it("with a checkpoint: reads only the version files newer than it", async () => {
@@ -50,7 +50,7 @@ describe("readTimeline", () => {
     store.stats.reset();
     const timeline = await readTimeline(store, lanceFormat);
     expect(timeline.checkpoint?.version).toBe(4);
-    expect(timeline.sources).toEqual({ checkpoint: 4, recent: 0, manifests: 2 });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 4, recent: 0, manifests: 2 });
     expect(timeline.records).toEqual(await readVersionRecords(store, lanceFormat));
   });
 
@@ -85,7 +85,7 @@ describe("readTimeline", () => {
     const store = new LocalStore(ds.tableUri);
     const all = await readVersionRecords(store, lanceFormat);
     const timeline = await readTimeline(store, lanceFormat, { recent: { records: all.slice(2), source: "head" } });
-    expect(timeline.sources).toEqual({ checkpoint: 0, recent: 2, manifests: 2 });
+    expect(timeline.sources).toEqual({ archive: 0, checkpoint: 0, recent: 2, manifests: 2 });
     expect(timeline.records).toEqual(all);
   });
 

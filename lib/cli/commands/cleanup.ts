@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
 import { parseSettingFlag } from "../flags.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
@@ -51,6 +51,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     try {
       const report = await runOnTable(table, flags, io, (store) =>
         runCleanup(store, {
+          ...(chosenFormat(flags) ? { format: chosenFormat(flags)! } : {}),
           settings,
           dryRun: Boolean(flags.dryRun),
           signal: controller.signal,

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { checkHeadCodecFlag } from "../flags.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { loadTableState } from "../../head/loader.ts";
@@ -34,7 +34,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
   ).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
     const result = await runOnTable(table, options, io, (store) =>
-      writeTableHead(store, options.codec === undefined ? {} : { codec: options.codec }),
+      writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...formatOption(options) }),
     );
     if (options.json) printJson(io, writeJson(result));
     else io.out(describeWrite(result));
@@ -46,7 +46,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
       .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
-    const state = await runOnTable(table, options, io, (store) => loadTableState(store));
+    const state = await runOnTable(table, options, io, (store) => loadTableState(store, formatOption(options)));
     if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
     if (options.json) printJson(io, showJson(state));
     else io.out(describeState(state));

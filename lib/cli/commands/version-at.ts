@@ -7,11 +7,10 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { lanceFormat } from "../../formats/lance/lance-format.ts";
 import { NotATableError } from "../../formats/errors.ts";
-import { readTimeline } from "../../versions/timeline.ts";
+import { readHistory } from "../../head/timeline-source.ts";
 import { NoVersionAtTimeError, parseTimePoint, versionAt } from "../../versions/version-at.ts";
 import type { VersionAt } from "../../versions/version-at.ts";
 
@@ -26,8 +25,9 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
     const atMillis = parseTimePoint(time);
     if (atMillis === null) throw new UsageError(`not a time: ${JSON.stringify(time)} (use ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)`);
     const found = await runOnTable(table, options, io, async (store) => {
-      const timeline = await readTimeline(store, lanceFormat);
-      if (timeline.records.length === 0) throw new NotATableError(store.uri, `not a ${lanceFormat.name} table: no version files and no checkpoint`);
+      const timeline = await readHistory(store, formatOption(options));
+      const format = timeline.format;
+      if (timeline.records.length === 0) throw new NotATableError(store.uri, `not a ${format.name} table: no version files and no checkpoint`);
       const answer = versionAt(timeline.records, atMillis);
       if (!answer) {
         const first = timeline.records[0]!;

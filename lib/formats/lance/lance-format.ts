@@ -4,8 +4,9 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import type { FileKind, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
-import type { VersionRecord } from "../../versions/version-record.ts";
+import type { FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { VersionRecord } from "../../model/version-record.ts";
+import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceVersion } from "./read-version.ts";
@@ -94,6 +95,9 @@ function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord
     read_version: transaction?.readVersion ?? null,
     operation_type: transaction?.operation ?? null,
     transaction_properties: transaction?.properties ?? {},
+    // Lance records the version a commit read, not a parent: versions form one line per branch.
+    ...numberedVersionIdentity(manifest.version, manifest.version > 1 ? manifest.version - 1 : null, manifest.branch),
+    metrics: {},
   };
 }
 
@@ -104,10 +108,12 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   if (manifest.version !== file.version) {
     throw new CorruptFileError(uri, `manifest says version ${manifest.version} but its file name says ${file.version}`);
   }
+  const references = referencedFiles(manifest, store.uri);
   return {
     record: toVersionRecord(lanceVersion, uri),
-    referencedFiles: referencedFiles(manifest, uri),
-    liveFiles: liveFiles(manifest, uri),
+    referencedFiles: references.files,
+    unresolvedReferences: references.unresolved,
+    liveFiles: liveFiles(manifest, store.uri),
     schema: manifest.fields,
     config: manifest.config,
     raw: lanceVersion.bytes,
@@ -115,10 +121,10 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   };
 }
 
-function classify(key: string): FileKind | null {
-  if (key.startsWith(VERSIONS_PREFIX)) return parseVersionKey(key) ? "manifest" : null;
+function classify(key: string): FileRole | null {
+  if (key.startsWith(VERSIONS_PREFIX)) return parseVersionKey(key) ? "commit" : null;
   if (key.startsWith(DATA_PREFIX)) return key.endsWith(".lance") ? "data" : null;
-  if (key.startsWith(DELETIONS_PREFIX)) return /\.(arrow|bin)$/.test(key) ? "deletion" : null;
+  if (key.startsWith(DELETIONS_PREFIX)) return /\.(arrow|bin)$/.test(key) ? "delete" : null;
   if (key.startsWith(TRANSACTIONS_PREFIX)) return key.endsWith(".txn") ? "transaction" : null;
   if (key.startsWith(INDICES_PREFIX)) return key.length > INDICES_PREFIX.length ? "index" : null;
   return null;
@@ -137,10 +143,32 @@ async function branchAt(store: ObjectStore): Promise<string | null> {
 /** Newer Lance writes this hint on stores whose listing is unordered; it is Lance's to manage. */
 const VERSION_HINT_KEY = `${VERSIONS_PREFIX}latest_version_hint.json`;
 
+/** One LIST of one key, unless the first key in `_versions/` is not a version file (a temp file): then the full walk. */
+async function detect(store: ObjectStore): Promise<boolean> {
+  for await (const first of store.list(VERSIONS_PREFIX, { delimiter: "/", maxKeys: 1 })) {
+    if (parseVersionKey(first.key) !== null) return true;
+    return (await latestVersionFile(store)) !== null;
+  }
+  return false;
+}
+
+/** A bucket key `{root}/_versions/{name}` that names a version file: its root (`""` for a table at the bucket's root). */
+function tableRootOfCommitKey(key: string): string | null {
+  // The last occurrence: a version file name never contains "/", a table's parent folders might.
+  const at = key.lastIndexOf(`/${VERSIONS_PREFIX}`);
+  if (at === -1 && !key.startsWith(VERSIONS_PREFIX)) return null;
+  const versionKey = at === -1 ? key : key.slice(at + 1);
+  return parseVersionKey(versionKey) === null ? null : at === -1 ? "" : key.slice(0, at);
+}
+
 export const lanceFormat: TableFormat = {
   name: "lance",
   versionsPrefix: VERSIONS_PREFIX,
+  commitPatterns: [{ prefix: VERSIONS_PREFIX, suffix: ".manifest" }],
   managedPrefixes: LANCE_MANAGED_PREFIXES,
+  removal: "delete-commit-files",
+  detect,
+  tableRootOfCommitKey,
   parseVersionKey: (key: string): number | null => parseVersionKey(key)?.version ?? null,
   listVersionFiles,
   latestVersionFile,

@@ -7,17 +7,28 @@
  * resolved nor listed here: it is not ours to keep or delete, and we cannot tell whether
  * that URI is this very table without guessing.
  */
-import type { LiveFile, ReferencedFile } from "../table-format.ts";
+import type { FileReference, LiveFile, UnresolvedReference } from "../table-format.ts";
+import { relativeKeyProblem, resolveTablePath } from "../../model/table-path.ts";
 import type { LanceDeletionFile, LanceFragment, LanceManifest } from "./manifest-model.ts";
-import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX, tableKey } from "./table-paths.ts";
+import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 
 /** `_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}` (rust/lance-table/src/io/deletion.rs). */
 export function deletionFileName(fragmentId: number, deletion: LanceDeletionFile): string {
   return `${fragmentId}-${deletion.readVersion}-${deletion.id}.${deletion.suffix}`;
 }
 
-function dataKey(fragment: LanceFragment, path: string, uri: string): string {
-  return tableKey(DATA_PREFIX, path, `fragment ${fragment.id} data file`, uri);
+/**
+ * A path the manifest records under one of Lance's folders, through the one path validator:
+ * Lance writes them relative to the folder, so an absolute path or URI is outside the root or
+ * cannot be resolved, never a key.
+ */
+function resolveUnder(prefix: string, path: string, tableUri: string): { key: string } | UnresolvedReference {
+  const resolved = resolveTablePath(path, { roots: [tableUri], absolute: false });
+  if (resolved.kind === "key") {
+    const problem = relativeKeyProblem(prefix + resolved.key);
+    return problem === null ? { key: prefix + resolved.key } : { path, kind: "unresolvable", reason: `the path ${problem}` };
+  }
+  return { path, kind: resolved.kind, reason: resolved.reason };
 }
 
 function deletionKey(fragment: LanceFragment, deletion: LanceDeletionFile): string {
@@ -25,42 +36,64 @@ function deletionKey(fragment: LanceFragment, deletion: LanceDeletionFile): stri
   return DELETIONS_PREFIX + deletionFileName(fragment.id, deletion);
 }
 
-/** Root-relative keys of every file the version references; `uri` names the manifest in errors. */
-export function referencedFiles(manifest: LanceManifest, uri: string): ReferencedFile[] {
-  const files: ReferencedFile[] = [];
+/**
+ * System indices that keep their state elsewhere and own no `_indices/{uuid}/` folder: the
+ * MemWAL index (its shards live under `_mem_wal/`, which Lance's cleanup leaves alone too).
+ */
+const SYSTEM_INDICES_WITHOUT_FOLDER = new Set(["__lance_mem_wal"]);
+
+export interface LanceReferences {
+  files: FileReference[];
+  unresolved: UnresolvedReference[];
+}
+
+/** Root-relative keys of every file the version references, and the paths that are not keys under `tableUri`. */
+export function referencedFiles(manifest: LanceManifest, tableUri: string): LanceReferences {
+  const files: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  const add = (prefix: string, path: string, role: string, size?: number): void => {
+    const resolved = resolveUnder(prefix, path, tableUri);
+    if (!("key" in resolved)) {
+      unresolved.push(resolved);
+      return;
+    }
+    const entry: FileReference = { path: resolved.key, role };
+    if (size !== undefined && size > 0) entry.size = size;
+    files.push(entry);
+  };
   for (const fragment of manifest.fragments) {
     for (const file of fragment.files) {
       if (file.baseId !== null) continue;
-      const entry: ReferencedFile = { path: dataKey(fragment, file.path, uri), kind: "data" };
-      if (file.sizeBytes > 0) entry.size = file.sizeBytes;
-      files.push(entry);
+      add(DATA_PREFIX, file.path, "data", file.sizeBytes);
     }
     const deletion = fragment.deletionFile;
     if (deletion && deletion.baseId === null) {
-      files.push({ path: deletionKey(fragment, deletion), kind: "deletion" });
+      // Built from numbers only, so it cannot escape the root.
+      files.push({ path: deletionKey(fragment, deletion), role: "delete" });
     }
   }
   for (const index of manifest.indices) {
-    if (index.baseId !== null) continue;
+    if (index.baseId !== null || SYSTEM_INDICES_WITHOUT_FOLDER.has(index.name)) continue;
     // The uuid is formatted from 16 bytes, so the folder name is always safe.
-    files.push({ path: `${INDICES_PREFIX}${index.uuid}/`, kind: "index" });
+    files.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }
-  if (manifest.transactionFile !== null) {
-    files.push({
-      path: tableKey(TRANSACTIONS_PREFIX, manifest.transactionFile, "transaction file", uri),
-      kind: "transaction",
-    });
-  }
-  return files;
+  if (manifest.transactionFile !== null) add(TRANSACTIONS_PREFIX, manifest.transactionFile, "transaction");
+  return { files, unresolved };
 }
 
-/** One LiveFile per fragment. Data files under another base count in `size` but have no path here. */
-export function liveFiles(manifest: LanceManifest, uri: string): LiveFile[] {
+/**
+ * One LiveFile per fragment. Data files under another base count in `size` but have no path
+ * here; a path that is not a key under the root is kept as the manifest wrote it.
+ */
+export function liveFiles(manifest: LanceManifest, tableUri: string): LiveFile[] {
   return manifest.fragments.map((fragment) => {
     const deletion = fragment.deletionFile;
     return {
       fragmentId: fragment.id,
-      paths: fragment.files.filter((file) => file.baseId === null).map((file) => dataKey(fragment, file.path, uri)),
+      paths: fragment.files.filter((file) => file.baseId === null).map((file) => {
+        const resolved = resolveUnder(DATA_PREFIX, file.path, tableUri);
+        return "key" in resolved ? resolved.key : file.path;
+      }),
       size: fragment.files.reduce((sum, file) => sum + file.sizeBytes, 0),
       physicalRows: fragment.physicalRows ?? 0,
       deletionFile: deletion && deletion.baseId === null ? deletionKey(fragment, deletion) : null,

@@ -7,7 +7,7 @@
  * - total_data_file_rows is total_rows + total_deletion_file_rows, not the sum of
  *   physical rows, so fragments with unknown counts drop out of both.
  */
-import type { VersionTotals } from "../../versions/version-record.ts";
+import type { VersionTotals } from "../../model/version-record.ts";
 import type { LanceManifest } from "./manifest-model.ts";
 
 export function summarizeManifest(manifest: LanceManifest): VersionTotals {

@@ -9,7 +9,7 @@ import { CorruptFileError, NotATableError } from "../../../lib/formats/errors.ts
 import { detectFormat, formatByName } from "../../../lib/formats/index.ts";
 import { lanceFormat } from "../../../lib/formats/lance/lance-format.ts";
 import { versionFileName } from "../../../lib/formats/lance/version-names.ts";
-import type { ReferencedFile } from "../../../lib/formats/table-format.ts";
+import type { FileReference } from "../../../lib/formats/table-format.ts";
 import { NotFoundError, openStore, type ObjectStore } from "../../../lib/store/index.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "../../support/lance-datasets.ts";
 
@@ -150,15 +150,15 @@ describe("findVersionFile", () => {
 
 describe("classify", () => {
   it.each<[string, string | null]>([
-    [v2Key(1), "manifest"],
-    [v1Key(12), "manifest"],
+    [v2Key(1), "commit"],
+    [v1Key(12), "commit"],
     ["_versions/latest_version_hint.json", null],
     ["_versions/.tmp_x", null],
     ["_versions/d9223372036854775815.manifest", null],
     ["data/0110abc.lance", "data"],
     ["data/stem/0.blob", null],
-    ["_deletions/0-2-5336894699785221688.arrow", "deletion"],
-    ["_deletions/3-4-17.bin", "deletion"],
+    ["_deletions/0-2-5336894699785221688.arrow", "delete"],
+    ["_deletions/3-4-17.bin", "delete"],
     ["_transactions/3-805549b9-746f-4f76-a6fd-57939f94b9bd.txn", "transaction"],
     ["_indices/1de0e0b3-022d-40de-b762-9627861314fc/page_data.lance", "index"],
     ["_refs/tags/first.json", null],
@@ -221,19 +221,19 @@ describe("readSnapshot", () => {
   it("references exactly the files LanceDB wrote, across all versions", async () => {
     const store = openStore(v2.tableUri);
     const files = await lanceFormat.listVersionFiles(store);
-    const referenced: ReferencedFile[] = [];
+    const referenced: FileReference[] = [];
     for (const file of files) referenced.push(...(await lanceFormat.readSnapshot(store, file)).referencedFiles);
-    const pathsOf = (kind: ReferencedFile["kind"]) => [...new Set(referenced.filter((f) => f.kind === kind).map((f) => f.path))].sort();
+    const pathsOf = (role: FileReference["role"]) => [...new Set(referenced.filter((f) => f.role === role).map((f) => f.path))].sort();
 
     // No cleanup ran, so every file in these folders belongs to some version.
     expect(pathsOf("data")).toEqual(await filesUnder(v2.tableUri, "data"));
-    expect(pathsOf("deletion")).toEqual(await filesUnder(v2.tableUri, "_deletions"));
+    expect(pathsOf("delete")).toEqual(await filesUnder(v2.tableUri, "_deletions"));
     expect(pathsOf("transaction")).toEqual(await filesUnder(v2.tableUri, "_transactions"));
     const indexDirs = [...new Set((await filesUnder(v2.tableUri, "_indices")).map((p) => p.split("/").slice(0, 2).join("/") + "/"))];
     expect(pathsOf("index")).toEqual(indexDirs.sort());
-    expect(pathsOf("deletion").length).toBeGreaterThan(0);
+    expect(pathsOf("delete").length).toBeGreaterThan(0);
     expect(pathsOf("index").length).toBeGreaterThan(0);
-    for (const file of referenced.filter((f) => f.kind === "data")) {
+    for (const file of referenced.filter((f) => f.role === "data")) {
       expect(file.size).toBe((await stat(join(v2.tableUri, file.path))).size);
     }
   });

@@ -1,0 +1,18 @@
+/**
+ * Every key lakewarden writes, relative to a table root, in one place. Everything of ours lives
+ * under `_lakewarden/`: the leading underscore keeps Lance cleanup, Delta VACUUM and Iceberg
+ * orphan removal away from it, and we never write inside a format's own folders.
+ */
+export const LAKEWARDEN_PREFIX = "_lakewarden/";
+/** The head object: the table's current state in one GET. */
+export const HEAD_KEY = `${LAKEWARDEN_PREFIX}head`;
+/** The cleanup lease: one cleaner per table at a time. */
+export const LEASE_KEY = `${LAKEWARDEN_PREFIX}lease`;
+/** Per-run intents and receipts. */
+export const RUNS_PREFIX = `${LAKEWARDEN_PREFIX}runs/`;
+/** Version checkpoints, `{version:020}.arrow`. */
+export const CHECKPOINTS_PREFIX = `${LAKEWARDEN_PREFIX}checkpoints/`;
+/** History rows a checkpoint could no longer hold, `{first:020}-{last:020}.arrow`, never pruned. */
+export const ARCHIVE_PREFIX = `${LAKEWARDEN_PREFIX}archive/`;
+/** The table's detected format, written once, so later runs need not detect it again. */
+export const FORMAT_PIN_KEY = `${LAKEWARDEN_PREFIX}format`;

@@ -1,0 +1,89 @@
+/**
+ * The one path validator: turns a path that a format's metadata holds into a key under the
+ * table root, or says that it lies outside the root (never deleted), or that it cannot be
+ * resolved (cleanup stops before any delete when a kept version names such a path).
+ *
+ * Formats differ only in what they write: Lance and Delta write paths relative to the table
+ * root (Delta URL-encodes them: the format decodes first); Iceberg writes absolute URIs under
+ * the table's `location`. A format that writes relative paths cannot resolve an absolute one,
+ * even when it points inside the root: it does not know what that path means to its readers.
+ */
+export type ResolvedPath =
+  | { kind: "key"; key: string }
+  | { kind: "outside"; reason: string }
+  | { kind: "unresolvable"; reason: string };
+
+export interface PathContext {
+  /**
+   * The table root's URIs: the store's (`s3://bucket/t`, `file:///dir/t`) and any the format
+   * records (Iceberg `location`). A URI under one of them is inside the root.
+   */
+  roots: readonly string[];
+  /** True when the format writes absolute URIs (Iceberg); false for relative paths (Lance, Delta). */
+  absolute: boolean;
+}
+
+const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
+/** Hadoop's S3 connectors name the same objects as s3://. */
+const SCHEME_ALIASES: Record<string, string> = { s3a: "s3", s3n: "s3" };
+
+/** Why a relative path is not a plain key, or null if it is one. */
+export function relativeKeyProblem(path: string): string | null {
+  if (path === "") return "is empty";
+  if (path.startsWith("/")) return "is absolute";
+  if (path.includes("\\")) return "contains a backslash";
+  if (SCHEME.test(path)) return "is a URI";
+  const segments = path.split("/");
+  if (path.endsWith("/")) segments.pop();
+  for (const segment of segments) {
+    if (segment === "") return "has an empty segment";
+    if (segment === "." || segment === "..") return `has a "${segment}" segment`;
+  }
+  return null;
+}
+
+/** A URI or absolute path in one spelling: lower-case scheme with aliases folded, no trailing "/". */
+export function normalizeUri(uri: string): string {
+  let text = uri;
+  if (text.startsWith("/")) text = `file://${encodeURI(text)}`;
+  const scheme = SCHEME.exec(text)?.[1];
+  if (scheme) {
+    const lower = scheme.toLowerCase();
+    text = `${SCHEME_ALIASES[lower] ?? lower}${text.slice(scheme.length)}`;
+  }
+  // file:/dir and file:///dir are the same place.
+  text = text.replace(/^file:\/(?!\/)/, "file:///");
+  return text.replace(/\/+$/, "");
+}
+
+export function resolveTablePath(path: string, context: PathContext): ResolvedPath {
+  if (typeof path !== "string" || path === "") return { kind: "unresolvable", reason: "the path is empty" };
+  const isUri = SCHEME.test(path) || path.startsWith("/");
+  if (!isUri) {
+    const problem = relativeKeyProblem(path);
+    return problem === null ? { kind: "key", key: path } : { kind: "unresolvable", reason: `the relative path ${problem}` };
+  }
+  const uri = normalizeUri(path);
+  for (const root of context.roots) {
+    const base = normalizeUri(root);
+    if (!uri.startsWith(`${base}/`)) continue;
+    if (!context.absolute) {
+      return { kind: "unresolvable", reason: `an absolute path inside the table root, where this format writes paths relative to it` };
+    }
+    let key = uri.slice(base.length + 1);
+    if (base.startsWith("file:")) {
+      try {
+        key = decodeURIComponent(key);
+      } catch {
+        return { kind: "unresolvable", reason: "the file URI is not validly percent-encoded" };
+      }
+    }
+    const problem = relativeKeyProblem(key);
+    return problem === null ? { kind: "key", key } : { kind: "unresolvable", reason: `the path under the table root ${problem}` };
+  }
+  const segments = uri.replace(SCHEME, "").split("/");
+  if (segments.some((segment) => segment === "." || segment === "..")) {
+    return { kind: "unresolvable", reason: `the URI has a "." or ".." segment, so where it points depends on who resolves it` };
+  }
+  return { kind: "outside", reason: `not under the table root (${context.roots.join(", ")})` };
+}
