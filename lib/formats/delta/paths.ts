@@ -5,6 +5,9 @@
  * an absolute one is kept as written and left to the one path validator, which decides whether
  * it lies outside the root or cannot be resolved.
  */
+import { resolveTablePath } from "../../model/table-path.ts";
+import type { ResolvedPath } from "../../model/table-path.ts";
+
 export type DeltaPath =
   | { kind: "relative"; path: string }
   | { kind: "absolute"; uri: string }
@@ -28,48 +31,23 @@ export function pathIdentity(path: string): string {
   return decoded.kind === "relative" ? decoded.path : path;
 }
 
-export type ResolvedDeltaPath =
-  | { kind: "key"; key: string }
-  | { kind: "outside"; reason: string }
-  | { kind: "unresolvable"; reason: string };
-
-function keyProblem(key: string): string | null {
-  if (key === "") return "is empty";
-  if (key.includes("\\")) return "contains a backslash";
-  for (const segment of key.split("/")) {
-    if (segment === "") return "has an empty segment";
-    if (segment === "." || segment === "..") return `has a "${segment}" segment`;
-  }
-  return null;
-}
-
-function normalizeRoot(uri: string): string {
-  let text = uri.replace(/^s3[an]:/i, "s3:").replace(/^file:\/(?!\/)/, "file:///");
-  if (text.startsWith("/")) text = `file://${text}`;
-  return text.replace(/\/+$/, "");
-}
+export type { ResolvedPath as ResolvedDeltaPath } from "../../model/table-path.ts";
 
 /**
- * A path from an action → a key under the table root. Relative paths are decoded and must be
- * plain keys. An absolute URI under one of `roots` names that key; one that still holds
- * percent-escapes is refused (unresolvable) rather than guessed, since S3 URIs are compared
- * undecoded and a wrong guess would leave a live file unprotected. Anything else is outside.
+ * A path from an action → a key under the table root, through the one path validator
+ * (lib/model/table-path.ts). A relative path is decoded first. An absolute URI (the protocol
+ * allows them) is resolved as absolute: under the root it names that key. Except that an
+ * absolute non-file URI under the root that still holds percent-escapes is refused
+ * (unresolvable): S3 URIs are compared undecoded, so the key could not be known for sure and a
+ * live file could go unprotected.
  */
-export function resolveDeltaPath(path: string, roots: readonly string[]): ResolvedDeltaPath {
+export function resolveDeltaPath(path: string, roots: readonly string[]): ResolvedPath {
   const decoded = decodeDeltaPath(path);
   if (decoded.kind === "invalid") return { kind: "unresolvable", reason: decoded.reason };
-  if (decoded.kind === "relative") {
-    const problem = keyProblem(decoded.path);
-    return problem === null ? { kind: "key", key: decoded.path } : { kind: "unresolvable", reason: `the relative path ${problem}` };
+  if (decoded.kind === "relative") return resolveTablePath(decoded.path, { roots, absolute: false });
+  const resolved = resolveTablePath(decoded.uri, { roots, absolute: true });
+  if (resolved.kind === "key" && !/^file:/i.test(decoded.uri) && !decoded.uri.startsWith("/") && /%[0-9A-Fa-f]{2}/.test(decoded.uri)) {
+    return { kind: "unresolvable", reason: "an absolute URI under the table root with percent-escapes: its key cannot be known for sure" };
   }
-  const uri = normalizeRoot(decoded.uri);
-  for (const root of roots.map(normalizeRoot)) {
-    if (!uri.startsWith(`${root}/`)) continue;
-    const key = uri.slice(root.length + 1);
-    if (key.includes("%")) return { kind: "unresolvable", reason: "an absolute URI under the table root with percent-escapes" };
-    const problem = keyProblem(key);
-    return problem === null ? { kind: "key", key } : { kind: "unresolvable", reason: `the path under the table root ${problem}` };
-  }
-  if (/(^|\/)\.\.?(\/|$)/.test(uri.replace(/^[a-z0-9+.-]+:\/\//i, ""))) return { kind: "unresolvable", reason: `the URI has a "." or ".." segment` };
-  return { kind: "outside", reason: `not under the table root (${roots.join(", ")})` };
+  return resolved;
 }
