@@ -28,20 +28,24 @@ export async function fixtureNames(format: FixtureFormat): Promise<string[]> {
 }
 
 /**
- * Copies a fixture table to a fresh temporary folder and returns the copy's path (the table root).
- * The originals are read-only; the copy is made writable. Removed when the current test finishes.
+ * Copies a fixture table to a fresh temporary folder (made writable: the originals are
+ * read-only). Returns the copy's path (the table root) and a function that removes it.
  */
-export async function copyFixture(format: FixtureFormat, name: string): Promise<string> {
+export async function copyFixtureDir(format: FixtureFormat, name: string): Promise<{ dir: string; remove(): Promise<void> }> {
   const source = fixtureSource(format, name);
   await stat(source); // a clear ENOENT naming the fixture when it is missing
   const parent = await mkdtemp(join(tmpdir(), `lw-fixture-${name}-`));
-  const target = join(parent, name);
-  await cp(source, target, { recursive: true });
-  await makeWritable(target);
-  onTestFinished(async () => {
-    await rm(parent, { recursive: true, force: true });
-  });
-  return target;
+  const dir = join(parent, name);
+  await cp(source, dir, { recursive: true });
+  await makeWritable(dir);
+  return { dir, remove: () => rm(parent, { recursive: true, force: true }) };
+}
+
+/** copyFixtureDir inside a test: the copy is removed when the current test finishes. */
+export async function copyFixture(format: FixtureFormat, name: string): Promise<string> {
+  const { dir, remove } = await copyFixtureDir(format, name);
+  onTestFinished(remove);
+  return dir;
 }
 
 async function makeWritable(path: string): Promise<void> {
