@@ -88,7 +88,17 @@ describe("LakewardenStack on a bucket it creates", () => {
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "lake/orders.lance/_delta_log/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
             Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "warehouse/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "warehouse/" }] } },
           },
         ],
       },
