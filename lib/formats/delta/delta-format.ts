@@ -12,6 +12,9 @@
  * checkpoint, `.crc` or sidecar (`_last_checkpoint`, compaction files, `_autostats/`, Hadoop side
  * files), and every path Delta's VACUUM treats as hidden, is the format's own and never a candidate.
  *
+ * Cleanup reads every version through readForCleanup, which refuses (UnsupportedFeatureError)
+ * any version whose reader or writer features lakewarden does not support: no file is deleted.
+ *
  * Retention the table declares: versions older than `delta.logRetentionDuration` (default 30
  * days) may go, none when `delta.enableExpiredLogCleanup` is false; unreferenced files younger
  * than `delta.deletedFileRetentionDuration` (default 7 days) stay. checkpointProtection's boundary
@@ -43,7 +46,7 @@ import { latestCommitVersion, listLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
 import { resolveDeltaPath } from "./paths.ts";
-import { hasWriterFeature } from "./protocol.ts";
+import { assertCleanable, hasWriterFeature } from "./protocol.ts";
 import { loadSnapshot, readCommitActions } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { CHECKPOINT_PROTECTION_VERSION, cleanupProperties } from "./table-properties.ts";
@@ -236,6 +239,9 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
 /** The cleanup view: checkpointProtection's V becomes lakewarden's protected boundary unless the table sets its own. */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const snapshot = await loadSnapshot(store, file.version);
+  // Deleting files needs the writer protocol too, for every table (vacuumProtocolCheck's rule),
+  // and for every version cleanup reads (checkpointProtection: never clean versions whose protocol is not supported).
+  assertCleanable(snapshot.protocol, store.uri);
   const references = await referencesOf(store, snapshot);
   // Files this version's state still holds tombstones for stay while the version is kept (VACUUM
   // keeps them until the tombstone expires; a kept version is the conservative proxy for that).

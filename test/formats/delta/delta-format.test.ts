@@ -15,6 +15,7 @@ import { LocalStore } from "../../../lib/store/local-store.ts";
 import { readVersionRecords } from "../../../lib/versions/read-version-records.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
+import { UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
 import { deletionVectorLocation } from "../../../lib/formats/delta/deletion-vectors.ts";
 import { copyFixture, fixtureNames } from "../../support/fixtures.ts";
 import { oracleCommits, oracleIctEnabled, oracleLiveFiles } from "./duckdb-oracle.ts";
@@ -157,5 +158,15 @@ describe("Delta through the TableFormat interface", () => {
       expect(report.policy?.protect_before.value).toBe(v);
       expect(report.versions_removed).toEqual(expectedRemoved);
     }
+  });
+
+  it("cleanup through the pipeline refuses a table with a writer feature lakewarden does not support, before any delete", async () => {
+    const dir = await copyFixture("delta", "table_with_liquid_clustering");
+    await setAllTimes(dir, new Date("2020-01-01T00:00:00Z"));
+    await writeFile(join(dir, "orphan.parquet"), "x");
+    await utimes(join(dir, "orphan.parquet"), new Date("2020-01-01T00:00:00Z"), new Date("2020-01-01T00:00:00Z"));
+    const keys = await listKeys(dir);
+    await expect(runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => new Date("2030-01-01T00:00:00Z") })).rejects.toThrow(UnsupportedFeatureError);
+    expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
   });
 });
