@@ -6,7 +6,8 @@
  * not read yet. The decide half (`decideManifests`) is pure. A version file that cannot be read
  * aborts the run: without it we cannot know which files it needs.
  */
-import type { FileReference, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
+import type { CleanupView, FileReference, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
+import { NotFoundError } from "../store/errors.ts";
 import { UnresolvableReferenceError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
@@ -55,13 +56,37 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
     else toRead.push(file);
   }
   options.progress?.stage("reading manifests", toRead.length);
-  const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (file) => {
-    const view = await (format.readForCleanup ?? format.readSnapshot)(store, file);
+  const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (listedFile) => {
+    const found = await readListedVersion(store, format, listedFile);
     options.progress?.advance(1);
+    if (found === null) return null;
+    const { file, view } = found;
     return { file, record: view.record, references: view.referencedFiles, unresolved: view.unresolvedReferences, config: view.config, round };
   });
-  for (const version of read) scan.set(version.file.version, version);
+  for (const version of read) if (version !== null) scan.set(version.file.version, version);
   return new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
+}
+
+/**
+ * Reads a listed version file. A file gone since the listing was renamed (Lance's manifest-path
+ * migration copies V1 names to V2 names and deletes the old ones) or removed: the version is
+ * looked up again, and dropped only when it has no commit file at all any more.
+ */
+async function readListedVersion(store: ObjectStore, format: TableFormat, listed: VersionFile): Promise<{ file: VersionFile; view: CleanupView } | null> {
+  const read = (file: VersionFile) => (format.readForCleanup ?? format.readSnapshot)(store, file);
+  try {
+    return { file: listed, view: await read(listed) };
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  let current: VersionFile;
+  try {
+    current = await format.findVersionFile(store, listed.version);
+    return { file: current, view: await read(current) };
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
 }
 
 export interface ProcessedManifests {
