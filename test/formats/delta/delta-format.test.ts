@@ -1,6 +1,6 @@
 /**
  * Delta through the TableFormat interface: the functions the CLI and the pipeline call.
- *   - `readVersionRecords` (what `versions --json` prints) lists exactly the commits in the log,
+ *   - `readHistory` (what `versions --json` prints, format found by the registry) lists exactly the commits in the log,
  *     with timestamps and operations as DuckDB reads them from the commit files;
  *   - `readSnapshot` of the latest version gives DuckDB's live files;
  *   - naming: detection, commit keys, roles, the format's own files;
@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
-import { readVersionRecords } from "../../../lib/versions/read-version-records.ts";
+import { readHistory } from "../../../lib/head/timeline-source.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
 import { UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
@@ -39,7 +39,10 @@ describe("Delta through the TableFormat interface", () => {
     }
     const store = new LocalStore(dir);
     expect(await deltaFormat.detect(store)).toBe(true);
-    const records = await readVersionRecords(store, deltaFormat);
+    // What `lakewarden versions --json` prints: the CLI's own function, the format found by the registry.
+    const history = await readHistory(store);
+    expect(history.format).toBe(deltaFormat);
+    const records = history.records;
     const commits = await oracleCommits(dir);
     const ict = await oracleIctEnabled(dir);
     expect(records.map((r) => r.version)).toEqual(commits.map((c) => c.version));
