@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
 import { runCli } from "../../../lib/cli/run-cli.ts";
-import { copyFixture } from "../../support/fixtures.ts";
+import { copyFixture, fixtureNames } from "../../support/fixtures.ts";
 import { oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
 import { listKeys, setAllTimes } from "./log-surgery.ts";
 
@@ -19,6 +19,7 @@ async function cli(...argv: string[]) {
 }
 
 const DAY = 86_400_000;
+const names = (await fixtureNames("delta")).filter((n) => n !== "simple_table_features");
 
 describe("lakewarden on a Delta table", () => {
   it("versions --json, head write, head show --json and cleanup --dry-run --json", async () => {
@@ -100,5 +101,18 @@ describe("lakewarden on a Delta table", () => {
     const records = JSON.parse(versions.stdout) as { version: number; timestamp_millis: number; operation_type: string | null; is_cleaned_up: boolean }[];
     expect(records.map((r) => [r.version, r.timestamp_millis, r.operation_type])).toEqual(commits.map((c) => [c.version, c.modifiedMillis, c.operation]));
     expect(records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual(Array.from({ length: 20 }, (_, v) => v));
+  });
+
+  it.each(names)("%s: head write, then head show --json lists DuckDB's live files", async (name) => {
+    const dir = await copyFixture("delta", name);
+    const live = await oracleLiveFiles(dir);
+    const write = await cli("head", "write", dir, "--json");
+    expect(write.stderr).toBe("");
+    expect(write.code).toBe(0);
+    const show = await cli("head", "show", dir, "--json");
+    expect(show.code).toBe(0);
+    const shown = JSON.parse(show.stdout) as { source: string; files: { paths: string[]; size: number }[] };
+    expect(shown.source).toBe("head");
+    expect(shown.files.map((f) => `${f.paths[0]} ${f.size}`).sort()).toEqual(live.files.map((f) => `${f.path} ${f.size}`).sort());
   });
 });
