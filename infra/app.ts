@@ -12,9 +12,11 @@ try {
   const context = (key: string): unknown => app.node.tryGetContext(key);
   const stackName = context("lakewarden:stackName");
   const bucketName = context("lakewarden:bucketName");
+  const alarmEmail = context("lakewarden:alarmEmail");
   new LakewardenStack(app, typeof stackName === "string" && stackName !== "" ? stackName : "Lakewarden", {
     settings: settingsFromContext(context),
     bucketName: typeof bucketName === "string" && bucketName !== "" ? bucketName : undefined,
+    alarmEmail: typeof alarmEmail === "string" && alarmEmail !== "" ? alarmEmail : undefined,
     description: "lakewarden: head objects on commit, scheduled cleanup of lakehouse tables",
   });
   app.synth();

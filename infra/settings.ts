@@ -20,6 +20,8 @@ export interface RetentionSettings {
   retainVersions: number;
   /** Unreferenced files younger than this are kept unless a removed version proves they were committed. */
   safetyWindow: string;
+  /** A safety window below 1 hour only with this set: a younger file may belong to a commit still being written. */
+  allowShortSafetyWindow?: boolean;
 }
 
 /**
@@ -92,6 +94,13 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
     }
   }
   requirePositiveInteger("retainVersions", retention.retainVersions);
+  if ((parseDuration(retention.safetyWindow) ?? 0) < 3_600_000 && retention.allowShortSafetyWindow !== true) {
+    throw new InvalidSettingError(
+      "safetyWindow",
+      `"${retention.safetyWindow}" is below 1 hour: an unreferenced file that young may belong to a commit still being written, and deleting it breaks that commit; ` +
+        "set lakewarden:allowShortSafetyWindow to true only when no writer takes that long",
+    );
+  }
 
   const head: HeadSettings = { ...DEFAULT_SETTINGS.head, ...definedOnly(input.head ?? {}) };
   if (head.codec !== undefined && head.codec !== "arrow" && head.codec !== "json") {
@@ -120,6 +129,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
       olderThan: contextString("olderThan", get("olderThan")),
       retainVersions: contextNumber("retainVersions", get("retainVersions")),
       safetyWindow: contextString("safetyWindow", get("safetyWindow")),
+      allowShortSafetyWindow: get("allowShortSafetyWindow") === true || get("allowShortSafetyWindow") === "true" ? true : undefined,
     },
     head: {
       codec: contextString("headCodec", get("headCodec")) as HeadCodec | undefined,

@@ -20,13 +20,14 @@ the table through LanceDB and openTable. After every cleanup round the invariant
   --minutes N   how long the writer runs (default 3; at most 120)
   --store       local (a temp directory, default) or s3 (fauxqs in this process)
   --seed N      random seed for the writer's choices (default: from the clock; printed)
-  --out file    results markdown (default bench/results/soak.md)
+  --out file    results markdown (default bench/soak-results/soak.md, not committed;
+                the published bench/results/soak.md is only written when named here)
   --keep        keep the local table directory afterwards`;
 
 export class SoakUsageError extends Error {}
 
 export function parseSoakOptions(argv: readonly string[]): SoakOptions {
-  const options: SoakOptions = { minutes: 3, store: "local", seed: Date.now() % 2 ** 31, out: "bench/results/soak.md", keep: false };
+  const options: SoakOptions = { minutes: 3, store: "local", seed: Date.now() % 2 ** 31, out: "bench/soak-results/soak.md", keep: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {

@@ -131,7 +131,7 @@ async function main(): Promise<number> {
     archived,
     runCliCleanup:
       options.store === "local"
-        ? async (retain) => (await cli(["cleanup", table.tableUri, "--older-than", "0s", "--retain-versions", String(retain), "--json"])) as CleanupReport
+        ? async (retain) => (await cli(["cleanup", table.tableUri, "--older-than", "0s", "--allow-short-retention", "--retain-versions", String(retain), "--json"])) as CleanupReport
         : null,
     shouldStop,
   });

@@ -11,7 +11,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { encodeCheckpoint } from "./codec.ts";
-import type { CheckpointContent } from "./codec.ts";
+import type { CheckpointContent, StoredProtection } from "./codec.ts";
 import { CorruptCheckpointError } from "./errors.ts";
 import { mergeHistory, sameHistory } from "./history.ts";
 import type { MergedHistory } from "./history.ts";
@@ -33,6 +33,8 @@ export interface ArchiveInput {
   tableFormat: string;
   now: Date;
   maxEntries?: number;
+  /** The protection state this run leaves (undefined: keep the previous one). */
+  protection?: StoredProtection | null;
 }
 
 /** written: new file; replaced: same-version file updated with If-Match; unchanged: nothing new; empty: no history at all. */
@@ -59,6 +61,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
       nowMillis: input.now.getTime(),
       tableFormat: input.tableFormat,
       ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
+      ...(input.protection !== undefined ? { protection: input.protection } : {}),
     });
   const content = merge(input.previous);
   let archivedTo: string | null = null;
@@ -74,7 +77,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   if (content.records.length === 0) return result("empty", null, content);
   // Rows the checkpoint no longer holds go to an archive segment first: never dropped.
   archivedTo = await writeSegment(store, content.overflow, input.tableFormat, input.now.getTime());
-  if (archivedTo !== null) content.archiveSegments.push(archivedTo);
+  if (archivedTo !== null && !content.archiveSegments.includes(archivedTo)) content.archiveSegments.push(archivedTo);
   const previous = input.previous;
   if (previous && previous.version === content.version && sameHistory(previous, content)) {
     return result("unchanged", previous.key, previous);
@@ -104,7 +107,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
     if (merged !== content) {
       const segment = await writeSegment(store, merged.overflow, input.tableFormat, input.now.getTime());
       if (segment !== null) {
-        merged.archiveSegments.push(segment);
+        if (!merged.archiveSegments.includes(segment)) merged.archiveSegments.push(segment);
         archivedTo = segment;
       }
     }

@@ -25,6 +25,16 @@ export interface CheckpointContent {
   tableFormat: string;
   /** Archive segments holding the rows this file no longer holds, oldest first. */
   archiveSegments: string[];
+  /** The history-protection state the last cleanup left; absent when none was in force. */
+  protection?: StoredProtection | null;
+}
+
+/** History protection as a checkpoint keeps it, so `versions` can say what a cleanup left. */
+export interface StoredProtection {
+  boundary: number;
+  result: string;
+  reason: string;
+  removed_earlier: number[];
 }
 
 const ARROW_MAGIC = new TextEncoder().encode("ARROW1");
@@ -41,6 +51,7 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedAtMillis, String(content.datasetCreatedAtMillis));
   }
   if (content.archiveSegments.length > 0) metadata.set(CHECKPOINT_METADATA.archiveSegments, JSON.stringify(content.archiveSegments));
+  if (content.protection) metadata.set(CHECKPOINT_METADATA.protection, JSON.stringify(content.protection));
   if (content.datasetCreatedFromVersion !== null) {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedFromVersion, String(content.datasetCreatedFromVersion));
   }
@@ -156,7 +167,30 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   if (newest && newest.version > version) {
     throw new CorruptCheckpointError(uri, `holds version ${newest.version}, newer than the ${version} it claims to cover`);
   }
-  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri) };
+  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri), ...protectionOf(metadata, uri) };
+}
+
+function protectionOf(metadata: Map<string, string>, uri: string): { protection?: StoredProtection } {
+  const text = metadata.get(CHECKPOINT_METADATA.protection);
+  if (text === undefined) return {};
+  let value: Partial<StoredProtection> | null = null;
+  try {
+    value = JSON.parse(text) as Partial<StoredProtection>;
+  } catch {
+    value = null;
+  }
+  if (
+    value === null ||
+    typeof value !== "object" ||
+    !Number.isSafeInteger(value.boundary) ||
+    typeof value.result !== "string" ||
+    typeof value.reason !== "string" ||
+    !Array.isArray(value.removed_earlier) ||
+    !value.removed_earlier.every((v) => Number.isSafeInteger(v))
+  ) {
+    throw new CorruptCheckpointError(uri, `metadata ${CHECKPOINT_METADATA.protection} is not a protection state`);
+  }
+  return { protection: value as StoredProtection };
 }
 
 function archiveSegmentsOf(metadata: Map<string, string>, uri: string): string[] {

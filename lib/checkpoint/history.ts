@@ -12,7 +12,7 @@
  */
 import type { VersionRecord } from "../model/version-record.ts";
 import { VERSION_RECORD_FIELDS } from "../model/version-record.ts";
-import type { CheckpointContent } from "./codec.ts";
+import type { CheckpointContent, StoredProtection } from "./codec.ts";
 import { encodeTransactionProperties } from "./properties.ts";
 
 /** DESIGN.md: a checkpoint holds at most this many rows. */
@@ -29,6 +29,8 @@ export interface HistoryUpdate {
   nowMillis: number;
   tableFormat: string;
   maxEntries?: number;
+  /** The protection state this run leaves (undefined: keep the previous checkpoint's). */
+  protection?: StoredProtection | null;
 }
 
 /** A checkpoint's content, and the oldest rows it no longer holds (to archive first). */
@@ -65,8 +67,15 @@ export function mergeHistory(update: HistoryUpdate): MergedHistory {
     datasetCreatedFromVersion: creation?.version ?? null,
     tableFormat: update.tableFormat,
     archiveSegments: [...(update.previous?.archiveSegments ?? [])],
+    ...protectionAfter(update),
     overflow,
   };
+}
+
+/** The protection state: this run's when it says one (null clears it), else the previous checkpoint's. */
+function protectionAfter(update: HistoryUpdate): { protection?: StoredProtection } {
+  const protection = update.protection !== undefined ? update.protection : update.previous?.protection;
+  return protection ? { protection } : {};
 }
 
 /** The earliest-version creation time known: the previous checkpoint's, or the oldest row's. */
@@ -84,6 +93,8 @@ function creationTime(previous: CheckpointContent | null, oldest: VersionRecord 
 export function sameHistory(a: CheckpointContent, b: CheckpointContent): boolean {
   if (a.version !== b.version || a.records.length !== b.records.length) return false;
   if (a.datasetCreatedAtMillis !== b.datasetCreatedAtMillis || a.datasetCreatedFromVersion !== b.datasetCreatedFromVersion) return false;
+  if (JSON.stringify(a.protection ?? null) !== JSON.stringify(b.protection ?? null)) return false;
+  if (JSON.stringify(a.archiveSegments) !== JSON.stringify(b.archiveSegments)) return false;
   return a.records.every((row, i) => rowKey(row) === rowKey(b.records[i]!));
 }
 

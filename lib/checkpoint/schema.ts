@@ -29,6 +29,8 @@ export const CHECKPOINT_METADATA = {
   tableFormat: "lakewarden.table_format",
   /** JSON array of the archive segment keys that hold the rows older than this file's (format 2). */
   archiveSegments: "lakewarden.checkpoint.archive_segments",
+  /** JSON: the history-protection state the last cleanup left (boundary, result, reason, removed_earlier). */
+  protection: "lakewarden.checkpoint.protection",
 } as const;
 
 type ColumnName = (typeof VERSION_RECORD_FIELDS)[number];

@@ -1,12 +1,22 @@
 import { CommanderError } from "commander";
 import { StoreError } from "../store/errors.ts";
 import { TableFormatError } from "../formats/errors.ts";
+import { LeaseHeldError } from "../maintenance/errors.ts";
+import { EXIT_CODES } from "./exit-codes.ts";
 
-/** A problem with what the user asked for (bad flag value, unknown table format...). */
+/** A problem with what the user asked for (bad flag value, unknown table format...): exit status 2. */
 export class UsageError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
+  }
+}
+
+/** The command stopped because it was interrupted (SIGINT/SIGTERM): exit status 130. */
+export class InterruptedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InterruptedError";
   }
 }
 
@@ -17,11 +27,19 @@ export class UsageError extends Error {
 export function describeError(error: unknown, verbose: boolean): string {
   if (verbose && error instanceof Error && error.stack) return `lakewarden: ${error.stack}`;
   if (error instanceof StoreError) return `lakewarden: ${error.message}`;
-  if (error instanceof TableFormatError || error instanceof UsageError) return `lakewarden: ${error.message}`;
+  if (error instanceof TableFormatError || error instanceof UsageError || error instanceof InterruptedError) return `lakewarden: ${error.message}`;
   if (error instanceof Error) {
     return `lakewarden: unexpected ${error.name}: ${firstLine(error.message)} (run with --verbose for details)`;
   }
   return `lakewarden: unexpected error: ${String(error)}`;
+}
+
+/** The exit status for an error that ended a command (see exit-codes.ts). */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) return EXIT_CODES.usage;
+  if (error instanceof LeaseHeldError) return EXIT_CODES.leaseHeld;
+  if (error instanceof InterruptedError) return EXIT_CODES.interrupted;
+  return EXIT_CODES.failure;
 }
 
 export function isCommanderExit(error: unknown): error is CommanderError {

@@ -1,6 +1,7 @@
 /** Flag values the commands share, checked by the same rules as the settings they stand for. */
 import { headCodecs } from "../head/registry.ts";
-import { parseSetting } from "../maintenance/policy.ts";
+import { DURATION_EXPECTED, parseSetting } from "../maintenance/policy.ts";
+import { formatDuration, parseDuration } from "../maintenance/duration.ts";
 import type { PolicyField } from "../maintenance/policy.ts";
 import { UsageError } from "./errors.ts";
 
@@ -20,4 +21,49 @@ export function checkHeadCodecFlag(codec: string | undefined): void {
   if (codec !== undefined && !headCodecs.get(codec)) {
     throw new UsageError(`unknown head codec ${JSON.stringify(codec)} (known: ${headCodecs.names().join(", ")})`);
   }
+}
+
+/** The acknowledgement `--older-than` needs below MIN_SAFE_RETENTION_MS. */
+export const SHORT_RETENTION_FLAG = "--allow-short-retention";
+const MIN_SAFE_RETENTION_MS = 7 * 86_400_000;
+
+/**
+ * `--older-than` below 7 days (0s included) only with --allow-short-retention: removing a version
+ * that a running query or an in-flight commit still reads breaks that reader or writer (Delta Lake
+ * refuses the same below 7 days unless its safety check is turned off).
+ */
+export function checkShortRetention(olderThanMs: number | undefined, allowed: boolean): void {
+  if (olderThanMs === undefined || olderThanMs >= MIN_SAFE_RETENTION_MS || allowed) return;
+  throw new UsageError(
+    `--older-than ${formatDuration(olderThanMs)} is below 7 days: a version removed while a query or a commit still reads it breaks that reader or writer; ` +
+      `add ${SHORT_RETENTION_FLAG} if nothing runs longer than ${formatDuration(olderThanMs)}`,
+  );
+}
+
+/** The acknowledgement `--safety-window` needs below MIN_SAFE_SAFETY_WINDOW_MS. */
+export const SHORT_SAFETY_WINDOW_FLAG = "--allow-short-safety-window";
+export const MIN_SAFE_SAFETY_WINDOW_MS = 3_600_000;
+
+/**
+ * `--safety-window` below one hour only with --allow-short-safety-window: an unreferenced file that
+ * young may be one a writer has written and not yet committed (its manifest comes last), and
+ * deleting it breaks that commit. Pass it only when no writer runs, or none takes that long.
+ */
+export function checkShortSafetyWindow(safetyWindowMs: number | undefined, allowed: boolean): void {
+  if (safetyWindowMs === undefined || safetyWindowMs >= MIN_SAFE_SAFETY_WINDOW_MS || allowed) return;
+  throw new UsageError(
+    `--safety-window ${formatDuration(safetyWindowMs)} is below 1 hour: an unreferenced file that young may belong to a commit still being written, ` +
+      `and deleting it breaks that commit; add ${SHORT_SAFETY_WINDOW_FLAG} only when no writer is active or none takes longer than ${formatDuration(safetyWindowMs)}`,
+  );
+}
+
+/**
+ * A duration flag that is not a retention setting (`serve --poll-interval`), with the same
+ * error as every other duration: `--flag = "x" is not a duration (e.g. 7d, 12h, 30m)`.
+ */
+export function parseDurationFlag(flag: string, text: string, { positive = false } = {}): number {
+  const millis = parseDuration(text);
+  if (millis === null) throw new UsageError(`${flag} = ${JSON.stringify(text)} is not ${DURATION_EXPECTED}`);
+  if (positive && millis <= 0) throw new UsageError(`${flag} = ${JSON.stringify(text)} is not ${DURATION_EXPECTED} above zero`);
+  return millis;
 }

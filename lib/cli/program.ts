@@ -4,7 +4,9 @@
  * meanings: `--json` puts one JSON document on stdout, `--stats` ends stderr with one line
  * `{"requests":{...}}`, `--verbose` adds stack traces to errors.
  */
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerHeadCommand } from "./commands/head.ts";
@@ -12,6 +14,14 @@ import { registerCleanupCommand } from "./commands/cleanup.ts";
 import { registerCheckpointCommand } from "./commands/checkpoint.ts";
 import { registerVersionAtCommand } from "./commands/version-at.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerLeaseCommand } from "./commands/lease.ts";
+import { registerConfigCommand } from "./commands/config.ts";
+
+const ENVIRONMENT_HELP = [
+  "Environment:",
+  "  AWS_REGION, AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, ...   S3 settings, as the AWS SDK reads them",
+  "  LAKEWARDEN_S3_REQUEST_TIMEOUT   give up on an S3 request with no answer after this long (default 30s)",
+].join("\n");
 
 export interface ProgramContext {
   io: CliIO;
@@ -20,11 +30,14 @@ export interface ProgramContext {
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
     .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
-    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
     .configureOutput({
       writeOut: (text) => context.io.out(text),
       writeErr: (text) => context.io.err(text),
+      // Usage errors in the one-line format of every other error: "lakewarden: <problem> (...)".
+      outputError: (text, write) => write(`lakewarden: ${text.replace(/^error: /, "").trimEnd()} (run with --help for usage)\n`),
     })
     .exitOverride();
 
@@ -33,6 +46,14 @@ export function buildProgram(context: ProgramContext): Command {
   registerCleanupCommand(program, context);
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);
+  registerLeaseCommand(program, context);
+  registerConfigCommand(program, context);
   registerServeCommand(program, context);
   return program;
+}
+
+/** The version in package.json: two folders up from here both in the sources (lib/cli) and in the package (dist/cli). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
 }

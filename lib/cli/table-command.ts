@@ -6,6 +6,8 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
 import { formatByName, formatNames } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
+import { EXIT_CODES_HELP } from "./exit-codes.ts";
+import { snakeCaseKeys } from "../maintenance/report.ts";
 
 export interface OutputOptions {
   json?: boolean;
@@ -22,12 +24,25 @@ export function withOutputOptions(command: Command): Command {
   return command
     .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once and remembered in _lakewarden/format`)
     .option("--json", "print one JSON document on stdout")
-    .option("--stats", "end stderr with one JSON line counting the storage requests made");
+    .option("--stats", "end stderr with one JSON line counting the storage requests made")
+    .option("--verbose", "print stack traces with errors")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`);
+}
+
+/** The `--stats` line of the command running on an output, printed last by runCli. */
+const pendingStats = new WeakMap<CliIO, () => string>();
+
+/** The `--stats` line still to print for this output (once), or null. */
+export function takeStatsLine(io: CliIO): string | null {
+  const line = pendingStats.get(io);
+  pendingStats.delete(io);
+  return line ? line() : null;
 }
 
 /**
- * Opens the table's store, runs the command body, and with `--stats` prints the request
- * counts as the last line on stderr, whether the body succeeded or not.
+ * Opens the table's store and runs the command body. With `--stats`, the request counts are
+ * printed as the last line on stderr (by runCli, after warnings and errors), whether the body
+ * succeeded or not.
  */
 export async function runOnTable<T>(
   location: string,
@@ -35,13 +50,10 @@ export async function runOnTable<T>(
   io: CliIO,
   body: (store: ObjectStore) => Promise<T>,
 ): Promise<T> {
-  await assertLocalDirectory(location);
   const store = openStore(location);
-  try {
-    return await body(store);
-  } finally {
-    if (options.stats) io.err(`${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
-  }
+  if (options.stats) pendingStats.set(io, () => `${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
+  await assertLocalDirectory(location);
+  return body(store);
 }
 
 /** The caller's `--format` as a TableFormat (undefined: let the library detect it). */
@@ -55,8 +67,9 @@ export function formatOption(options: OutputOptions): { format?: TableFormat } {
   return format ? { format } : {};
 }
 
+/** One JSON document on stdout, keys in snake_case like every JSON lakewarden prints (see snakeCaseKeys). */
 export function printJson(io: CliIO, value: unknown): void {
-  io.out(`${JSON.stringify(value, null, 2)}\n`);
+  io.out(`${JSON.stringify(snakeCaseKeys(value), null, 2)}\n`);
 }
 
 /**

@@ -16,7 +16,7 @@
  */
 import type { FileRole, TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
-import { describeAge, formatDuration } from "./duration.ts";
+import { formatDuration } from "./duration.ts";
 import type { ReferenceSet } from "./references.ts";
 import { describeVersions } from "./references.ts";
 import type { VersionDecision } from "./version-plan.ts";
@@ -102,11 +102,9 @@ function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
   if (provenByIntent) return remove(kind, provenByIntent);
 
   const ageMillis = nowMillis - object.lastModified.getTime();
-  const age = describeAge(ageMillis);
-  if (ageMillis >= input.safetyWindowMs) return remove(kind, `unreferenced, ${age} old`);
-  if (input.deleteUnverified) return remove(kind, `unreferenced, ${age} old, deleted because of --delete-unverified`);
-  return keep(
-    kind,
-    `unreferenced but only ${age} old (safety window ${formatDuration(input.safetyWindowMs)}): may belong to a commit in progress`,
-  );
+  const modified = `last modified ${object.lastModified.toISOString()}`;
+  const window = formatDuration(input.safetyWindowMs);
+  if (ageMillis >= input.safetyWindowMs) return remove(kind, `unreferenced, ${modified}, older than the safety window ${window}`);
+  if (input.deleteUnverified) return remove(kind, `unreferenced, ${modified}, within the safety window ${window}, deleted because of --delete-unverified`);
+  return keep(kind, `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`);
 }

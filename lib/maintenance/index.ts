@@ -16,8 +16,9 @@ export {
 export type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { LeaseHeldError, LeaseLostError, PolicyError, TableChangedError } from "./errors.ts";
-export { DEFAULT_LEASE_DURATION_MS, LEASE_KEY, Lease, readLease } from "./lease.ts";
-export type { LeaseOptions, LeaseRecord } from "./lease.ts";
+export { DEFAULT_LEASE_DURATION_MS, LEASE_KEY, Lease, breakLease, inspectLease, leaseState, readLease } from "./lease.ts";
+export type { BreakResult, LeaseInspection, LeaseOptions, LeaseRecord, LeaseState } from "./lease.ts";
+export { STORED_CONFIG_KEY, readStoredConfig, updateStoredConfig } from "./stored-config.ts";
 export { decideManifests, processManifests, scanManifests } from "./process-manifests.ts";
 export type { ManifestScan, ProcessedManifests, ScannedVersion } from "./process-manifests.ts";
 export { planDeletes } from "./plan-deletes.ts";

@@ -8,6 +8,12 @@
  *   release  = replace with If-Match, marking it released (never a blind delete).
  * Expiry is judged by the reader's clock against the holder's `expires_at`: keep durations
  * well above any clock skew between hosts (the default, 15 minutes, is a Lambda's whole life).
+ *
+ * A lease is also taken over before it expires when its holder is provably dead: the lease
+ * records the holder's hostname and pid, and a contender on the same hostname finds no such
+ * process (a cleanup killed by SIGKILL, OOM or a reboot). A holder on another host, or one
+ * that recorded no host (Lambda, where sandboxes are not one machine), is only waited out.
+ * `inspectLease` says which case a stored lease is; `breakLease` releases one by hand.
  */
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
@@ -23,6 +29,10 @@ export interface LeaseRecord {
   run_id: string;
   owner: string;
   purpose: string;
+  /** The holder's hostname, when a process on the same host can tell whether it still runs (null on Lambda). */
+  host: string | null;
+  /** The holder's process id on `host`. */
+  pid: number | null;
   acquired_at: string;
   expires_at: string;
   released_at: string | null;
@@ -44,6 +54,8 @@ export class Lease {
   readonly record: LeaseRecord;
   /** The holder we took an expired or released lease over from, if any. */
   readonly tookOverFrom: LeaseRecord | null;
+  /** Why the lease could be taken over from `tookOverFrom`: "released", "expired" or "holder dead" (null when there was none). */
+  readonly tookOverBecause: LeaseState | null;
   private etag: string;
   private expiresAtMillis: number;
   private released = false;
@@ -52,11 +64,12 @@ export class Lease {
   private readonly durationMs: number;
   private readonly now: () => Date;
 
-  private constructor(store: ObjectStore, record: LeaseRecord, etag: string, tookOverFrom: LeaseRecord | null, durationMs: number, now: () => Date) {
+  private constructor(store: ObjectStore, record: LeaseRecord, etag: string, tookOverFrom: LeaseRecord | null, tookOverBecause: LeaseState | null, durationMs: number, now: () => Date) {
     this.store = store;
     this.record = record;
     this.etag = etag;
     this.tookOverFrom = tookOverFrom;
+    this.tookOverBecause = tookOverBecause;
     this.durationMs = durationMs;
     this.now = now;
     this.expiresAtMillis = Date.parse(record.expires_at);
@@ -76,6 +89,8 @@ export class Lease {
         run_id: runId,
         owner,
         purpose,
+        host: THIS_HOST,
+        pid: process.pid,
         acquired_at: at.toISOString(),
         expires_at: new Date(at.getTime() + durationMs).toISOString(),
         released_at: null,
@@ -86,7 +101,7 @@ export class Lease {
       const record = fresh();
       try {
         const { etag } = await store.put(LEASE_KEY, encode(record), { ifNoneMatch: "*", contentType: "application/json" });
-        return new Lease(store, record, etag, null, durationMs, now);
+        return new Lease(store, record, etag, null, null, durationMs, now);
       } catch (error) {
         if (error instanceof ConflictError) continue;
         if (!(error instanceof PreconditionFailedError)) throw error;
@@ -98,13 +113,14 @@ export class Lease {
         if (error instanceof NotFoundError) continue;
         throw error;
       }
-      if (current.record && isLive(current.record, now().getTime())) {
+      const state = current.record ? leaseState(current.record, now().getTime()) : null;
+      if (current.record && state === "held") {
         throw new LeaseHeldError(`${uri}: ${describeHolder(current.record)}; this run stops without touching the table`, { uri });
       }
       const takeover = fresh();
       try {
         const { etag } = await store.put(LEASE_KEY, encode(takeover), { ifMatch: current.etag, contentType: "application/json" });
-        return new Lease(store, takeover, etag, current.record, durationMs, now);
+        return new Lease(store, takeover, etag, current.record, state, durationMs, now);
       } catch (error) {
         if (error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError) {
           throw new LeaseHeldError(`${uri}: another cleaner took over the expired lease at the same moment; this run stops without touching the table`, { uri, cause: error });
@@ -183,15 +199,120 @@ export async function readLease(store: ObjectStore): Promise<{ record: LeaseReco
   return { record: decode(body), etag };
 }
 
-function isLive(record: LeaseRecord, nowMillis: number): boolean {
-  return record.released_at === null && Date.parse(record.expires_at) > nowMillis;
+/**
+ * What a stored lease means now: "released" (its run finished), "expired" (its run stopped
+ * renewing), "holder dead" (same host, no such process: killed), or "held" (a live run, or one
+ * this host cannot judge). Only "held" keeps a contender out.
+ */
+export type LeaseState = "released" | "expired" | "holder dead" | "held";
+
+export function leaseState(record: LeaseRecord, nowMillis: number): LeaseState {
+  if (record.released_at !== null) return "released";
+  if (Date.parse(record.expires_at) <= nowMillis) return "expired";
+  if (holderIsDead(record)) return "holder dead";
+  return "held";
 }
+
+/** True only when the holder ran on this host and its process is gone. */
+function holderIsDead(record: LeaseRecord): boolean {
+  if (THIS_HOST === null || record.host !== THIS_HOST || record.pid === null) return false;
+  if (record.pid === process.pid) return false;
+  try {
+    process.kill(record.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * This host's name as leases record it. Null on AWS Lambda: a sandbox's hostname and pid say
+ * nothing about a process in another sandbox, so Lambda holders are only ever waited out.
+ */
+const THIS_HOST: string | null = process.env.AWS_LAMBDA_FUNCTION_NAME ? null : hostname();
 
 function describeHolder(record: LeaseRecord): string {
   return (
     `another ${record.purpose} holds this table's lease (run ${record.run_id} on ${record.owner}, ` +
     `since ${record.acquired_at}, until ${record.expires_at})`
   );
+}
+
+/** The warning a run gives when it took over a lease its holder never released. */
+export function describeTakeover(from: LeaseRecord, because: LeaseState | null): string {
+  if (because === "holder dead") {
+    return `took over the lease of run ${from.run_id} (${from.owner}) before it expired: its process ${from.pid} no longer exists on this host; that run stopped without releasing it`;
+  }
+  return `took over the expired lease of run ${from.run_id} (${from.owner}): that run stopped without releasing it`;
+}
+
+export interface LeaseInspection {
+  /** The stored lease, null when there is none (or its body is unreadable: `unreadable` says which). */
+  record: LeaseRecord | null;
+  state: LeaseState | "none" | "unreadable";
+  /** One sentence for people: who holds it and what happens next. */
+  description: string;
+  etag: string | null;
+}
+
+/** Reads the table's lease and says what it means now (`lakewarden lease show`). */
+export async function inspectLease(store: ObjectStore, now: Date = new Date()): Promise<LeaseInspection> {
+  let stored: { record: LeaseRecord | null; etag: string };
+  try {
+    stored = await readLease(store);
+  } catch (error) {
+    if (error instanceof NotFoundError) return { record: null, state: "none", description: "no lease: no cleanup has run here yet", etag: null };
+    throw error;
+  }
+  const { record, etag } = stored;
+  if (!record) return { record: null, state: "unreadable", description: "the lease is unreadable: the next cleanup takes it over", etag };
+  const state = leaseState(record, now.getTime());
+  const who = `run ${record.run_id} (${record.purpose}) on ${record.owner}`;
+  const description: Record<LeaseState, string> = {
+    released: `free: ${who} released it at ${record.released_at}`,
+    expired: `free: ${who} stopped renewing it; it expired at ${record.expires_at}`,
+    "holder dead": `free: ${who} held it until ${record.expires_at}, but process ${record.pid} no longer exists on this host (${record.host}); the next cleanup takes it over`,
+    held: record.host !== null && record.host === THIS_HOST
+      ? `held by ${who}, process ${record.pid} on this host, still running; until ${record.expires_at} unless renewed`
+      : `held by ${who} on host ${record.host ?? "(not recorded: Lambda)"}, which this host cannot check; until ${record.expires_at} unless renewed`,
+  };
+  return { record, state, description: description[state], etag };
+}
+
+export interface BreakResult {
+  /** What the lease was before: "none" means there was nothing to break. */
+  before: LeaseInspection;
+  /** True when this call marked it released. */
+  broken: boolean;
+}
+
+/**
+ * Marks the table's lease released (a conditional replace on the ETag just read, never a blind
+ * delete), so the next cleanup starts at once. A lease still held by a live or unjudgeable
+ * holder is refused with LeaseHeldError unless `force`: that holder then loses its lease at its
+ * next renewal and stops before deleting more.
+ */
+export async function breakLease(store: ObjectStore, options: { force?: boolean; now?: Date } = {}): Promise<BreakResult> {
+  const now = options.now ?? new Date();
+  const before = await inspectLease(store, now);
+  const uri = store.uriOf(LEASE_KEY);
+  if (before.state === "none" || before.state === "released") return { before, broken: false };
+  if (before.state === "held" && !options.force) {
+    throw new LeaseHeldError(`${uri}: ${before.description}; not broken (use --force if that run is really gone: it stops at its next renewal)`, { uri });
+  }
+  const at = now.toISOString();
+  const record: LeaseRecord = before.record
+    ? { ...before.record, expires_at: at, released_at: at }
+    : { run_id: "unknown", owner: "unknown", purpose: "cleanup", host: null, pid: null, acquired_at: at, expires_at: at, released_at: at };
+  try {
+    await store.put(LEASE_KEY, encode({ ...record, broken_by: `${hostname()}:${process.pid}` } as LeaseRecord), { ifMatch: before.etag!, contentType: "application/json" });
+  } catch (error) {
+    if (error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError) {
+      throw new LeaseHeldError(`${uri}: the lease changed while it was being broken (a cleanup took or renewed it); look again with lease show`, { uri, cause: error });
+    }
+    throw error;
+  }
+  return { before, broken: true };
 }
 
 function encode(record: LeaseRecord): Uint8Array {
@@ -209,6 +330,8 @@ function decode(body: Uint8Array): LeaseRecord | null {
       acquired_at: String(value.acquired_at ?? ""),
       expires_at: value.expires_at,
       released_at: typeof value.released_at === "string" ? value.released_at : null,
+      host: typeof value.host === "string" ? value.host : null,
+      pid: typeof value.pid === "number" && Number.isSafeInteger(value.pid) ? value.pid : null,
     };
   } catch {
     return null;

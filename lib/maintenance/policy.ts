@@ -1,8 +1,9 @@
 /**
- * The retention policy of one cleanup run. Three layers, most specific first:
+ * The retention policy of one cleanup run. Four layers, most specific first:
  *   1. the table's own config (keys prefixed `lakewarden.` in the latest version's config map),
- *   2. what the caller passes (CLI flags, Lambda environment),
- *   3. built-in defaults.
+ *   2. lakewarden's stored config for the table (`_lakewarden/config`, `lakewarden config set`),
+ *   3. what the caller passes (CLI flags, Lambda environment),
+ *   4. built-in defaults.
  * Every effective value remembers where it came from, so the report can say why.
  */
 import { PolicyError } from "./errors.ts";
@@ -64,6 +65,9 @@ export const ENVIRONMENT_KEYS: Record<PolicyField, string> = {
 
 type Parsed<F extends PolicyField> = Required<CleanupSettings>[F];
 
+/** What a bad duration is told it is not, in every error about one. */
+export const DURATION_EXPECTED = "a duration (e.g. 7d, 12h, 30m, 0s)";
+
 /** Parses one textual setting (config value, env var, CLI flag); throws PolicyError naming `where`. */
 export function parseSetting<F extends PolicyField>(field: F, text: string, where: string, uri: string): Parsed<F> {
   const fail = (expected: string): never => {
@@ -73,11 +77,12 @@ export function parseSetting<F extends PolicyField>(field: F, text: string, wher
     case "olderThanMs":
     case "safetyWindowMs": {
       const millis = parseDuration(text);
-      return (millis === null ? fail("a duration (e.g. 7d, 12h, 30m)") : millis) as Parsed<F>;
+      return (millis === null ? fail(DURATION_EXPECTED) : millis) as Parsed<F>;
     }
     case "retainVersions": {
       const n = /^\d+$/.test(text.trim()) ? Number(text) : NaN;
-      return (Number.isSafeInteger(n) && n >= 1 ? n : fail("a whole number of versions, at least 1")) as Parsed<F>;
+      if (n === 0) fail("allowed: the latest version is always kept, so the fewest versions kept is 1");
+      return (Number.isSafeInteger(n) ? n : fail("a whole number of versions (1 or more)")) as Parsed<F>;
     }
     case "protectBefore": {
       const trimmed = text.trim().toLowerCase();
@@ -124,14 +129,15 @@ export interface FormatDeclaredSettings {
 }
 
 /**
- * The effective policy for a table: its `lakewarden.*` config wins over the caller's settings,
- * which win over what the table declares in its format's own keys, which wins over the
- * defaults. `uri` names the table in errors.
+ * The effective policy for a table, most specific first: its `lakewarden.*` config, then
+ * lakewarden's stored config (`_lakewarden/config`), then the caller's settings, then what the
+ * table declares in its format's own keys, then the defaults. `uri` names the table in errors.
  */
 export function resolvePolicy(
   settings: CleanupSettings,
   tableConfig: Record<string, string>,
   uri: string,
+  storedConfig: Record<string, string> = {},
   declared?: FormatDeclaredSettings,
 ): RetentionPolicy {
   const resolved = { ...DEFAULT_SETTINGS } as Record<PolicyField, unknown>;
@@ -151,6 +157,11 @@ export function resolvePolicy(
       sources[field] = "option";
     }
     const configKey = TABLE_CONFIG_KEYS[field];
+    const stored = storedConfig[configKey];
+    if (stored !== undefined) {
+      resolved[field] = parseSetting(field, stored, `lakewarden config ${configKey}`, uri);
+      sources[field] = `lakewarden config ${configKey}`;
+    }
     const configured = tableConfig[configKey];
     if (configured !== undefined) {
       resolved[field] = parseSetting(field, configured, `table config ${configKey}`, uri);

@@ -109,6 +109,8 @@ export interface DecideInput {
   nowMillis: number;
   /** The format's rule for versions a kept version needs (Delta: its checkpoint and the commits after it). */
   keptTogether?: TableFormat["keptTogether"];
+  /** Versions interrupted runs removed (their intents, or the protection state they left): see planVersions. */
+  removedEarlier?: readonly number[];
 }
 
 export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
@@ -119,6 +121,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     policy: input.policy,
     nowMillis: input.nowMillis,
     ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
+    ...(input.removedEarlier ? { removedEarlier: input.removedEarlier.filter((version) => !scan.has(version)) } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
   const kept = new ReferenceSet();
@@ -134,6 +137,10 @@ export interface ProcessManifestsInput {
   settings?: CleanupSettings;
   /** An already resolved policy (re-plans keep the run's policy). */
   policy?: RetentionPolicy;
+  /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
+  storedConfig?: Record<string, string>;
+  /** Versions interrupted runs removed (for history protection after a crash). */
+  removedEarlier?: readonly number[];
   refs: Refs;
   latestAtStart: number;
   now: Date;
@@ -152,13 +159,14 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const declared = format.declaredRetention?.(config, store.uri);
   const policy =
     input.policy ??
-    resolvePolicy(input.settings ?? {}, config, store.uri, declared ? { settings: declared, sources: declared.sources } : undefined);
+    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined);
   return decideManifests(scan, {
     policy,
     refs: input.refs,
     latestAtStart: input.latestAtStart,
     nowMillis: input.now.getTime(),
     ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
+    ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });
 }
 

@@ -72,10 +72,48 @@ export function filesRemovedCount(report: Pick<CleanupReport, "files_removed">):
   return Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0);
 }
 
-/** The receipt: the report without the per-file and per-version lists (counts stay). */
+/** The receipt: the report without the per-file and per-version lists (counts stay), keys in snake_case. */
 export function receiptOf(report: CleanupReport): Omit<CleanupReport, "files" | "versions"> & { files_planned: number } {
   const { files, versions: _versions, ...rest } = report;
-  return { ...rest, files_planned: files.length };
+  return snakeCaseKeys({ ...rest, status: reportedStatus(report), files_planned: files.length });
+}
+
+/**
+ * The status people are shown: a run that got through every stage but whose deletes (or
+ * checkpoint prunes) failed is "failed", not "completed"; the next run retries them.
+ */
+export function reportedStatus(report: Pick<CleanupReport, "status" | "delete_failures" | "errors">): CleanupStatus {
+  return report.status === "completed" && (report.delete_failures.length > 0 || report.errors.length > 0) ? "failed" : report.status;
+}
+
+/**
+ * Keys whose values are maps of user data (a table's config, a commit's transaction
+ * properties): their keys are what the user wrote (`lakewarden.older_than`, `writer.id`)
+ * and are printed as they are.
+ */
+export const USER_DATA_KEYS: ReadonlySet<string> = new Set(["config", "transaction_properties"]);
+
+/**
+ * The one naming rule of every JSON document lakewarden prints or stores (`--json`, receipts,
+ * `serve --json` events): keys in snake_case, recursively, except inside USER_DATA_KEYS maps.
+ * `cleanedUpRows` → `cleaned_up_rows`; keys already in snake_case are unchanged.
+ */
+export function snakeCaseKeys<T>(value: T): T {
+  return convert(value) as T;
+}
+
+function convert(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(convert);
+  if (value === null || typeof value !== "object" || value instanceof Uint8Array || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    out[toSnakeCase(key)] = USER_DATA_KEYS.has(key) ? inner : convert(inner);
+  }
+  return out;
+}
+
+export function toSnakeCase(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2").toLowerCase();
 }
 
 export function diffCounts(after: RequestCounts, before: RequestCounts): RequestCounts {

@@ -17,6 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { archiveVersions } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
+import type { StoredProtection } from "../checkpoint/codec.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import type { PruneCheckpointsResult } from "../checkpoint/prune.ts";
@@ -29,7 +30,8 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
-import { Lease } from "./lease.ts";
+import { Lease, describeTakeover } from "./lease.ts";
+import { readStoredConfig } from "./stored-config.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -130,7 +132,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   const result = emptyResult();
   if (lease?.tookOverFrom && lease.tookOverFrom.released_at === null) {
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
-    result.warnings.push(`took over the expired lease of run ${lease.tookOverFrom.run_id} (${lease.tookOverFrom.owner}): that run stopped without releasing it`);
+    result.warnings.push(describeTakeover(lease.tookOverFrom, lease.tookOverBecause));
   }
   let report: CleanupReport | null = null;
   try {
@@ -167,7 +169,13 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   };
 
   // The latest version as of now: it and everything committed from here on are kept.
-  const [latest, refs, runFiles] = await Promise.all([format.latestVersionFile(store), format.readRefs(store), listRunFiles(store)]);
+  const [latest, refs, runFiles, storedConfig, history] = await Promise.all([
+    format.latestVersionFile(store),
+    format.readRefs(store),
+    listRunFiles(store),
+    readStoredConfig(store),
+    loadNewestCheckpoint(store),
+  ]);
   if (!latest) throw noVersionFilesError(store.uri, format);
   result.latestAtStart = latest.version;
   const intents = await readIntents(store, runFiles.intents);
@@ -176,6 +184,11 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   const processed = await processManifests(store, format, {
     settings: options.settings ?? {},
+    storedConfig,
+    removedEarlier: [
+      ...intents.read.flatMap((intent) => intent.records.map((record) => record.version)),
+      ...(history.checkpoint?.protection?.removed_earlier ?? []),
+    ],
     refs,
     latestAtStart: latest.version,
     now: run.startedAt,
@@ -285,8 +298,16 @@ async function archive(run: RunContext, processed: ProcessedManifests, intents: 
     taggedVersions: mainBranchTaggedVersions(processed.refs),
     tableFormat: run.format.name,
     now: run.now(),
+    protection: protectionState(processed),
     ...(run.options.maxCheckpointEntries !== undefined ? { maxEntries: run.options.maxCheckpointEntries } : {}),
   });
+}
+
+/** What the checkpoint keeps of history protection, so `versions` can say it (null: none in force). */
+function protectionState(processed: ProcessedManifests): StoredProtection | null {
+  const protection = processed.plan.protection;
+  if (!protection || protection.result === "not-applicable") return null;
+  return { boundary: protection.boundary, result: protection.result, reason: protection.reason, removed_earlier: protection.removed_earlier };
 }
 
 /** Files interrupted runs planned to delete, with the reason their intent gives. */

@@ -8,7 +8,7 @@
  * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
  */
 import type { Refs } from "../model/refs.ts";
-import { describeAge, formatDuration } from "./duration.ts";
+import { formatDuration } from "./duration.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
 export interface VersionFacts {
@@ -26,6 +26,11 @@ export interface VersionPlanInput {
   nowMillis: number;
   /** The format's rule: removed versions a kept one needs, with why (Delta: its checkpoint and the commits after it). */
   keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
+  /**
+   * Versions an interrupted run removed (from its intent, or the protection state a checkpoint
+   * kept): below a protected boundary they mean its history is partial already.
+   */
+  removedEarlier?: readonly number[];
 }
 
 export interface VersionDecision {
@@ -40,12 +45,20 @@ export interface TaggedOldVersion {
   tags: string[];
 }
 
-export type ProtectionResult = "not-applicable" | "nothing-due" | "removed-all" | "kept-all";
+/**
+ * not-applicable: no version below the boundary remains (protection has lifted);
+ * nothing-due / kept-all / removed-all: the boundary's history is whole and stays so, or goes whole;
+ * partial: an earlier run already removed part of it (it stopped or was killed half way): this
+ * run finishes what is due, and what a ref created since keeps stays, said in every report.
+ */
+export type ProtectionResult = "not-applicable" | "nothing-due" | "removed-all" | "kept-all" | "partial";
 
 export interface ProtectionOutcome {
   boundary: number;
   /** Live versions below the boundary when the run planned. */
   below: number[];
+  /** Versions below the boundary an earlier run already removed. */
+  removed_earlier: number[];
   result: ProtectionResult;
   reason: string;
 }
@@ -97,7 +110,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   const taggedOld: TaggedOldVersion[] = [];
 
   const decisions: VersionDecision[] = versions.map(({ version, timestampMillis }) => {
-    const age = describeAge(nowMillis - timestampMillis);
+    const committed = new Date(timestampMillis).toISOString();
     const dueByPolicy = !newestRetained.has(version) && timestampMillis < cutoffMillis;
     const decide = (keep: boolean, reason: string): VersionDecision => ({ version, timestampMillis, keep, reason });
     if (version === latest) return decide(true, "latest version");
@@ -110,8 +123,8 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     const branchNames = branches.get(version);
     if (branchNames) return decide(true, `branch ${branchNames.map((b) => JSON.stringify(b)).join(", ")} was created from it`);
     if (newestRetained.has(version)) return decide(true, `among the newest ${policy.retainVersions} versions`);
-    if (!dueByPolicy) return decide(true, `committed ${age} ago, within older-than ${olderThan}`);
-    return decide(false, `committed ${age} ago (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
+    if (!dueByPolicy) return decide(true, `committed ${committed}, within older-than ${olderThan}`);
+    return decide(false, `committed ${committed} (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
   });
 
   if (input.keptTogether) {
@@ -127,7 +140,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
       }
     }
   }
-  const protection = policy.protectBefore === null ? null : applyProtection(decisions, policy.protectBefore);
+  const protection = policy.protectBefore === null ? null : applyProtection(decisions, policy.protectBefore, input.removedEarlier ?? []);
   return {
     decisions,
     kept: decisions.filter((d) => d.keep).map((d) => d.version),
@@ -142,22 +155,36 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
  * History protection: versions below the boundary are removed all in one run or not at all.
  * Mutates `decisions` (keeping them all) when only part of that history is due.
  */
-function applyProtection(decisions: VersionDecision[], boundary: number): ProtectionOutcome {
+function applyProtection(decisions: VersionDecision[], boundary: number, removedEarlier: readonly number[]): ProtectionOutcome {
   const below = decisions.filter((d) => d.version < boundary);
   const versions = below.map((d) => d.version);
+  const live = new Set(versions);
+  const earlier = removedEarlier.filter((v) => v < boundary && !live.has(v)).sort((a, b) => a - b);
+  const outcome = (result: ProtectionResult, reason: string): ProtectionOutcome => ({ boundary, below: versions, removed_earlier: earlier, result, reason });
   if (below.length === 0) {
-    return { boundary, below: versions, result: "not-applicable", reason: `no version below ${boundary} remains: protection no longer applies` };
+    return outcome("not-applicable", `no version below ${boundary} remains: protection no longer applies`);
   }
   const due = below.filter((d) => !d.keep);
   const blockers = below.filter((d) => d.keep);
-  if (due.length === 0) {
-    return { boundary, below: versions, result: "nothing-due", reason: `none of the ${below.length} versions below ${boundary} is due for removal` };
-  }
-  if (blockers.length === 0) {
-    return { boundary, below: versions, result: "removed-all", reason: `all ${below.length} versions below ${boundary} are due: removed together in this run` };
-  }
   const shown = blockers.slice(0, 5).map((d) => `${d.version}: ${d.reason}`);
   const more = blockers.length > shown.length ? `; and ${blockers.length - shown.length} more` : "";
+  if (earlier.length > 0) {
+    // The history below the boundary is partial already: keeping the rest would not make it
+    // whole again. Finish what is due; what a ref keeps stays, and every report says so.
+    const gone = `an earlier run removed ${earlier.length} of the versions below ${boundary} (it stopped half way)`;
+    if (blockers.length === 0) return outcome("removed-all", `${gone}: this run removes the other ${due.length}, so history below ${boundary} is gone whole`);
+    return outcome(
+      "partial",
+      `${gone}; this run removes the ${due.length} still due and keeps ${blockers.length} that must stay ` +
+        `(${shown.join("; ")}${more}): history below ${boundary} stays partial, and protection stays in force, until they go`,
+    );
+  }
+  if (due.length === 0) {
+    return outcome("nothing-due", `none of the ${below.length} versions below ${boundary} is due for removal`);
+  }
+  if (blockers.length === 0) {
+    return outcome("removed-all", `all ${below.length} versions below ${boundary} are due: removed together in this run`);
+  }
   const reason =
     `only ${due.length} of the ${below.length} versions below ${boundary} are due, so all of them are kept ` +
     `(still needed: ${shown.join("; ")}${more})`;
@@ -165,5 +192,5 @@ function applyProtection(decisions: VersionDecision[], boundary: number): Protec
     decision.keep = true;
     decision.reason = `history protection: ${decision.reason}, but versions below ${boundary} go all together or not at all`;
   }
-  return { boundary, below: versions, result: "kept-all", reason };
+  return outcome("kept-all", reason);
 }

@@ -12,7 +12,8 @@ export interface CommitKey {
   format: TableFormat;
   /** The table's root, relative to where the key is (""= the key's root is itself a table). */
   tableRoot: string;
-  version: number;
+  /** The version the commit file is; null when it holds several (an Iceberg metadata file): the latest then. */
+  version: number | null;
   /** The version file's key relative to the table root (`_versions/5.manifest`). */
   versionKey: string;
 }
@@ -27,8 +28,9 @@ export function parseCommitKey(key: string, formats: readonly TableFormat[] = TA
     const tableRoot = format.tableRootOfCommitKey(key);
     if (tableRoot === null) continue;
     const versionKey = tableRoot === "" ? key : key.slice(tableRoot.length + 1);
+    // Formats whose commit file names one version say which; a metadata file holding many says none.
     const version = format.parseVersionKey(versionKey);
-    if (version !== null) return { format, tableRoot, version, versionKey };
+    if (version !== null || format.removal === "metadata-commit") return { format, tableRoot, version, versionKey };
   }
   return null;
 }
@@ -36,7 +38,8 @@ export function parseCommitKey(key: string, formats: readonly TableFormat[] = TA
 export interface Commit<Source> {
   /** Identifies the table (a URI or a root path); commits group by exact equality. */
   table: string;
-  version: number;
+  /** null: "a new version, the latest" (a commit file that names no single version). */
+  version: number | null;
   /** When the version file was written, for the commit-to-head lag. */
   committedAt?: Date;
   /** What reported it (an SQS message id, a file event): failures are reported per source. */
@@ -49,8 +52,8 @@ export interface TableCommits<Source> {
   table: string;
   /** The format of the table's commits, when known. */
   format?: TableFormat;
-  /** The newest version seen for the table: the only one whose head is worth writing. */
-  newestVersion: number;
+  /** The newest version seen for the table: the only one whose head is worth writing (null: the latest). */
+  newestVersion: number | null;
   /** Commit time of that newest version, when known. */
   newestCommittedAt?: Date;
   /** Every source that mentioned the table, once each, in first-seen order. */
@@ -69,7 +72,9 @@ export function groupCommitsByTable<Source>(commits: Iterable<Commit<Source>>): 
       group = { table: commit.table, newestVersion: commit.version, newestCommittedAt: commit.committedAt, sources: [] };
       if (commit.format) group.format = commit.format;
       groups.set(commit.table, group);
-    } else if (commit.version > group.newestVersion) {
+    } else if (group.newestVersion === null) {
+      // Already "the latest": nothing is newer.
+    } else if (commit.version === null || commit.version > group.newestVersion) {
       group.newestVersion = commit.version;
       group.newestCommittedAt = commit.committedAt;
     } else if (commit.version === group.newestVersion && group.newestCommittedAt === undefined) {

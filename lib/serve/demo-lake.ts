@@ -26,6 +26,7 @@ export class DemoUnavailableError extends Error {
 
 export interface DemoCommit {
   version: number;
+  /** "create" (a new demo table), "open" (an existing one, reopened: no commit), or the commit's operation. */
   operation: string;
   rows: number;
 }
@@ -33,6 +34,8 @@ export interface DemoCommit {
 export interface DemoWriter {
   /** The demo table's directory. */
   tablePath: string;
+  /** Reports the table as created or reopened, then commits every `commitEveryMs` until stopped. */
+  begin(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,12 +62,10 @@ export async function startDemoLake(
       const id = nextId++;
       return { id, kind: ["click", "view", "buy"][id % 3], amount: (id * 7) % 100 };
     });
-  const table = (await db.tableNames()).includes(DEMO_TABLE)
-    ? await db.openTable(DEMO_TABLE)
-    : await db.createTable(DEMO_TABLE, rows(10));
+  const existed = (await db.tableNames()).includes(DEMO_TABLE);
+  const table = existed ? await db.openTable(DEMO_TABLE) : await db.createTable(DEMO_TABLE, rows(10));
   // Ids need not be unique for the demo; this keeps them apart across restarts anyway.
   nextId = 1000 * (await table.version());
-  options.onCommit({ version: await table.version(), operation: "open", rows: await table.countRows() });
 
   let step = 0;
   let writing: Promise<void> = Promise.resolve();
@@ -75,12 +76,16 @@ export async function startDemoLake(
     else await table.add(rows(10), { mode: "overwrite" });
     options.onCommit({ version: await table.version(), operation, rows: await table.countRows() });
   };
-  const timer = setInterval(() => {
-    writing = writing.then(commit).catch((error: unknown) => options.onError(error));
-  }, options.commitEveryMs);
+  let timer: ReturnType<typeof setInterval> | undefined;
 
   return {
     tablePath: join(dir, `${DEMO_TABLE}.lance`),
+    async begin() {
+      options.onCommit({ version: await table.version(), operation: existed ? "open" : "create", rows: await table.countRows() });
+      timer ??= setInterval(() => {
+        writing = writing.then(commit).catch((error: unknown) => options.onError(error));
+      }, options.commitEveryMs);
+    },
     async stop() {
       clearInterval(timer);
       await writing;

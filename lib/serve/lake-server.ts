@@ -164,6 +164,16 @@ export class LakeServer {
     }
   }
 
+  /** A commit whose file names no single version: the follower hears of the latest. */
+  private async notifyLatest(table: string, follower: TableFollower): Promise<void> {
+    try {
+      const latest = await (await this.formatOf(table)).latestVersionFile(this.tableStore(table));
+      if (latest) follower.notify(latest.version);
+    } catch (error) {
+      this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
+    }
+  }
+
   /** A table's format, resolved once (the caller's, else pinned or detected). */
   private formatOf(table: string): Promise<TableFormat> {
     let format = this.tableFormats.get(table);
@@ -256,7 +266,9 @@ export class LakeServer {
         const key = sep === "/" ? filename : filename.split(sep).join("/");
         const commit = parseCommitKey(key, this.formats);
         if (commit === null || commit.tableRoot.split("/").some((segment) => segment !== "" && isHiddenFolder(segment))) return;
-        this.addTable(commit.tableRoot, true)?.notify(commit.version);
+        const follower = this.addTable(commit.tableRoot, true);
+        if (follower && commit.version !== null) follower.notify(commit.version);
+        else if (follower) void this.notifyLatest(commit.tableRoot, follower);
       });
       this.watcher.on("error", (error) => this.emit({ type: "error", message: `watching ${root} failed: ${errorSummary(error)}; polling continues` }));
     } catch (error) {

@@ -16,9 +16,10 @@ export interface HeadForCommitResult extends WriteTableHeadResult {
 
 export async function writeHeadForCommit(
   store: ObjectStore,
-  notifiedVersion: number,
+  notifiedVersion: number | null,
   options: Omit<WriteTableHeadOptions, "version"> = {},
 ): Promise<HeadForCommitResult> {
+  if (notifiedVersion === null) return { ...(await writeTableHead(store, options)), notifiedVersionGone: false };
   try {
     return { ...(await writeTableHead(store, { ...options, version: notifiedVersion })), notifiedVersionGone: false };
   } catch (error) {

@@ -64,6 +64,12 @@ export function mapS3Error(err: unknown, context: S3ErrorContext): StoreError {
   if (name === "InvalidRange") return new InvalidRangeError(`${uri}: requested range not satisfiable`, options);
 
   const networkCode = networkErrorCode(err);
+  if (networkCode === "timeout") {
+    return new StoreUnavailableError(
+      `${uri}: no answer from S3 endpoint ${context.endpoint} within the timeout (set LAKEWARDEN_S3_REQUEST_TIMEOUT to wait longer; default 30s)`,
+      options,
+    );
+  }
   if (networkCode) {
     return new StoreUnavailableError(`${uri}: cannot reach S3 endpoint ${context.endpoint} (${networkCode})`, options);
   }
@@ -102,8 +108,9 @@ function conflict(uri: string, cause: unknown): ConflictError {
 function networkErrorCode(err: unknown): string | undefined {
   for (let current: unknown = err, depth = 0; current && depth < 5; depth++) {
     const e = current as SdkErrorShape & { errors?: unknown[] };
-    if (e.code && NETWORK_CODES.has(e.code)) return e.code;
+    // The SDK's own timeouts carry code ETIMEDOUT too: the name says which it was.
     if (e.name && TIMEOUT_NAMES.has(e.name)) return "timeout";
+    if (e.code && NETWORK_CODES.has(e.code)) return e.code;
     // Node reports "connection refused on every address" as an AggregateError.
     const inner = e.errors?.find((x) => NETWORK_CODES.has((x as SdkErrorShape).code ?? ""));
     if (inner) return (inner as SdkErrorShape).code;

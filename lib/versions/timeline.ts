@@ -46,6 +46,8 @@ export interface Timeline {
   skippedCheckpoints: SkippedCheckpoint[];
   /** Versions whose version file exists now. */
   liveVersions: Set<number>;
+  /** The refs the flags were taken from. */
+  refs: Refs;
   /** How many records came from each source. */
   sources: { archive: number; checkpoint: number; recent: number; manifests: number };
 }
@@ -112,6 +114,7 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
     checkpoint,
     skippedCheckpoints: loaded.skipped,
     liveVersions,
+    refs,
     sources: { archive: archived.length, checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
   };
 }

@@ -66,15 +66,15 @@ describe("lakewarden serve <dir>", () => {
   });
 
   it("follows each commit with the head, cleans up on schedule, stops cleanly on SIGINT", async () => {
-    const served = serve([lake, "--cleanup-every", "1s", "--older-than", "0s"], lake);
+    const served = serve([lake, "--cleanup-every", "1s", "--older-than", "0s", "--allow-short-retention"], lake);
     const isHead = (version: number) => (e: Record<string, unknown>) => e.type === "head" && e.version === version && String(e.table).endsWith("/orders.lance");
     await waitFor(served, isHead(1), "head for version 1");
     for (const step of [{ op: "append", rows: 2 }, { op: "overwrite", rows: 3 }] as const) {
       await dataset.apply([step]);
       await waitFor(served, isHead(await dataset.table.version()), `head after commit ${step.op}`);
     }
-    const cleanup = await waitFor(served, (e) => e.type === "cleanup" && e.status === "completed" && (e.versionsRemoved as number[]).length > 0, "cleanup removing versions");
-    expect(cleanup.versionsRemoved).not.toContain(await dataset.table.version());
+    const cleanup = await waitFor(served, (e) => e.type === "cleanup" && e.status === "completed" && (e.versions_removed as number[]).length > 0, "cleanup removing versions");
+    expect(cleanup.versions_removed).not.toContain(await dataset.table.version());
     expect(await interrupt(served)).toBe(0);
     expect(served.events.at(-1)).toMatchObject({ type: "stopped" });
     expect(served.events.filter((e) => ["head-failed", "cleanup-failed", "error"].includes(String(e.type)))).toEqual([]);
@@ -109,5 +109,29 @@ describe("lakewarden serve (demo lake)", () => {
     await waitFor(served, (e) => e.type === "head" && e.version === commit.version && String(e.table).endsWith("/.lakewarden-demo/events.lance"), "head for the demo commit");
     expect(await interrupt(served)).toBe(0);
     expect(served.events.at(-1)).toMatchObject({ type: "stopped" });
+    // The serving line first, then the demo table, created.
+    const types = served.events.map((e) => (e.type === "demo-commit" ? `demo-commit:${String(e.operation)}` : String(e.type)));
+    expect(types.indexOf("started")).toBeLessThan(types.indexOf("demo-commit:create"));
+    expect(types.filter((t) => t === "demo-commit:open")).toEqual([]);
+  });
+
+  it("a restart reopens the demo table without reporting a commit, after the serving line", async () => {
+    const served = serve(["--cleanup-every", "off"], cwd);
+    const reopened = await waitFor(served, (e) => e.type === "demo-commit", "the demo table reopened");
+    expect(reopened).toMatchObject({ operation: "open" });
+    expect(served.events.findIndex((e) => e.type === "started")).toBeLessThan(served.events.indexOf(reopened));
+    expect(await interrupt(served)).toBe(0);
+
+    // The same in text: no "commit" line for the version that was already there.
+    const text = spawn(process.execPath, [BIN, "serve", "--cleanup-every", "off"], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+    let stdout = "";
+    text.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const deadline = Date.now() + 60_000;
+    while (!stdout.includes("reopened at version") && Date.now() < deadline && text.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+    text.kill("SIGINT");
+    await once(text, "exit");
+    const lines = stdout.split("\n").filter((line) => line.startsWith("["));
+    expect(lines[0]).toMatch(/\] serving /);
+    expect(lines[1]).toMatch(/\] demo +events\.lance +reopened at version \d+ \(\d+ rows\): no new commit; the demo writer resumes$/);
   });
 });

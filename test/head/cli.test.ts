@@ -100,7 +100,7 @@ describe("lakewarden head", () => {
 
   it("rejects an unknown codec in one line, and --help works on each subcommand", async () => {
     const bad = await run("head", "write", dataset.tableUri, "--codec", "avro");
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.io.stderr).toBe('lakewarden: unknown head codec "avro" (known: arrow, json)\n');
     for (const sub of [["head"], ["head", "write"], ["head", "show"]]) {
       const help = await run(...sub, "--help");

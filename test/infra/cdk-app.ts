@@ -1,5 +1,6 @@
 /** CDK apps for tests: the project's cdk.json context (feature flags), bundling skipped unless asked. */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
@@ -11,11 +12,20 @@ export function projectContext(): Record<string, unknown> {
   return cdkJson.context;
 }
 
-/** A synthesized LakewardenStack without running esbuild ('aws:cdk:bundling-stacks': []). */
+/**
+ * A synthesized LakewardenStack without running esbuild ('aws:cdk:bundling-stacks': []). The
+ * cloud assembly goes to a folder of its own that is removed once the template is read (an App
+ * without `outdir` leaves a `cdk.out*` folder in the temp dir on every synth).
+ */
 export function synthStack(props: Omit<LakewardenStackProps, "env">): { stack: LakewardenStack; template: Template } {
-  const app = new App({ context: { ...projectContext(), "aws:cdk:bundling-stacks": [] } });
-  const stack = new LakewardenStack(app, "Test", props);
-  return { stack, template: Template.fromStack(stack) };
+  const outdir = mkdtempSync(join(tmpdir(), "lw-cdk-test-"));
+  try {
+    const app = new App({ outdir, context: { ...projectContext(), "aws:cdk:bundling-stacks": [] } });
+    const stack = new LakewardenStack(app, "Test", props);
+    return { stack, template: Template.fromStack(stack) };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }
 
 /** Renders a CloudFormation value to text: Fn::Join joined, GetAtt/Ref as <Name.Attr>/<Name>. */

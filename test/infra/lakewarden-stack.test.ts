@@ -75,15 +75,34 @@ describe("LakewardenStack on a bucket it creates", () => {
     }
   });
 
+  it("every alarm notifies the stack's alarm topic; lakewarden:alarmEmail subscribes an address to it", () => {
+    const topic = logicalId("AWS::SNS::Topic", "AlarmTopic");
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as { Properties: { AlarmActions?: unknown[] } }[];
+    expect(alarms).toHaveLength(6);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+    template.hasOutput("AlarmTopicArn", { Value: { Ref: topic } });
+    template.resourceCountIs("AWS::SNS::Subscription", 0);
+
+    const withEmail = synthStack({ settings, alarmEmail: "oncall@example.com" }).template;
+    withEmail.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "oncall@example.com" });
+  });
+
   it("sends only version-file creations under the configured tables to the commit queue", () => {
     const commitQueue = logicalId("AWS::SQS::Queue", "CommitQueue");
     template.hasResourceProperties("Custom::S3BucketNotifications", {
       NotificationConfiguration: {
+        // Per table root, one filter per registered format's commit folder; under a shared
+        // prefix, suffixes that end one another fold into the shorter (.metadata.json into .json).
         QueueConfigurations: [
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
             Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "lake/orders.lance/_versions/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".metadata.json" }, { Name: "prefix", Value: "lake/orders.lance/metadata/" }] } },
           },
           {
             Events: ["s3:ObjectCreated:*"],
@@ -205,5 +224,24 @@ describe("LakewardenStack settings", () => {
       Description: "lakewarden on-commit",
       Environment: { Variables: Match.objectLike({ LAKEWARDEN_HEAD_CODEC: "json", LAKEWARDEN_HEAD_INLINE_BYTES: "4096" }) },
     });
+  });
+});
+
+describe("synthesizing in tests", () => {
+  it("leaves nothing in the temp dir (no cdk.out* folders)", async () => {
+    const { mkdtemp, readdir, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const emptyTemp = await mkdtemp(join(tmpdir(), "lw-synth-temp-"));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = emptyTemp; // os.tmpdir() reads it on every call, CDK's own temp folders included
+    try {
+      synthStack({ settings: { tablePrefixes: ["lake/"] } });
+      expect(await readdir(emptyTemp)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await rm(emptyTemp, { recursive: true, force: true });
+    }
   });
 });

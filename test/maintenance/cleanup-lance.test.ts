@@ -206,7 +206,7 @@ describe("dry run", () => {
     }
     expect(dry.files.filter((f) => f.action === "keep").map((f) => [f.key, f.reason])).toEqual(
       expect.arrayContaining([
-        ["data/orphan-from-failed-write.lance", expect.stringMatching(/^unreferenced but only .* may belong to a commit in progress$/)],
+        ["data/orphan-from-failed-write.lance", expect.stringMatching(/^unreferenced, last modified \d{4}-.*Z, within the safety window 7d: may belong to a commit in progress$/)],
         ["_versions/7.manifest-0b5c1a3e", expect.stringMatching(/staging manifest, temp or foreign file/)],
       ]),
     );

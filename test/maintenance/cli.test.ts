@@ -52,14 +52,14 @@ describe("lakewarden cleanup", () => {
     const before = await readContents(dbUri);
     const versionsBefore = JSON.parse((await cli("versions", tableUri, "--json")).stdout) as VersionRecord[];
 
-    const run = await cli("cleanup", tableUri, "--older-than", "0s", "--json", "--stats");
+    const run = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--json", "--stats");
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as CleanupReport;
     expect(report).toMatchObject({
       status: "completed",
       versions_removed: [1, 3, 4],
       tagged_old_versions: [{ version: 2, tags: ["v2"] }],
-      checkpoint: { status: "replaced", version: 5, rows: 5, cleanedUpRows: 3 },
+      checkpoint: { status: "replaced", version: 5, rows: 5, cleaned_up_rows: 3 },
       checkpoints_pruned: [],
     });
     expect(report.files_removed.commit).toEqual({ files: 3, bytes: expect.any(Number) });
@@ -75,7 +75,7 @@ describe("lakewarden cleanup", () => {
     expect(versionsAfter.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual([1, 3, 4]);
 
     // A second run prunes nothing new but keeps two checkpoints at most.
-    const again = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--json")).stdout) as CleanupReport;
+    const again = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--json")).stdout) as CleanupReport;
     expect(again.versions_removed).toEqual([]);
     expect(again.checkpoint!.status).toBe("unchanged");
   });
@@ -83,15 +83,15 @@ describe("lakewarden cleanup", () => {
   it("--dry-run prints every version and every file with its reason and size, and changes nothing", async () => {
     const { tableUri } = await table(HISTORY);
     const files = await listTree(tableUri);
-    const run = await cli("cleanup", tableUri, "--older-than", "0s", "--dry-run");
+    const run = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--dry-run");
     expect(run.code).toBe(0);
     expect(await listTree(tableUri)).toEqual(files);
     expect(run.stdout).toMatch(/^DRY RUN of cleanup on file:\/\/.*: nothing was deleted or written$/m);
     expect(run.stdout).toMatch(/versions to remove: 1, 3-4 \(3\); kept: 2/);
     expect(run.stdout).toMatch(/^ {2}2 .* keep +tagged "v2"$/m);
-    expect(run.stdout).toMatch(/^ {2}delete +commit +\d+(\.\d)? (B|KiB) +_versions\/\d{20}\.manifest +version 1 removed: committed .* ago \(older than 0s\)/m);
+    expect(run.stdout).toMatch(/^ {2}delete +commit +\d+(\.\d)? (B|KiB) +_versions\/\d{20}\.manifest +version 1 removed: committed \d{4}-\d\d-\d\dT[\d:.]+Z \(older than 0s\)/m);
     expect(run.stdout).toMatch(/^ {2}delete +data .* named only by removed version/m);
-    const json = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--dry-run", "--json")).stdout) as CleanupReport;
+    const json = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--dry-run", "--json")).stdout) as CleanupReport;
     const deleteLines = run.stdout.split("\n").filter((line) => /^ {2}delete /.test(line));
     expect(deleteLines).toHaveLength(json.files.filter((f) => f.action === "delete").length);
   });
@@ -99,12 +99,12 @@ describe("lakewarden cleanup", () => {
   it("history protection: a run that would cut below P part way keeps all of it; one that removes all succeeds", async () => {
     const { dbUri, tableUri } = await table(HISTORY);
     // The tag on version 2 keeps it: history below 4 would be cut part way (1 and 3 only).
-    const partial = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--protect-before", "4", "--json")).stdout) as CleanupReport;
+    const partial = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--protect-before", "4", "--json")).stdout) as CleanupReport;
     // Versions at or above P follow the policy as usual.
     expect(partial.versions_removed).toEqual([4]);
     expect(partial.protection).toMatchObject({ boundary: 4, result: "kept-all", below: [1, 2, 3] });
     expect(partial.protection!.reason).toMatch(/only 2 of the 3 versions below 4 are due, so all of them are kept \(still needed: 2: tagged "v2"\)/);
-    const text = await cli("cleanup", tableUri, "--older-than", "0s", "--protect-before", "4", "--dry-run");
+    const text = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--protect-before", "4", "--dry-run");
     expect(text.stdout).toMatch(/history protection before 4: kept-all: only 2 of the 3/);
 
     const db = await lancedb.connect(dbUri);
@@ -112,7 +112,7 @@ describe("lakewarden cleanup", () => {
     await (await t.tags()).delete("v2");
     t.close();
     db.close();
-    const all = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--protect-before", "4", "--json")).stdout) as CleanupReport;
+    const all = JSON.parse((await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--protect-before", "4", "--json")).stdout) as CleanupReport;
     expect(all.versions_removed).toEqual([1, 2, 3]);
     expect(all.protection).toMatchObject({ result: "removed-all", below: [1, 2, 3] });
   });
@@ -125,8 +125,8 @@ describe("lakewarden cleanup", () => {
     for (let i = 0; i < 200 && !(await probe.head(LEASE_KEY).then(() => true, () => false)); i++) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const second = await cli("cleanup", tableUri, "--older-than", "0s");
-    expect(second.code).toBe(1);
+    const second = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention");
+    expect(second.code).toBe(3);
     expect(second.stdout).toBe("");
     expect(second.stderr).toMatch(/^lakewarden: file:\/\/.*\/_lakewarden\/lease: another cleanup holds this table's lease \(run .* until .*\); this run stops without touching the table\n$/);
     expect((await first).status).toBe("completed");
@@ -135,10 +135,20 @@ describe("lakewarden cleanup", () => {
   it("bad flags and bad table config are one line each", async () => {
     const { tableUri } = await table(HISTORY);
     const bad = await cli("cleanup", tableUri, "--older-than", "soon");
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe('lakewarden: --older-than = "soon" is not a duration (e.g. 7d, 12h, 30m)\n');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('lakewarden: --older-than = "soon" is not a duration (e.g. 7d, 12h, 30m, 0s)\n');
     const badN = await cli("cleanup", tableUri, "--retain-versions", "0");
-    expect(badN.stderr).toBe('lakewarden: --retain-versions = "0" is not a whole number of versions, at least 1\n');
+    expect(badN.code).toBe(2);
+    expect(badN.stderr).toBe('lakewarden: --retain-versions = "0" is not allowed: the latest version is always kept, so the fewest versions kept is 1\n');
+    const badServe = await cli("serve", tableUri, "--poll-interval", "soon");
+    expect(badServe.code).toBe(2);
+    expect(badServe.stderr).toBe('lakewarden: --poll-interval = "soon" is not a duration (e.g. 7d, 12h, 30m, 0s)\n');
+    const short = await cli("cleanup", tableUri, "--older-than", "1h");
+    expect(short.code).toBe(2);
+    expect(short.stderr).toBe(
+      "lakewarden: --older-than 1h is below 7 days: a version removed while a query or a commit still reads it breaks that reader or writer; " +
+        "add --allow-short-retention if nothing runs longer than 1h\n",
+    );
     const missing = await cli("cleanup", join(tableUri, "nope"));
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^lakewarden: file:\/\/.*nope: no such directory\n$/);
@@ -151,12 +161,12 @@ describe("lakewarden checkpoint and version-at", () => {
     const files = await listTree(tableUri);
     const cp = await cli("checkpoint", tableUri, "--json");
     expect(cp.code).toBe(0);
-    expect(JSON.parse(cp.stdout)).toMatchObject({ checkpoint: { status: "written", version: 5, rows: 5, cleanedUpRows: 0 }, manifests_read: 5 });
+    expect(JSON.parse(cp.stdout)).toMatchObject({ checkpoint: { status: "written", version: 5, rows: 5, cleaned_up_rows: 0 }, manifests_read: 5 });
     expect((await listTree(tableUri)).filter((f) => !files.includes(f))).toEqual(["_lakewarden/checkpoints/00000000000000000005.arrow"]);
     expect(JSON.parse((await cli("checkpoint", tableUri, "--json")).stdout).checkpoint.status).toBe("unchanged");
 
     const versions = JSON.parse((await cli("versions", tableUri, "--json")).stdout) as VersionRecord[];
-    await cli("cleanup", tableUri, "--older-than", "0s");
+    await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention");
     const v3 = versions.find((r) => r.version === 3)!;
     const at = await cli("version-at", tableUri, new Date(v3.timestamp_millis).toISOString(), "--json");
     expect(at.code).toBe(0);
@@ -164,11 +174,16 @@ describe("lakewarden checkpoint and version-at", () => {
     const text = await cli("version-at", tableUri, String(v3.timestamp_millis));
     expect(text.stdout).toMatch(/^version 3 was current at .*\nit has been cleaned up/);
     const latest = await cli("version-at", tableUri, "2999-01-01");
-    expect(latest.stdout).toMatch(/^version 5 was current at 2999-01-01T00:00:00.000Z \(from .*, still the latest\)/);
+    expect(latest.stdout).toMatch(/^2999-01-01T00:00:00.000Z is in the future \(now is .*\): this is the answer as of now, and later commits may change it\n/);
+    expect(latest.stdout).toMatch(/\nversion 5 was current at 2999-01-01T00:00:00.000Z \(from .*, still the latest\)/);
+    expect(JSON.parse((await cli("version-at", tableUri, "2999-01-01", "--json")).stdout)).toMatchObject({ version: 5, is_future: true });
+    const now = await cli("version-at", tableUri, "now", "--json");
+    expect(JSON.parse(now.stdout)).toMatchObject({ version: 5, is_future: false, current_until_millis: null });
     const early = await cli("version-at", tableUri, "2000-01-01T00:00:00Z");
     expect(early.code).toBe(1);
     expect(early.stderr).toMatch(/^lakewarden: file:\/\/.*: no version was current at 2000-01-01T00:00:00.000Z: the earliest known, version 1, is from /);
     const notTime = await cli("version-at", tableUri, "yesterday");
-    expect(notTime.stderr).toBe('lakewarden: not a time: "yesterday" (use ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)\n');
+    expect(notTime.stderr).toBe('lakewarden: not a time: "yesterday" (use now, ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)\n');
+    expect(notTime.code).toBe(2);
   });
 });

@@ -74,13 +74,13 @@ describe("which files delete_unreferenced removes", () => {
       [`${v2(3)}-0d3e`]: ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows in _versions\/ \(staging manifest, temp or foreign file\): kept/)],
       "_versions/.tmp_abc": ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows/)],
       "data/old-young.lance": ["delete", "data", "named only by removed version 1"],
-      "data/orphan-old.lance": ["delete", "data", "unreferenced, 9 days old"],
-      "data/orphan-young.lance": ["keep", "data", "unreferenced but only 2 hours old (safety window 7d): may belong to a commit in progress"],
+      "data/orphan-old.lance": ["delete", "data", "unreferenced, last modified 2026-10-23T00:00:00.000Z, older than the safety window 7d"],
+      "data/orphan-young.lance": ["keep", "data", "unreferenced, last modified 2026-10-31T21:36:00.000Z, within the safety window 7d: may belong to a commit in progress"],
       "data/notes.txt": ["keep", "unknown", expect.stringMatching(/not a file lance cleanup knows \(/)],
       "_indices/bbbb/page_data.lance": ["delete", "index", "named only by removed version 1"],
       "_indices/bbbb/page_lookup.lance": ["delete", "index", "named only by removed version 1"],
       "_deletions/0-1-2.arrow": ["delete", "delete", "named only by removed version 1"],
-      "_transactions/0-y.txn": ["delete", "transaction", "unreferenced, 8 days old"],
+      "_transactions/0-y.txn": ["delete", "transaction", "unreferenced, last modified 2026-10-24T00:00:00.000Z, older than the safety window 7d"],
     });
     expect(result.toDelete.map((f) => f.key)).not.toContain("data/kept.lance");
     expect(result.files.some((f) => f.key.startsWith("_lakewarden/"))).toBe(false);
@@ -89,7 +89,7 @@ describe("which files delete_unreferenced removes", () => {
   it("--delete-unverified lifts the safety window, never the kinds it does not know", () => {
     const result = plan(listing, true);
     const young = result.files.find((f) => f.key === "data/orphan-young.lance")!;
-    expect(young).toMatchObject({ action: "delete", reason: "unreferenced, 2 hours old, deleted because of --delete-unverified" });
+    expect(young).toMatchObject({ action: "delete", reason: "unreferenced, last modified 2026-10-31T21:36:00.000Z, within the safety window 7d, deleted because of --delete-unverified" });
     expect(result.reported.map((f) => f.kind)).toEqual(["unknown", "unknown", "unknown"]);
   });
 

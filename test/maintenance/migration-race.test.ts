@@ -34,10 +34,15 @@ describe("cleanup racing LanceDB's manifest-path migration", () => {
       const db = await lancedb.connect(dbUri);
       const table = await db.openTable("t");
       // Start both at once; a growing delay before the migration shifts where they meet.
+      // Its outcome is taken at once, so a failed migration is never an unhandled rejection.
       const migration = (async () => {
         await new Promise((resolve) => setTimeout(resolve, round * 2));
         await (table as unknown as { migrateManifestPathsV2(): Promise<void> }).migrateManifestPathsV2();
       })();
+      const migratedPromise = migration.then(
+        () => true,
+        () => false,
+      );
       // The latest version can seem to go back while names move (V2 names of older versions
       // listed first): the run then stops before deleting anything, which is what it must do.
       const report = await runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 2 }, now: () => new Date(Date.now() + 1000), deleteBatchSize: 2 }).catch(
@@ -46,10 +51,7 @@ describe("cleanup racing LanceDB's manifest-path migration", () => {
           throw error;
         },
       );
-      const migrated = await migration.then(
-        () => true,
-        () => false,
-      );
+      const migrated = await migratedPromise;
       if (report && report.versions_removed.length > 0) racesWithWork++;
       if (report) expect(report.status).toBe("completed");
 

@@ -61,7 +61,7 @@ describe("retention policy", () => {
     expect(() => resolvePolicy({}, { "lakewarden.older_than": "soon" }, uri)).toThrow(
       `${uri}: table config lakewarden.older_than = "soon" is not a duration`,
     );
-    expect(() => resolvePolicy({}, { "lakewarden.retain_versions": "0" }, uri)).toThrow(/at least 1/);
+    expect(() => resolvePolicy({}, { "lakewarden.retain_versions": "0" }, uri)).toThrow(/"0" is not allowed: the latest version is always kept, so the fewest versions kept is 1/);
     expect(() => resolvePolicy({ retainVersions: 0 }, {}, uri)).toThrow(/retainVersions/);
   });
 

@@ -22,7 +22,7 @@ describe("which versions a cleanup removes", () => {
     const result = plan(10, { olderThanMs: 5 * DAY });
     // Version v is (11 - v) days old: 1..5 are 10..6 days old; 6 is exactly 5 days old and kept.
     expect(result.removed).toEqual([1, 2, 3, 4, 5]);
-    expect(result.decisions[0]!.reason).toMatch(/committed 10 days ago \(older than 5d\) and not among the newest 1/);
+    expect(result.decisions[0]!.reason).toMatch(/committed 2026-10-22T00:00:00.000Z \(older than 5d\) and not among the newest 1/);
     expect(result.decisions[6]!.reason).toMatch(/within older-than 5d/);
     expect(plan(3, { olderThanMs: 0 }).removed).toEqual([1, 2]);
   });

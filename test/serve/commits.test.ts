@@ -69,3 +69,20 @@ describe("groupCommitsByTable", () => {
     }
   });
 });
+
+describe("commit files that name no single version (Iceberg metadata files)", () => {
+  it("are commits of their table, with the version left to the latest", async () => {
+    const { icebergFormat } = await import("../../lib/formats/iceberg/iceberg-format.ts");
+    expect(parseCommitKey("warehouse/db/t/metadata/v3.metadata.json")).toMatchObject({ format: icebergFormat, tableRoot: "warehouse/db/t", version: null });
+    expect(parseCommitKey("warehouse/db/t/data/part-0.parquet")).toBeNull();
+  });
+
+  it("group into one piece of work for the table's latest version", () => {
+    const groups = groupCommitsByTable([
+      { table: "t", version: 4, source: "a" },
+      { table: "t", version: null, source: "b" },
+      { table: "t", version: 9, source: "c" },
+    ]);
+    expect(groups).toEqual([{ table: "t", newestVersion: null, newestCommittedAt: undefined, sources: ["a", "b", "c"] }]);
+  });
+});

@@ -1,9 +1,10 @@
 /**
  * `lakewarden cleanup <table>`: the cleanup pipeline (lib/maintenance/run-cleanup.ts) with the
- * policy from flags, the table's `lakewarden.*` config overriding them. `--dry-run` prints the
+ * policy from flags, per-table settings (the table's `lakewarden.*` config, then `_lakewarden/config`) overriding them. `--dry-run` prints the
  * whole plan (every version and every file, with reasons and sizes, never truncated) and
- * changes nothing. On a terminal a progress bar shows on stderr, and Ctrl-C stops the run
- * cleanly between delete batches (safe to run again).
+ * changes nothing. On a terminal a progress bar shows on stderr. SIGINT (Ctrl-C) or SIGTERM
+ * stops the run cleanly between delete batches and releases the lease (exit 130, safe to run
+ * again); a second one quits at once (the lease is then taken over by the next run on this host).
  */
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
@@ -14,9 +15,12 @@ import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
 import { StoreError } from "../../store/errors.ts";
+import { InterruptedError } from "../errors.ts";
+import { EXIT_CODES } from "../exit-codes.ts";
+import { SHORT_RETENTION_FLAG, SHORT_SAFETY_WINDOW_FLAG, checkShortRetention, checkShortSafetyWindow } from "../flags.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
-import type { CleanupReport } from "../../maintenance/report.ts";
+import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
 
 interface CleanupFlags extends OutputOptions {
@@ -26,6 +30,8 @@ interface CleanupFlags extends OutputOptions {
   deleteUnverified?: boolean;
   safetyWindow?: string;
   dryRun?: boolean;
+  allowShortRetention?: boolean;
+  allowShortSafetyWindow?: boolean;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -34,7 +40,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .command("cleanup")
       .description(
         "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
-          "(the table's lakewarden.* config overrides these flags)",
+          "(per-table settings override these flags: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
       )
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
@@ -42,12 +48,23 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .option("--protect-before <version>", "versions below this one go all in one run or not at all")
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
       .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
-      .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing"),
+      .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
+      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
+      .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
   ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
+    checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
+    checkShortSafetyWindow(settings.safetyWindowMs, Boolean(flags.allowShortSafetyWindow));
     const controller = new AbortController();
-    const onInterrupt = (): void => controller.abort();
-    if (io.interactive) process.once("SIGINT", onInterrupt);
+    let signals = 0;
+    const onInterrupt = (signal: NodeJS.Signals): void => {
+      signals++;
+      if (signals > 1) process.exit(EXIT_CODES.interrupted);
+      io.err(`lakewarden: ${signal}: stopping cleanly after the current step and releasing the lease (again to quit at once)\n`);
+      controller.abort();
+    };
+    process.on("SIGINT", onInterrupt);
+    process.on("SIGTERM", onInterrupt);
     try {
       const report = await runOnTable(table, flags, io, (store) =>
         runCleanup(store, {
@@ -58,10 +75,16 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         }),
       );
-      if (flags.json) printJson(io, report);
-      else io.out(flags.dryRun ? describePlan(report) : describeRun(report));
+      const failed = report.delete_failures.length > 0 || report.errors.length > 0;
+      // A run whose deletes failed did not complete, whatever the pipeline got through.
+      const shown = { ...report, status: reportedStatus(report) };
+      if (flags.json) printJson(io, shown);
+      else io.out(flags.dryRun ? describePlan(shown) : describeRun(shown));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
-      if (report.delete_failures.length > 0 || report.errors.length > 0) {
+      if (signals > 0 && report.status === "stopped") {
+        throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
+      }
+      if (failed) {
         const first = report.delete_failures[0];
         const detail = first ? `${first.key}: ${first.message}` : report.errors[0];
         throw new StoreError(
@@ -71,6 +94,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       }
     } finally {
       process.removeListener("SIGINT", onInterrupt);
+      process.removeListener("SIGTERM", onInterrupt);
     }
   });
 }
@@ -88,25 +112,44 @@ function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
 
 const STAGES: readonly CleanupStage[] = ["reading manifests", "listing files", "deleting files", "writing checkpoint", "pruning checkpoints"];
 
+/**
+ * The count a progress line shows: "12/40" when the stage knows its total, "12" when it does
+ * not (a listing), never "12/0"; a total that turns out too small grows with the count.
+ */
+export function progressCount(value: number, total: number | undefined): string {
+  return total === undefined || total <= 0 ? `${value}` : `${value}/${Math.max(total, value)}`;
+}
+
 /** A cli-progress bar on stderr, one stage at a time. */
 function terminalProgress(): CleanupProgress {
   const bar = new cliProgress.SingleBar(
-    { format: "{stage} [{bar}] {value}/{total}", stream: process.stderr, clearOnComplete: true, hideCursor: true },
+    { format: "{stage} [{bar}] {count}", stream: process.stderr, clearOnComplete: true, hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
   let started = false;
+  let value = 0;
+  let total: number | undefined;
+  const payload = (stage?: string) => ({ ...(stage ? { stage } : {}), count: progressCount(value, total) });
   return {
-    stage(name, total) {
-      const payload = { stage: `${STAGES.indexOf(name) + 1}/${STAGES.length} ${name}`.padEnd(26) };
-      if (!started) bar.start(total ?? 0, 0, payload);
+    stage(name, stageTotal) {
+      value = 0;
+      total = stageTotal;
+      const stage = `${STAGES.indexOf(name) + 1}/${STAGES.length} ${name}`.padEnd(26);
+      // Without a total the bar stays empty and the count alone moves.
+      if (!started) bar.start(Math.max(total ?? 0, 1), 0, payload(stage));
       else {
-        bar.setTotal(total ?? 0);
-        bar.update(0, payload);
+        bar.setTotal(Math.max(total ?? 0, 1));
+        bar.update(0, payload(stage));
       }
       started = true;
     },
     advance(count) {
-      if (started) bar.increment(count);
+      if (!started) return;
+      value += count;
+      if (total !== undefined && total > 0) {
+        if (value > total) bar.setTotal(value);
+        bar.update(value, payload());
+      } else bar.update(0, payload());
     },
     finish() {
       if (started) bar.stop();

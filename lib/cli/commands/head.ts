@@ -15,6 +15,7 @@ import { HEAD_KEY } from "../../head/stored-head.ts";
 import { writeTableHead } from "../../head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
 import { textTable } from "../text-table.ts";
+import { formatBytes, plural } from "../human-units.ts";
 
 interface WriteOptions extends OutputOptions {
   codec?: string;
@@ -59,7 +60,7 @@ function describeWrite(result: WriteTableHeadResult): string {
   const lines = [`${result.action}: head for version ${result.version} (stored head before: ${stored})`];
   if (built && result.bytes > 0) {
     lines.push(
-      `  ${result.bytes} bytes, codec ${built.codec} (${built.compression}); ${built.footers} footers inlined, ${built.footersOmitted} left out; ` +
+      `  ${formatBytes(result.bytes)}, codec ${built.codec} (${built.compression}); ${built.footers} footers inlined, ${built.footersOmitted} left out; ` +
         `${built.recentVersions} versions since the checkpoint`,
     );
   }
@@ -125,18 +126,18 @@ function describeState(state: TableState): string {
   const r = state.snapshot.record;
   const lines = [
     `version ${state.version} from the ${state.source}${state.codec ? ` (head codec ${state.codec})` : ""}`,
-    `  ${r.total_rows} rows in ${r.total_fragments} fragments, ${r.total_files_size} bytes, ${r.total_deletion_files} deletion files`,
+    `  ${plural(r.total_rows, "row")} in ${plural(r.total_fragments, "fragment")}, ${formatBytes(r.total_files_size)}, ${plural(r.total_deletion_files, "deletion file")}`,
     `  schema: ${state.snapshot.schema.map((f) => `${f.name}:${f.logicalType}`).join(", ")}`,
   ];
   if (state.recentVersions) lines.push(`  ${state.recentVersions.records.length} versions since the checkpoint in the head`);
-  lines.push(`  ${state.footers.length} data-file footers inlined`);
+  lines.push(`  ${plural(state.footers.length, "data-file footer")} inlined`);
   const fragments = state.snapshot.liveFiles.map((f) => [
     String(f.fragmentId),
     String(f.physicalRows),
     String(f.deletedRows),
-    String(f.size),
+    formatBytes(f.size),
     [...f.paths, ...(f.deletionFile ? [f.deletionFile] : [])].join(" "),
   ]);
-  return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "bytes", "files"], fragments)}`;
+  return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "size", "files"], fragments)}`;
 }
 

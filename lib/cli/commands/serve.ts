@@ -10,11 +10,13 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
+import { EXIT_CODES_HELP } from "../exit-codes.ts";
 import { assertLocalDirectory } from "../table-command.ts";
-import { checkHeadCodecFlag, parseSettingFlag } from "../flags.ts";
+import { SHORT_RETENTION_FLAG, checkHeadCodecFlag, checkShortRetention, parseDurationFlag, parseSettingFlag } from "../flags.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
-import { formatDuration, parseDuration } from "../../maintenance/duration.ts";
+import { formatDuration } from "../../maintenance/duration.ts";
+import { snakeCaseKeys } from "../../maintenance/report.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
 import { startDemoLake, type DemoWriter } from "../../serve/demo-lake.ts";
 import { LakeServer, type ServeEvent } from "../../serve/lake-server.ts";
@@ -28,6 +30,7 @@ interface ServeOptions {
   codec?: string;
   depth: string;
   json?: boolean;
+  allowShortRetention?: boolean;
 }
 
 export const DEMO_DIR = ".lakewarden-demo";
@@ -44,7 +47,10 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
     .option("--retain-versions <n>", `cleanup always keeps the newest n versions (default: table config, else 1; demo ${DEMO_DEFAULTS.retainVersions})`)
     .option("--codec <codec>", `head codec: ${headCodecs.names().join(" | ")} (default: each table's lakewarden.head_codec, else arrow)`)
     .option("--depth <n>", "folder levels below the location searched for tables", "4")
+    .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (the demo lake's own 1m needs none)")
     .option("--json", "print one JSON object per event, one per line")
+    .option("--verbose", "print stack traces with errors")
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n`)
     .action(async (location: string | undefined, options: ServeOptions) => {
       const demo = location === undefined;
       const served = location ?? resolve(DEMO_DIR);
@@ -64,11 +70,16 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
           onError: (error) => print(io, options, { type: "error", message: `demo writer: ${(error as Error).message}` }, served),
         });
       }
+      // The server first, so its "serving" line comes before the demo writer's first line.
       const server = await LakeServer.start({
         location: served,
         ...settings,
         onEvent: (event) => print(io, options, event, served),
+      }).catch(async (error: unknown) => {
+        await writer?.stop();
+        throw error;
       });
+      await writer?.begin();
       await untilInterrupted();
       await writer?.stop();
       await server.stop();
@@ -76,20 +87,18 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
 }
 
 function parseServeOptions(options: ServeOptions, demo: boolean) {
-  const duration = (flag: string, text: string): number => {
-    const millis = parseDuration(text);
-    if (millis === null || millis <= 0) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration like 500ms, 5s, 10m or 1h`);
-    return millis;
-  };
+  const duration = (flag: string, text: string): number => parseDurationFlag(flag, text, { positive: true });
   const cleanupEvery = options.cleanupEvery ?? (demo ? DEMO_DEFAULTS.cleanupEvery : "1h");
   const cleanupSettings: CleanupSettings = {};
   const olderThan = options.olderThan ?? (demo ? DEMO_DEFAULTS.olderThan : undefined);
   const retainVersions = options.retainVersions ?? (demo ? DEMO_DEFAULTS.retainVersions : undefined);
   if (olderThan !== undefined) cleanupSettings.olderThanMs = parseSettingFlag("olderThanMs", olderThan, "--older-than");
+  // The demo lake's short default is its own choice; a retention the user types is checked.
+  if (options.olderThan !== undefined) checkShortRetention(cleanupSettings.olderThanMs, Boolean(options.allowShortRetention));
   if (retainVersions !== undefined) cleanupSettings.retainVersions = parseSettingFlag("retainVersions", retainVersions, "--retain-versions");
   checkHeadCodecFlag(options.codec);
   const depth = /^\d+$/.test(options.depth) ? Number(options.depth) : Number.NaN;
-  if (!Number.isSafeInteger(depth)) throw new UsageError(`--depth ${JSON.stringify(options.depth)} is not a whole number`);
+  if (!Number.isSafeInteger(depth)) throw new UsageError(`--depth = ${JSON.stringify(options.depth)} is not a whole number`);
   return {
     cleanupEveryMs: cleanupEvery === "off" ? null : duration("--cleanup-every", cleanupEvery),
     cleanupSettings,
@@ -115,7 +124,7 @@ type PrintedEvent = ServeEvent | { type: "demo-commit"; version: number; operati
 
 function print(io: CliIO, options: ServeOptions, event: PrintedEvent, served: string): void {
   if (options.json) {
-    io.out(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+    io.out(`${JSON.stringify(snakeCaseKeys({ time: new Date().toISOString(), ...event }))}\n`);
     return;
   }
   const line = describeEvent(event, served);
@@ -134,6 +143,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
     case "table-ignored":
       return `table    ${name(event.table)}  ignored: ${event.reason}`;
     case "demo-commit":
+      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${event.rows} rows): no new commit; the demo writer resumes`;
       return `commit   events.lance  version ${event.version} (${event.operation}, ${event.rows} rows) by the demo writer`;
     case "head": {
       const what = event.action === "created" || event.action === "replaced"

@@ -20,10 +20,12 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
       .command("version-at")
       .description("which version was current at a time (commit timestamps that go backwards count from their predecessor's)")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .argument("<time>", "ISO 8601 (UTC unless it says otherwise), e.g. 2026-11-29T14:55:00Z, or Unix milliseconds"),
+      .argument("<time>", "now, ISO 8601 (UTC unless it says otherwise), e.g. 2026-11-29T14:55:00Z, or Unix milliseconds; a future time is answered as of now, and says so"),
   ).action(async (table: string, time: string, options: OutputOptions) => {
-    const atMillis = parseTimePoint(time);
-    if (atMillis === null) throw new UsageError(`not a time: ${JSON.stringify(time)} (use ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)`);
+    const nowMillis = Date.now();
+    const atMillis = time.trim().toLowerCase() === "now" ? nowMillis : parseTimePoint(time);
+    if (atMillis === null) throw new UsageError(`not a time: ${JSON.stringify(time)} (use now, ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)`);
+    const future = atMillis > nowMillis;
     const found = await runOnTable(table, options, io, async (store) => {
       const timeline = await readHistory(store, formatOption(options));
       const format = timeline.format;
@@ -38,8 +40,11 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
       }
       return answer;
     });
-    if (options.json) printJson(io, toJson(found, atMillis));
-    else io.out(describe(found, atMillis));
+    if (options.json) printJson(io, { ...toJson(found, atMillis), is_future: future });
+    else {
+      if (future) io.out(`${new Date(atMillis).toISOString()} is in the future (now is ${new Date(nowMillis).toISOString()}): this is the answer as of now, and later commits may change it\n`);
+      io.out(describe(found, atMillis));
+    }
   });
 }
 

@@ -3,9 +3,14 @@ import type { ProgramContext } from "../program.ts";
 import { formatOption, printJson, runOnTable, withOutputOptions, type OutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import { readHistory as readTableHistory } from "../../head/timeline-source.ts";
 import { noVersionFilesError } from "../../formats/errors.ts";
+import { TABLE_FORMATS } from "../../formats/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { textTable } from "../text-table.ts";
+import type { CliIO } from "../io.ts";
+import { withReadProgress } from "../read-progress.ts";
+import { formatBytes } from "../human-units.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
+import type { StoredProtection } from "../../checkpoint/codec.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
@@ -16,14 +21,13 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
       .option("--since <version>", "only versions at or after this one (older archive segments are not read)", parseVersionOption)
       .option("--limit <n>", "only the newest n of the versions listed", parseCountOption),
   ).action(async (table: string, options: VersionsOptions) => {
-    const all = await runOnTable(table, options, io, (store) => readHistory(store, options));
-    const records = options.limit === undefined ? all : all.slice(Math.max(0, all.length - options.limit));
+    const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
+    const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
     if (options.json) printJson(io, records);
-    else io.out(formatTable(records));
+    else io.out(formatTable(records, history.tags) + protectionNote(history.protection));
   });
 }
 
-/** The whole history: newest checkpoint + head + only the manifests neither covers. */
 interface VersionsOptions extends OutputOptions {
   since?: number;
   limit?: number;
@@ -41,26 +45,46 @@ function parseCountOption(text: string): number {
   return n;
 }
 
-async function readHistory(store: ObjectStore, options: VersionsOptions): Promise<VersionRecord[]> {
-  const timeline = await readTableHistory(store, { ...formatOption(options), ...(options.since === undefined ? {} : { since: options.since }) });
-  const format = timeline.format;
-  if (options.since !== undefined) return timeline.records;
-  if (timeline.records.length === 0) {
-    throw noVersionFilesError(store.uri, format);
-  }
-  return timeline.records;
+/**
+ * The whole history: archive segments + newest checkpoint + head + only the version files
+ * neither covers; with the tags' names, so the text can say which tag a version carries.
+ */
+async function readHistory(
+  store: ObjectStore,
+  options: VersionsOptions,
+  io: CliIO,
+): Promise<{ records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null }> {
+  // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
+  const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
+  const timeline = await readTableHistory(progress.store, { ...formatOption(options), ...(options.since === undefined ? {} : { since: options.since }) }).finally(() =>
+    progress.done(),
+  );
+  if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
+  return { records: timeline.records, tags: tagNames(timeline.refs.tags), protection: timeline.checkpoint?.protection ?? null };
 }
 
-function formatTable(records: readonly VersionRecord[]): string {
-  const header = ["version", "timestamp", "operation", "fragments", "rows", "bytes", "flags"];
+/** A cleanup that could not remove the history below a protected boundary whole says so here too. */
+function protectionNote(protection: StoredProtection | null): string {
+  if (protection?.result !== "partial") return "";
+  return `history protection before version ${protection.boundary}: partial: ${protection.reason}\n`;
+}
+
+function tagNames(tags: readonly { name: string; version: number; branch: string | null }[]): Map<number, string[]> {
+  const names = new Map<number, string[]>();
+  for (const tag of tags) if (tag.branch === null) names.set(tag.version, [...(names.get(tag.version) ?? []), tag.name]);
+  return names;
+}
+
+function formatTable(records: readonly VersionRecord[], tags: ReadonlyMap<number, string[]>): string {
+  const header = ["version", "timestamp", "operation", "fragments", "rows", "size", "flags"];
   const rows = records.map((r) => [
     String(r.version),
     new Date(r.timestamp_millis).toISOString(),
     r.operation_type ?? "-",
     r.total_fragments === null ? "-" : String(r.total_fragments),
     r.total_rows === null ? "-" : String(r.total_rows),
-    r.total_files_size === null ? "-" : String(r.total_files_size),
-    [r.is_tagged ? "tagged" : "", r.is_cleaned_up ? "cleaned-up" : ""].filter(Boolean).join(",") || "-",
+    r.total_files_size === null ? "-" : formatBytes(r.total_files_size),
+    [r.is_tagged ? `tagged ${(tags.get(r.version) ?? []).join(", ") || "(tag gone since)"}` : "", r.is_cleaned_up ? "cleaned-up" : ""].filter(Boolean).join("; ") || "-",
   ]);
   return textTable(header, rows);
 }

@@ -1,0 +1,124 @@
+/**
+ * `lakewarden config show|set|unset <table>`: per-table cleanup settings stored by lakewarden
+ * in `<table>/_lakewarden/config`, for writers that cannot set `lakewarden.*` keys in the
+ * table's own config. The table's own config still wins where it sets the same key.
+ */
+import type { Command } from "commander";
+import type { ProgramContext } from "../program.ts";
+import { UsageError } from "../errors.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import type { OutputOptions } from "../table-command.ts";
+import { textTable } from "../text-table.ts";
+import { loadTableState } from "../../head/loader.ts";
+import { DEFAULT_SETTINGS, TABLE_CONFIG_KEYS, describePolicy, parseSetting, resolvePolicy } from "../../maintenance/policy.ts";
+import type { PolicyField } from "../../maintenance/policy.ts";
+import { STORED_CONFIG_FIELDS, STORED_CONFIG_KEY, readStoredConfig, storedConfigKey, updateStoredConfig } from "../../maintenance/stored-config.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+
+export function registerConfigCommand(program: Command, { io }: ProgramContext): void {
+  const config = program
+    .command("config")
+    .description(
+      `per-table cleanup settings kept by lakewarden in ${STORED_CONFIG_KEY} (for writers with no config API); ` +
+        "the table's own lakewarden.* config wins over them, and they win over command-line flags",
+    );
+
+  withOutputOptions(
+    config
+      .command("show")
+      .description("each cleanup setting's effective value and where it comes from: table config, lakewarden config or default")
+      .argument("<table>", TABLE_ARGUMENT_HELP),
+  ).action(async (table: string, options: OutputOptions) => {
+    const shown = await runOnTable(table, options, io, (store) => effectiveSettings(store));
+    if (options.json) printJson(io, shown);
+    else io.out(describe(shown));
+  });
+
+  withOutputOptions(
+    config
+      .command("set")
+      .description(`store settings in ${STORED_CONFIG_KEY}, e.g. older_than=30d retain_versions=5 (checked like the flags they stand for)`)
+      .argument("<table>", TABLE_ARGUMENT_HELP)
+      .argument("<key=value...>", `one or more of ${Object.values(TABLE_CONFIG_KEYS).map((k) => k.replace("lakewarden.", "")).join(", ")} (the lakewarden. prefix is optional)`),
+  ).action(async (table: string, pairs: string[], options: OutputOptions) => {
+    const set: Record<string, string> = {};
+    for (const pair of pairs) {
+      const at = pair.indexOf("=");
+      if (at <= 0) throw new UsageError(`${JSON.stringify(pair)} is not key=value (e.g. older_than=30d)`);
+      set[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+    checkSettings(set, Object.keys(set));
+    const shown = await runOnTable(table, options, io, async (store) => {
+      await updateStoredConfig(store, { set });
+      return effectiveSettings(store);
+    });
+    if (options.json) printJson(io, shown);
+    else io.out(describe(shown));
+  });
+
+  withOutputOptions(
+    config
+      .command("unset")
+      .description(`remove settings from ${STORED_CONFIG_KEY}`)
+      .argument("<table>", TABLE_ARGUMENT_HELP)
+      .argument("<key...>", "settings to remove (the lakewarden. prefix is optional)"),
+  ).action(async (table: string, keys: string[], options: OutputOptions) => {
+    checkSettings({}, keys);
+    const shown = await runOnTable(table, options, io, async (store) => {
+      await updateStoredConfig(store, { unset: keys });
+      return effectiveSettings(store);
+    });
+    if (options.json) printJson(io, shown);
+    else io.out(describe(shown));
+  });
+}
+
+/** Names and values checked before anything is read: a bad one is a usage error (exit 2). */
+function checkSettings(set: Record<string, string>, names: readonly string[]): void {
+  try {
+    for (const name of names) {
+      const key = storedConfigKey(name, "lakewarden config");
+      if (name in set) parseSetting(STORED_CONFIG_FIELDS.get(key)!, set[name]!, key, "lakewarden config");
+    }
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^lakewarden config: /, ""));
+  }
+}
+
+interface EffectiveSetting {
+  key: string;
+  value: string | number | boolean | null;
+  source: string;
+  table_config: string | null;
+  lakewarden_config: string | null;
+}
+
+interface ShownConfig {
+  table: string;
+  stored_config: string;
+  /** The stored file as it is (user data: keys as written). */
+  config: Record<string, string>;
+  settings: EffectiveSetting[];
+}
+
+async function effectiveSettings(store: ObjectStore): Promise<ShownConfig> {
+  const [stored, state] = await Promise.all([readStoredConfig(store), loadTableState(store)]);
+  const tableConfig = state.snapshot.config;
+  const described = describePolicy(resolvePolicy({}, tableConfig, store.uri, stored));
+  const settings = (Object.keys(DEFAULT_SETTINGS) as PolicyField[]).map((field): EffectiveSetting => {
+    const key = TABLE_CONFIG_KEYS[field];
+    const { value, source } = described[key.replace("lakewarden.", "")]!;
+    return { key, value, source, table_config: tableConfig[key] ?? null, lakewarden_config: stored[key] ?? null };
+  });
+  return { table: store.uri, stored_config: store.uriOf(STORED_CONFIG_KEY), config: stored, settings };
+}
+
+function describe(shown: ShownConfig): string {
+  const rows = shown.settings.map((s) => [s.key, String(s.value ?? "none"), s.source === "default" ? "default" : s.source.split(" lakewarden.")[0]!]);
+  let text = textTable(["setting", "value", "from"], rows);
+  const shadowed = shown.settings.filter((s) => s.table_config !== null && s.lakewarden_config !== null);
+  for (const s of shadowed) {
+    text += `note: ${s.key} = ${JSON.stringify(s.lakewarden_config)} in lakewarden config is overridden by the table's own config (${JSON.stringify(s.table_config)})\n`;
+  }
+  return text;
+}

@@ -1,0 +1,27 @@
+/**
+ * The `lakewarden` command's exit statuses, as README and `lakewarden --help` list them.
+ * Scripts (cron, CI, `timeout`) can tell "try again later" (3) from "fix the command" (2)
+ * from "something broke" (1).
+ */
+export const EXIT_CODES = {
+  /** The command did what it was asked. */
+  ok: 0,
+  /** A runtime failure: storage errors, a table that cannot be read, failed deletes. */
+  failure: 1,
+  /** A usage error: unknown flag, bad flag value, missing argument. Nothing was read or written. */
+  usage: 2,
+  /** Another cleaner holds the table's lease: nothing was touched; try again later. */
+  leaseHeld: 3,
+  /** Interrupted (Ctrl-C, SIGINT, SIGTERM): stopped cleanly, safe to run again. */
+  interrupted: 130,
+} as const;
+
+/** The same list as `--help` prints it. */
+export const EXIT_CODES_HELP = [
+  "Exit status:",
+  "  0    ok",
+  "  1    runtime failure (storage error, unreadable table, failed deletes)",
+  "  2    usage error (unknown flag, bad value, missing argument): nothing was touched",
+  "  3    the table's lease is held by another cleaner: nothing was touched, try later",
+  "  130  interrupted (Ctrl-C, SIGINT, SIGTERM): stopped cleanly, safe to run again",
+].join("\n");

@@ -1,0 +1,239 @@
+/**
+ * Snapshot expiry for tables without a catalog (spec "Snapshot Retention Policy", iceberg-java
+ * RemoveSnapshots, iceberg.md §5). Expiring is a metadata commit:
+ *   1. plan (pure): drop non-main refs older than their max-ref-age-ms (or whose snapshot is
+ *      gone); keep every remaining ref's snapshot; per branch keep ancestors while fewer than
+ *      min-snapshots-to-keep are kept or they are newer than now - max-snapshot-age-ms (ref
+ *      values override the table's `history.expire.*`); keep snapshots no ref reaches that are
+ *      newer than the table cutoff; expire the rest;
+ *   2. build the next metadata (pure): the same document without the expired snapshots, their
+ *      statistics and the dropped refs, the snapshot log trimmed as Java trims it, the current
+ *      file appended to the metadata log (bounded by write.metadata.previous-versions-max);
+ *   3. commit: write it create-only (If-None-Match) as `v<N+1>.metadata.json`, then the version
+ *      hint where the table has one;
+ *   4. only after the commit, delete what the old metadata reached and the new one does not
+ *      (reachable-set difference; metadata JSON files are never deleted by expiry).
+ * Unresolvable paths in either metadata stop the run before the commit.
+ */
+import { gzipSync } from "node:zlib";
+import type { ObjectStore } from "../../store/object-store.ts";
+import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError } from "../errors.ts";
+import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
+import { METADATA_PREFIX, nextHadoopMetadataKey, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
+import { reachableFiles, type Reachable } from "./reachable.ts";
+import { tableRetention, type TableRetention } from "./retention.ts";
+import { IcebergFileReader } from "./snapshot-files.ts";
+import { decodeTableMetadata, type IcebergTableMetadata, type JsonObject } from "./table-metadata.ts";
+import { openIcebergTable, type IcebergTable } from "./table-state.ts";
+import { ancestry } from "./versions.ts";
+
+export interface ExpiryPlan {
+  retain: Set<string>;
+  /** Snapshot ids to expire, in metadata order. */
+  expire: string[];
+  /** Non-main refs dropped for age or a missing snapshot. */
+  dropRefs: string[];
+}
+
+export interface ExpiryOverrides {
+  /** Expire snapshots older than this instant, epoch ms (replaces now - max-snapshot-age-ms). */
+  expireOlderThanMs?: number;
+  /** Keep at least this many ancestors per branch (replaces min-snapshots-to-keep). */
+  retainLast?: number;
+}
+
+export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retention: TableRetention, overrides: ExpiryOverrides = {}): ExpiryPlan {
+  const byId = new Map(metadata.snapshots.map((s) => [s.id, s]));
+  const defaultCutoff = overrides.expireOlderThanMs ?? nowMs - retention.maxSnapshotAgeMs;
+  const defaultMinKeep = overrides.retainLast ?? retention.minSnapshotsToKeep;
+  const dropRefs: string[] = [];
+  const refs = metadata.refs.filter((ref) => {
+    if (ref.name === "main") return true;
+    const snapshot = byId.get(ref.snapshotId);
+    const maxAge = ref.maxRefAgeMs ?? retention.maxRefAgeMs;
+    if (!snapshot || nowMs - snapshot.timestampMs > maxAge) {
+      dropRefs.push(ref.name);
+      return false;
+    }
+    return true;
+  });
+
+  const retain = new Set<string>();
+  for (const ref of refs) {
+    if (byId.has(ref.snapshotId)) retain.add(ref.snapshotId);
+    if (ref.type !== "branch") continue;
+    const cutoff = ref.maxSnapshotAgeMs !== null ? nowMs - ref.maxSnapshotAgeMs : defaultCutoff;
+    const minKeep = ref.minSnapshotsToKeep ?? defaultMinKeep;
+    let kept = 0;
+    for (const id of ancestry(metadata, ref.snapshotId)) {
+      if (kept < minKeep || byId.get(id)!.timestampMs >= cutoff) {
+        retain.add(id);
+        kept++;
+      } else break;
+    }
+  }
+  const referenced = new Set<string>();
+  for (const ref of refs) for (const id of ref.type === "branch" ? ancestry(metadata, ref.snapshotId) : [ref.snapshotId]) referenced.add(id);
+  for (const snapshot of metadata.snapshots) {
+    if (!referenced.has(snapshot.id) && snapshot.timestampMs >= defaultCutoff) retain.add(snapshot.id);
+  }
+  return { retain, expire: metadata.snapshots.filter((s) => !retain.has(s.id)).map((s) => s.id), dropRefs };
+}
+
+/** The metadata path of a file name the way this table writes them (its metadata log's folder, else `<location>/metadata/`). */
+function metadataPathOf(metadata: IcebergTableMetadata, name: string): string {
+  const last = metadata.metadataLog.at(-1)?.file;
+  if (last !== undefined && last.includes("/")) return `${last.slice(0, last.lastIndexOf("/"))}/${name}`;
+  return `${metadata.location.replace(/\/+$/, "")}/${METADATA_PREFIX}${name}`;
+}
+
+/**
+ * The next metadata document: `metadata` without `expire`d snapshots and `dropRefs`. Throws
+ * when asked to expire a snapshot a kept ref points at. `currentKey` is the file being replaced.
+ */
+export function buildExpiredMetadata(
+  metadata: IcebergTableMetadata,
+  currentKey: string,
+  plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
+  nowMs: number,
+  previousVersionsMax: number,
+  uri: string,
+): JsonObject {
+  const expired = new Set(plan.expire);
+  const dropped = new Set(plan.dropRefs);
+  for (const ref of metadata.refs) {
+    if (!dropped.has(ref.name) && expired.has(ref.snapshotId)) {
+      throw new TableFormatError(uri, `cannot expire snapshot ${ref.snapshotId}: ${ref.type} "${ref.name}" points at it`);
+    }
+  }
+  const json: JsonObject = { ...metadata.json };
+  const idOf = (value: JsonValue | undefined): string | null => (typeof value === "bigint" || typeof value === "number" ? String(value) : null);
+
+  if (Array.isArray(json.snapshots)) {
+    json.snapshots = json.snapshots.filter((s) => !expired.has(idOf((s as JsonObject)["snapshot-id"]) ?? ""));
+  }
+  if (json.refs && typeof json.refs === "object" && !Array.isArray(json.refs)) {
+    json.refs = Object.fromEntries(Object.entries(json.refs).filter(([name]) => !dropped.has(name)));
+  }
+  for (const field of ["statistics", "partition-statistics"]) {
+    const list = json[field];
+    if (Array.isArray(list)) json[field] = list.filter((s) => !expired.has(idOf((s as JsonObject)["snapshot-id"]) ?? ""));
+  }
+  // Java (TableMetadata.Builder): drop every snapshot-log entry up to the last one whose snapshot is gone.
+  if (Array.isArray(json["snapshot-log"])) {
+    const log = json["snapshot-log"] as JsonObject[];
+    const remaining = new Set(metadata.snapshots.filter((s) => !expired.has(s.id)).map((s) => s.id));
+    let lastGone = -1;
+    log.forEach((entry, i) => {
+      if (!remaining.has(idOf(entry["snapshot-id"]) ?? "")) lastGone = i;
+    });
+    json["snapshot-log"] = log.slice(lastGone + 1);
+  }
+  const name = currentKey.slice(currentKey.lastIndexOf("/") + 1);
+  const metadataLog = [...(Array.isArray(json["metadata-log"]) ? (json["metadata-log"] as JsonValue[]) : [])];
+  metadataLog.push({ "timestamp-ms": metadata.lastUpdatedMs, "metadata-file": metadataPathOf(metadata, name) });
+  json["metadata-log"] = metadataLog.slice(Math.max(0, metadataLog.length - previousVersionsMax));
+  json["last-updated-ms"] = nowMs;
+  return json;
+}
+
+export interface ExpireOptions extends ExpiryOverrides {
+  now?: Date;
+  dryRun?: boolean;
+  /** Called after the commit, before any delete (tests observe the order of writes). */
+  afterCommit?: (committedKey: string) => Promise<void> | void;
+}
+
+export interface ExpireReport {
+  baseKey: string;
+  /** The metadata file written; null on a dry run or when nothing expires. */
+  committedKey: string | null;
+  expired: string[];
+  droppedRefs: string[];
+  /** Keys planned for deletion (reachable from the old metadata only). */
+  toDelete: string[];
+  deleted: string[];
+  failed: { key: string; message: string }[];
+}
+
+function blockOn(reachable: Reachable, uri: string, when: string): void {
+  const blocking = reachable.unresolved.find((u) => u.kind === "unresolvable");
+  if (blocking) throw new UnresolvableReferenceError(uri, `snapshot expiry refused ${when}: ${blocking.path} cannot be resolved (${blocking.reason}); nothing written or deleted`);
+}
+
+/** Plans, commits and cleans up snapshot expiry on a catalog-less table. */
+export async function expireSnapshots(store: ObjectStore, options: ExpireOptions = {}): Promise<ExpireReport> {
+  const now = options.now ?? new Date();
+  const table = await openIcebergTable(store);
+  const { metadata } = table.read;
+  const retention = tableRetention(metadata.properties);
+  const plan = planExpiry(metadata, now.getTime(), retention, options);
+  const report: ExpireReport = { baseKey: table.metadataKey, committedKey: null, expired: plan.expire, droppedRefs: plan.dropRefs, toDelete: [], deleted: [], failed: [] };
+  if (plan.expire.length === 0 && plan.dropRefs.length === 0) {
+    // Nothing to expire; still read what the table reaches, so a broken table is reported, not passed as clean.
+    const reachable = await reachableFiles(new IcebergFileReader(store), metadata, table.metadataKey, table.resolve, table.versionHint !== null);
+    blockOn(reachable, store.uri, "on the current metadata");
+    return report;
+  }
+  return commitExpiry(table, plan, now, retention, options, report);
+}
+
+/** Writes the expiry commit for `plan` on `table`, then deletes the files only the expired snapshots reached. */
+export async function commitExpiry(
+  table: IcebergTable,
+  plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
+  now: Date,
+  retention: TableRetention,
+  options: Pick<ExpireOptions, "dryRun" | "afterCommit">,
+  report: ExpireReport,
+): Promise<ExpireReport> {
+  const written = await writeExpiryCommit(table, plan, now, retention, { dryRun: options.dryRun ?? false });
+  report.toDelete = written.toDelete;
+  if (written.key === null) return report;
+  report.committedKey = written.key;
+  await options.afterCommit?.(written.key);
+  const result = await table.store.deleteMany(report.toDelete);
+  report.deleted = result.deleted;
+  report.failed = result.failed;
+  return report;
+}
+
+/**
+ * The commit alone: checks, builds and writes `v<N+1>.metadata.json` create-only (then the
+ * version hint where the table has one). Returns the key written (null on a dry run) and the
+ * keys the old metadata reached that the new one does not, for the caller to delete after.
+ */
+export async function writeExpiryCommit(
+  table: IcebergTable,
+  plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
+  now: Date,
+  retention: TableRetention,
+  options: { dryRun: boolean },
+): Promise<{ key: string | null; toDelete: string[] }> {
+  const { store } = table;
+  const { metadata } = table.read;
+  const uri = store.uriOf(table.metadataKey);
+  if (table.read.file.name.naming !== "hadoop") {
+    throw new UnsupportedFeatureError(uri, "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: lakewarden does not commit through a catalog, so it does not expire snapshots here");
+  }
+  if (!retention.gcEnabled) {
+    throw new UnsupportedFeatureError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
+  }
+  const next = buildExpiredMetadata(metadata, table.metadataKey, plan, now.getTime(), retention.previousVersionsMax, uri);
+  const nextKey = nextHadoopMetadataKey(table.read.file.name);
+  const nextMetadata = decodeTableMetadata(next, store.uriOf(nextKey));
+
+  const reader = new IcebergFileReader(store);
+  const hasHint = table.versionHint !== null;
+  const before = await reachableFiles(reader, metadata, table.metadataKey, table.resolve, hasHint);
+  const after = await reachableFiles(reader, nextMetadata, nextKey, table.resolve, hasHint);
+  blockOn(before, store.uri, "on the current metadata");
+  blockOn(after, store.uri, "on the new metadata");
+  const toDelete = [...before.keys.keys()].filter((key) => !after.keys.has(key) && !parseMetadataKey(key) && key !== VERSION_HINT_KEY).sort();
+  if (options.dryRun) return { key: null, toDelete };
+
+  const bytes = new TextEncoder().encode(stringifyJsonLossless(next, 2));
+  await store.put(nextKey, table.read.file.name.gzip ? gzipSync(bytes) : bytes, { ifNoneMatch: "*", contentType: "application/json" });
+  if (hasHint) await store.put(VERSION_HINT_KEY, new TextEncoder().encode(String(table.read.file.name.sequence + 1)));
+  return { key: nextKey, toDelete };
+}

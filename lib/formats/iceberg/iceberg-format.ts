@@ -1,0 +1,263 @@
+/**
+ * Apache Iceberg behind the format-neutral TableFormat interface (lib/formats/table-format.ts).
+ *
+ * How Iceberg maps onto versions and version files:
+ *   - a **version is a snapshot**. `version` is its ordering sequence (the snapshot's
+ *     `sequence-number`, or `timestamp-ms` for tables without sequence numbers: versions.ts),
+ *     `version_id` the snapshot id as exact text;
+ *   - a **version file is the current metadata file**: every snapshot lives in it, so
+ *     `listVersionFiles` returns one VersionFile per snapshot of the current metadata, all with
+ *     that file's key, size and ETag, and `id` set to the snapshot id. A metadata file that is
+ *     no longer current holds no live version: snapshots are removed by a new metadata file,
+ *     not by deleting one;
+ *   - `parseVersionKey` is null for every key: no key names a snapshot (a metadata file name
+ *     carries the metadata file's sequence, not a snapshot's). Metadata files are classified
+ *     "metadata" and kept by reference (the current file, the metadata log, the version hint);
+ *   - removing versions is a metadata commit (`commitRemoval`): the next
+ *     `v<N+1>.metadata.json`, written create-only, for tables without a catalog only.
+ * The latest version is the current snapshot of the metadata file with the highest sequence
+ * (metadata-files.ts); a table without a current snapshot has no latest version.
+ */
+import type { ObjectStore } from "../../store/object-store.ts";
+import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
+import type { VersionRecord } from "../../model/version-record.ts";
+import { mainBranchTaggedVersions } from "../../model/refs.ts";
+import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
+import type { CleanupView, CommitRemovalInput, DeclaredRetention, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { readParquetFooter } from "./data-file-footer.ts";
+import { writeExpiryCommit } from "./expire-snapshots.ts";
+import { liveFilesOf, schemaFields } from "./live-files.ts";
+import { latestMetadataFile } from "./metadata-files.ts";
+import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
+import { isHiddenKey } from "./orphan-files.ts";
+import { metadataReferences } from "./reachable.ts";
+import { icebergRefs } from "./refs.ts";
+import { tableRetention } from "./retention.ts";
+import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
+import type { IcebergSnapshot } from "./table-metadata.ts";
+import { openIcebergTable, type IcebergTable } from "./table-state.ts";
+import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
+
+export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
+
+/** Manifests never change once written: one reader (and its cache) per store root, a few roots at a time. */
+const readers = new Map<string, IcebergFileReader>();
+function readerFor(store: ObjectStore): IcebergFileReader {
+  let reader = readers.get(store.uri);
+  if (!reader || reader.store !== store) {
+    if (readers.size >= 4) readers.delete(readers.keys().next().value!);
+    reader = new IcebergFileReader(store);
+    readers.set(store.uri, reader);
+  }
+  return reader;
+}
+
+/**
+ * Metadata files never change once written: a version file's table is read once per store
+ * root and key (readSnapshot is called once per snapshot, all on the same metadata file).
+ */
+const tables = new Map<string, Promise<IcebergTable>>();
+function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
+  const cacheKey = `${store.uri}\u0000${key}`;
+  let table = tables.get(cacheKey);
+  if (!table) {
+    if (tables.size >= 4) tables.delete(tables.keys().next().value!);
+    table = openIcebergTable(store, { metadataKey: key });
+    table.catch(() => tables.delete(cacheKey));
+    tables.set(cacheKey, table);
+  }
+  return table;
+}
+
+function versionFilesOf(table: IcebergTable): VersionFile[] {
+  const { file } = table.read;
+  return table.ordered.snapshots.map((s) => ({
+    version: table.ordered.versionOf.get(s.id)!,
+    id: s.id,
+    key: table.metadataKey,
+    size: file.size,
+    etag: file.etag,
+    lastModified: file.lastModified,
+  }));
+}
+
+/** The table, or null when `metadata/` holds no metadata file. */
+async function openIfTable(store: ObjectStore): Promise<IcebergTable | null> {
+  try {
+    return await openIcebergTable(store);
+  } catch (error) {
+    if (error instanceof NotATableError && error.uri === store.uri) return null;
+    throw error;
+  }
+}
+
+async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
+  const table = await openIfTable(store);
+  return table ? versionFilesOf(table) : [];
+}
+
+async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
+  const table = await openIfTable(store);
+  if (!table) return null;
+  const current = table.read.metadata.currentSnapshotId;
+  return current === null ? null : (versionFilesOf(table).find((f) => f.id === current) ?? null);
+}
+
+async function findVersionFile(store: ObjectStore, version: number): Promise<VersionFile> {
+  const file = (await listVersionFiles(store)).find((f) => f.version === version);
+  if (!file) throw new NotFoundError(`no snapshot with version ${version} in the current metadata`, { uri: store.uriOf(METADATA_PREFIX) });
+  return file;
+}
+
+async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
+  const table = await tableAt(store, file.key);
+  const { metadata } = table.read;
+  const uri = store.uriOf(file.key);
+  const snapshot = snapshotOf(table, file, uri);
+  const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
+  const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
+  const { liveFiles, section } = liveFilesOf(files);
+  return {
+    record: snapshotRecord(snapshot, table.ordered, branchOfSnapshots(metadata).get(snapshot.id) ?? null),
+    referencedFiles: [...files.references, ...level.references],
+    unresolvedReferences: [...files.unresolved, ...level.unresolved],
+    liveFiles,
+    schema: schemaFields(metadata, snapshot.schemaId),
+    config: metadata.properties,
+    raw: table.read.stored,
+    versionFile: file,
+    sections: [section],
+  };
+}
+
+/**
+ * What cleanup needs of one snapshot: its record, the files it reaches and the table's config.
+ * A table with `gc.enabled=false` forbids maintenance from deleting its files (iceberg-java
+ * refuses orphan removal and expiry-with-cleanup then): cleanup stops here, before any delete.
+ */
+async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
+  const table = await tableAt(store, file.key);
+  const { metadata } = table.read;
+  const uri = store.uriOf(file.key);
+  if (!tableRetention(metadata.properties).gcEnabled) {
+    throw new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
+  }
+  const snapshot = snapshotOf(table, file, uri);
+  const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
+  const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
+  return {
+    record: snapshotRecord(snapshot, table.ordered, branchOfSnapshots(metadata).get(snapshot.id) ?? null),
+    referencedFiles: [...files.references, ...level.references],
+    unresolvedReferences: [...files.unresolved, ...level.unresolved],
+    config: metadata.properties,
+  };
+}
+
+function snapshotOf(table: IcebergTable, file: VersionFile, uri: string): IcebergSnapshot {
+  const { metadata } = table.read;
+  const snapshot = file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
+  if (!snapshot || table.ordered.versionOf.get(snapshot.id) !== file.version) {
+    throw new CorruptFileError(uri, `holds no snapshot ${file.id ?? ""} with version ${file.version}`);
+  }
+  return snapshot;
+}
+
+async function readRefs(store: ObjectStore): Promise<Refs> {
+  const table = await openIfTable(store);
+  return table ? icebergRefs(table.read.metadata, table.ordered) : { tags: [], branches: [] };
+}
+
+function declaredRetention(config: Record<string, string>): DeclaredRetention {
+  const r = tableRetention(config);
+  const out: DeclaredRetention = { sources: {} };
+  if (r.sources.maxSnapshotAgeMs) {
+    out.olderThanMs = r.maxSnapshotAgeMs;
+    out.sources.olderThanMs = r.sources.maxSnapshotAgeMs;
+  }
+  if (r.sources.minSnapshotsToKeep) {
+    out.retainVersions = r.minSnapshotsToKeep;
+    out.sources.retainVersions = r.sources.minSnapshotsToKeep;
+  }
+  return out;
+}
+
+/** Writes the metadata commit that drops `remove` (versions) on top of `base`; fails if `base` is no longer current. */
+async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }> {
+  const latest = await latestMetadataFile(store);
+  if (latest?.key !== input.base.key) {
+    throw new PreconditionFailedError(`the current metadata is ${latest?.key ?? "gone"}, not ${input.base.key}: re-plan`, { uri: store.uriOf(input.base.key) });
+  }
+  const table = await openIcebergTable(store, { metadataKey: input.base.key });
+  // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
+  const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
+  const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
+  if (expire.length === 0) return { key: input.base.key };
+  const written = await writeExpiryCommit(table, { expire, dropRefs: [] }, input.now, tableRetention(table.read.metadata.properties), { dryRun: false });
+  return { key: written.key! };
+}
+
+function classify(key: string): FileRole | null {
+  if (key.startsWith(METADATA_PREFIX)) {
+    const name = key.slice(METADATA_PREFIX.length);
+    // Any metadata JSON counts, not only version names: a failed Hadoop commit leaves `<uuid>.metadata.json`,
+    // which is metadata no snapshot needs (the safety window keeps a commit in progress).
+    if (parseMetadataKey(key) || /\.metadata\.json(\.gz)?$/.test(name) || key === VERSION_HINT_KEY || name.endsWith(".avro")) return "metadata";
+    if (name.endsWith(".puffin") || name.endsWith(".stats")) return "statistics";
+    return null;
+  }
+  if (key.startsWith(DATA_PREFIX)) return key.length > DATA_PREFIX.length ? "data" : null;
+  return null;
+}
+
+/** One LIST of `metadata/`, stopping at the first table metadata file name. */
+async function detect(store: ObjectStore): Promise<boolean> {
+  for await (const object of store.list(METADATA_PREFIX, { delimiter: "/" })) {
+    if (parseMetadataKey(object.key)) return true;
+  }
+  return false;
+}
+
+function tableRootOfCommitKey(key: string): string | null {
+  const at = key.lastIndexOf(`/${METADATA_PREFIX}`);
+  if (at === -1 && !key.startsWith(METADATA_PREFIX)) return null;
+  const name = key.slice(at === -1 ? METADATA_PREFIX.length : at + 1 + METADATA_PREFIX.length);
+  if (name.includes("/") || parseMetadataFileName(name) === null) return null;
+  return at === -1 ? "" : key.slice(0, at);
+}
+
+export const icebergFormat: TableFormat = {
+  name: "iceberg",
+  versionsPrefix: METADATA_PREFIX,
+  // ".metadata.json" also covers Java's and pyiceberg's ".gz.metadata.json". Java's legacy
+  // ".metadata.json.gz" (read, no longer written) gets no S3 filter of its own: one more filter
+  // per table root for a name no current writer uses.
+  commitPatterns: [{ prefix: METADATA_PREFIX, suffix: ".metadata.json" }],
+  managedPrefixes: ICEBERG_MANAGED_PREFIXES,
+  removal: "metadata-commit",
+  detect,
+  tableRootOfCommitKey,
+  parseVersionKey: () => null,
+  listVersionFiles,
+  latestVersionFile,
+  findVersionFile,
+  isBookkeepingFile: (key: string): boolean => isHiddenKey(key),
+  readSnapshot,
+  readForCleanup,
+  readRefs,
+  declaredRetention,
+  commitRemoval,
+  classify,
+  readDataFileFooter: readParquetFooter,
+};
+
+/**
+ * Every snapshot of the current metadata as a VersionRecord, read from the metadata alone (no
+ * manifest is opened, so a table with a missing manifest list still lists its history), with
+ * `is_tagged` from the main branch's tags. What `versions` needs of an Iceberg table; the
+ * generic readVersionRecords reads every snapshot's manifests through readSnapshot instead.
+ */
+export async function icebergVersionRecords(store: ObjectStore): Promise<VersionRecord[]> {
+  const table = await openIcebergTable(store);
+  const tagged = mainBranchTaggedVersions(icebergRefs(table.read.metadata, table.ordered));
+  return snapshotRecords(table.read.metadata, store.uriOf(table.metadataKey)).map((r) => ({ ...r, is_tagged: tagged.has(r.version) }));
+}

@@ -1,0 +1,107 @@
+/**
+ * Finding and reading a table's metadata files. The current metadata of a table without a
+ * catalog is the metadata file with the highest sequence (iceberg.md §1: Java's
+ * HadoopTableOperations reads the hint, then probes v<N+1>, v<N+2>... so the highest existing
+ * file wins); it is chosen by the number in its name, never by listing order (`v10` lists
+ * before `v9`). Two files claiming the highest sequence (a catalog table whose failed commit
+ * left a second `NNNNN-uuid` file) cannot be told apart without the catalog: that is refused.
+ */
+import { gunzipSync } from "node:zlib";
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import { CorruptFileError, NotATableError } from "../errors.ts";
+import { METADATA_PREFIX, parseMetadataKey, parseVersionHint, VERSION_HINT_KEY, type MetadataFileName } from "./metadata-names.ts";
+import { parseTableMetadata, type IcebergTableMetadata } from "./table-metadata.ts";
+
+export interface MetadataFileInfo extends ObjectInfo {
+  name: MetadataFileName;
+}
+
+export interface ReadMetadata {
+  file: MetadataFileInfo;
+  metadata: IcebergTableMetadata;
+  /** The JSON text (decompressed when the file is gzip). */
+  text: string;
+  /** The file's bytes as stored. */
+  stored: Uint8Array;
+}
+
+/** Every table metadata file directly under `metadata/`, ascending by sequence (ties by key). */
+export async function listMetadataFiles(store: ObjectStore): Promise<MetadataFileInfo[]> {
+  const files: MetadataFileInfo[] = [];
+  for await (const object of store.list(METADATA_PREFIX, { delimiter: "/" })) {
+    const name = parseMetadataKey(object.key);
+    if (name) files.push({ ...object, name });
+  }
+  return files.sort((a, b) => a.name.sequence - b.name.sequence || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** The current metadata file of a catalog-less table, or null when `metadata/` holds none. */
+export async function latestMetadataFile(store: ObjectStore): Promise<MetadataFileInfo | null> {
+  return pickLatest(await listMetadataFiles(store), store);
+}
+
+/**
+ * A folder with `v<N>` files is a file-system table, whose versions are those files alone
+ * (another name there is not its commit); otherwise the `NNNNN-uuid` files are the versions.
+ */
+export function pickLatest(files: readonly MetadataFileInfo[], store: ObjectStore): MetadataFileInfo | null {
+  const hadoop = files.filter((f) => f.name.naming === "hadoop");
+  const candidates = hadoop.length > 0 ? hadoop : files;
+  if (candidates.length === 0) return null;
+  const top = candidates[candidates.length - 1]!;
+  const tied = candidates.filter((f) => f.name.sequence === top.name.sequence);
+  if (tied.length > 1) {
+    throw new CorruptFileError(
+      store.uriOf(METADATA_PREFIX),
+      `metadata files ${tied.map((f) => f.key).join(", ")} all claim sequence ${top.name.sequence}: only the table's catalog knows which is current (pass the metadata location)`,
+    );
+  }
+  return top;
+}
+
+/** The metadata file at `key` (for a table whose catalog gave the location). */
+export async function metadataFileAt(store: ObjectStore, key: string): Promise<MetadataFileInfo> {
+  const name = parseMetadataKey(key);
+  if (!name) throw new NotATableError(store.uriOf(key), "not an Iceberg table metadata file name (metadata/*.metadata.json)");
+  return { ...(await store.head(key)), name };
+}
+
+/** The number `metadata/version-hint.text` holds, or null when there is none (or it says nothing usable). */
+export async function readVersionHint(store: ObjectStore): Promise<{ sequence: number | null; info: ObjectInfo } | null> {
+  try {
+    const got = await store.get(VERSION_HINT_KEY);
+    return { sequence: parseVersionHint(new TextDecoder().decode(got.body)), info: got };
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** Reads and decodes one metadata file; CorruptFileError naming it when it is not table metadata. */
+export async function readMetadataFile(store: ObjectStore, key: string): Promise<ReadMetadata> {
+  const name = parseMetadataKey(key);
+  if (!name) throw new NotATableError(store.uriOf(key), "not an Iceberg table metadata file name (metadata/*.metadata.json)");
+  const got = await store.get(key);
+  let bytes = got.body;
+  if (name.gzip || isGzip(bytes)) {
+    try {
+      bytes = gunzipSync(bytes);
+    } catch (error) {
+      throw new CorruptFileError(store.uriOf(key), `gzip metadata file does not decompress (${(error as Error).message})`, { cause: error });
+    }
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new CorruptFileError(store.uriOf(key), "metadata file is not UTF-8 text", { cause: error });
+  }
+  const metadata = parseTableMetadata(text, store.uriOf(key));
+  const { body: _body, ...info } = got;
+  return { file: { ...info, name }, metadata, text, stored: got.body };
+}

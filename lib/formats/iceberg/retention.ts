@@ -1,0 +1,48 @@
+/**
+ * The retention an Iceberg table declares (TableProperties defaults, iceberg.md §2) and the
+ * switches cleanup obeys.
+ */
+export const DAY_MS = 24 * 3600 * 1000;
+
+export const ICEBERG_DEFAULTS = {
+  maxSnapshotAgeMs: 5 * DAY_MS,
+  minSnapshotsToKeep: 1,
+  maxRefAgeMs: Number.POSITIVE_INFINITY,
+  previousVersionsMax: 100,
+  /** RemoveOrphanFiles' default `older_than`. */
+  orphanOlderThanMs: 3 * DAY_MS,
+} as const;
+
+export interface TableRetention {
+  maxSnapshotAgeMs: number;
+  minSnapshotsToKeep: number;
+  maxRefAgeMs: number;
+  previousVersionsMax: number;
+  /** `gc.enabled` (default true): false means no file of the table may be deleted by maintenance. */
+  gcEnabled: boolean;
+  /** The property each value came from, where the table set it. */
+  sources: Partial<Record<"maxSnapshotAgeMs" | "minSnapshotsToKeep" | "maxRefAgeMs" | "previousVersionsMax" | "gcEnabled", string>>;
+}
+
+function positiveInteger(text: string | undefined): number | null {
+  if (text === undefined || !/^\d+$/.test(text.trim())) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : Number.POSITIVE_INFINITY;
+}
+
+export function tableRetention(properties: Record<string, string>): TableRetention {
+  const sources: TableRetention["sources"] = {};
+  const read = (key: string, field: keyof TableRetention["sources"], fallback: number): number => {
+    const value = positiveInteger(properties[key]);
+    if (value === null) return fallback;
+    sources[field] = key;
+    return value;
+  };
+  const maxSnapshotAgeMs = read("history.expire.max-snapshot-age-ms", "maxSnapshotAgeMs", ICEBERG_DEFAULTS.maxSnapshotAgeMs);
+  const minSnapshotsToKeep = Math.max(1, read("history.expire.min-snapshots-to-keep", "minSnapshotsToKeep", ICEBERG_DEFAULTS.minSnapshotsToKeep));
+  const maxRefAgeMs = read("history.expire.max-ref-age-ms", "maxRefAgeMs", ICEBERG_DEFAULTS.maxRefAgeMs);
+  const previousVersionsMax = Math.max(1, read("write.metadata.previous-versions-max", "previousVersionsMax", ICEBERG_DEFAULTS.previousVersionsMax));
+  const gc = properties["gc.enabled"];
+  if (gc !== undefined) sources.gcEnabled = "gc.enabled";
+  return { maxSnapshotAgeMs, minSnapshotsToKeep, maxRefAgeMs, previousVersionsMax, gcEnabled: gc === undefined || gc.trim().toLowerCase() !== "false", sources };
+}

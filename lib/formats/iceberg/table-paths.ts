@@ -1,0 +1,60 @@
+/**
+ * Iceberg paths to keys under the table root, through the one validator
+ * (lib/model/table-path.ts). Iceberg v1-v3 metadata holds absolute URIs under the table's
+ * `location`; the store's root stands for that location (a copied or moved table is read
+ * where it is). What this adds to the validator is only Iceberg's knowledge:
+ *   - the roots are the table's `location` and the store's URI (`s3a://`, `s3n://` fold to `s3://`);
+ *   - some engines write a relative `location` (`data/persistent/t`) and paths under it: those
+ *     are rewritten onto the store's URI first;
+ *   - a relative path under an absolute location is not defined before format v4: unresolvable;
+ *   - a path whose path part lies under the location's path part but under another scheme or
+ *     authority (`gs://b/t/...` for `s3://b/t`, or another bucket) is iceberg-java's "prefix
+ *     mismatch", an error there: unresolvable here, so cleanup stops before any delete.
+ */
+import { normalizeUri, resolveTablePath, type ResolvedPath } from "../../model/table-path.ts";
+
+export type IcebergPathResolver = (path: string) => ResolvedPath;
+
+const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
+
+function isAbsolute(path: string): boolean {
+  return SCHEME.test(path) || path.startsWith("/");
+}
+
+/** The path part of a URI (`s3://bucket/a/b` → `/a/b`), without a trailing "/". */
+function pathPart(uri: string): string {
+  const normalized = normalizeUri(uri);
+  const match = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/]*(\/.*)?$/.exec(normalized);
+  return (match ? (match[1] ?? "") : normalized.replace(SCHEME, "")).replace(/\/+$/, "");
+}
+
+export function icebergPathResolver(location: string, storeUri: string): IcebergPathResolver {
+  const relativeLocation = !isAbsolute(location) ? location.replace(/\/+$/, "") : null;
+  const roots = relativeLocation === null ? [location, storeUri] : [storeUri];
+  const locationPath = relativeLocation === null ? pathPart(location) : null;
+
+  return (path: string): ResolvedPath => {
+    if (typeof path !== "string" || path === "") return { kind: "unresolvable", reason: "the path is empty" };
+    let target = path;
+    if (!isAbsolute(path)) {
+      if (relativeLocation === null) {
+        return { kind: "unresolvable", reason: `a relative path, where the table's location is ${location} (format v1-v3 paths are absolute)` };
+      }
+      if (!path.startsWith(`${relativeLocation}/`)) {
+        return { kind: "unresolvable", reason: `a relative path not under the table's relative location ${relativeLocation}` };
+      }
+      target = `${storeUri.replace(/\/+$/, "")}/${path.slice(relativeLocation.length + 1)}`;
+    }
+    const resolved = resolveTablePath(target, { roots, absolute: true });
+    if (resolved.kind === "outside" && locationPath !== null && locationPath !== "") {
+      const part = pathPart(target);
+      if (part.startsWith(`${locationPath}/`)) {
+        return {
+          kind: "unresolvable",
+          reason: `prefix mismatch: the path is under the table's location path ${locationPath} but not under ${location} (another scheme or authority)`,
+        };
+      }
+    }
+    return resolved;
+  };
+}
