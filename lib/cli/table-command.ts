@@ -8,6 +8,7 @@ import { formatByName, formatNames } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { snakeCaseKeys } from "../maintenance/report.ts";
+import { UsageError } from "./errors.ts";
 
 export interface OutputOptions {
   json?: boolean;
@@ -58,7 +59,12 @@ export async function runOnTable<T>(
 
 /** The caller's `--format` as a TableFormat (undefined: let the library detect it). */
 export function chosenFormat(options: OutputOptions): TableFormat | undefined {
-  return options.format === undefined ? undefined : formatByName(options.format);
+  if (options.format === undefined) return undefined;
+  try {
+    return formatByName(options.format);
+  } catch (error) {
+    throw new UsageError(`--format: ${(error as Error).message}`);
+  }
 }
 
 /** `{ format }` when the caller said `--format`, else `{}` (the library then asks the head, the pin, or detects). */

@@ -74,7 +74,7 @@ export async function detectFormat(store: ObjectStore): Promise<TableFormat> {
   if (found.length > 1) {
     throw new AmbiguousFormatError(
       store.uri,
-      `looks like ${found.map((f) => `a ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
+      `looks like ${found.map((f) => `${/^[aeiou]/.test(f.name) ? "an" : "a"} ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
         `say which with --format ${found.map((f) => f.name).join("|")}`,
     );
   }

@@ -175,6 +175,11 @@ export interface TableFormat {
   isBookkeepingFile?(key: string): boolean;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
+  /**
+   * Optional: one version's record alone, for history (`versions`): a format that can answer from
+   * its metadata (Iceberg snapshots, Delta commit info) reads no manifests. Defaults to readSnapshot.
+   */
+  readRecord?(store: ObjectStore, file: VersionFile): Promise<VersionRecord>;
   /** Optional lean read for cleanup; defaults to readSnapshot. */
   readForCleanup?(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;

@@ -203,7 +203,9 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   result.plan = await planDeletes(store, format, processed, planOptions);
   if (options.dryRun) {
     result.status = "dry-run";
-    result.removed = removalStats(result.plan.files.toDelete, versionsRemovedBy(result.plan, result.plan.files.toDelete));
+    // A format that removes versions by a metadata commit removes every planned version at once.
+    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(result.plan, result.plan.files.toDelete);
+    result.removed = removalStats(result.plan.files.toDelete, versions);
     return;
   }
 

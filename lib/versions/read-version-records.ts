@@ -48,7 +48,7 @@ export async function readVersionRecords(
   const tagged = mainBranchTaggedVersions(refs);
   const concurrency = options.concurrency ?? DEFAULT_READ_CONCURRENCY;
   return mapConcurrent(files, concurrency, async (file) => {
-    const { record } = await format.readSnapshot(store, file);
+    const record = format.readRecord ? await format.readRecord(store, file) : (await format.readSnapshot(store, file)).record;
     return { ...record, is_tagged: tagged.has(record.version) };
   });
 }

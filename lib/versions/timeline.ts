@@ -98,7 +98,7 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
   const manifestRecords = await mapConcurrent(
     toRead,
     options.concurrency ?? DEFAULT_READ_CONCURRENCY,
-    async (file) => (await format.readSnapshot(store, file)).record,
+    async (file) => (format.readRecord ? format.readRecord(store, file) : (await format.readSnapshot(store, file)).record),
   );
   const liveVersions = new Set(versionFiles.map((file) => file.version));
   const merged = mergeTimeline({

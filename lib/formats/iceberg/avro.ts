@@ -5,7 +5,7 @@
  * refused by name rather than misread.
  */
 import { Readable } from "node:stream";
-import { zstdDecompress } from "node:zlib";
+import * as zlib from "node:zlib";
 import avro from "avsc";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
 
@@ -51,7 +51,12 @@ export function bigintLongOptions(): Partial<avro.ForSchemaOptions> {
 const CODECS = {
   null: (buf: Buffer, cb: (error: Error | null, out?: Buffer) => void) => cb(null, buf),
   deflate: avro.streams.BlockDecoder.defaultCodecs().deflate!,
-  zstandard: (buf: Buffer, cb: (error: Error | null, out?: Buffer) => void) => zstdDecompress(buf, cb),
+  // zstd is in node:zlib from Node 22.15; on an older Node a zstd-compressed file is refused when read.
+  zstandard: (buf: Buffer, cb: (error: Error | null, out?: Buffer) => void) => {
+    const decompress = (zlib as { zstdDecompress?: (b: Buffer, c: (error: Error | null, out?: Buffer) => void) => void }).zstdDecompress;
+    if (!decompress) return cb(new Error("zstd-compressed Avro needs Node 22.15 or newer"));
+    decompress(buf, cb);
+  },
 };
 
 /** Decodes a whole container file. `uri` names it in errors. */

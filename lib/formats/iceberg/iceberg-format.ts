@@ -130,6 +130,13 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   };
 }
 
+/** A snapshot's record from the metadata alone: history never depends on a manifest list being readable. */
+async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
+  const table = await tableAt(store, file.key);
+  const snapshot = snapshotOf(table, file, store.uriOf(file.key));
+  return snapshotRecord(snapshot, table.ordered, branchOfSnapshots(table.read.metadata).get(snapshot.id) ?? null);
+}
+
 /**
  * What cleanup needs of one snapshot: its record, the files it reaches and the table's config.
  * A table with `gc.enabled=false` forbids maintenance from deleting its files (iceberg-java
@@ -243,6 +250,7 @@ export const icebergFormat: TableFormat = {
   isBookkeepingFile: (key: string): boolean => isHiddenKey(key),
   readSnapshot,
   readForCleanup,
+  readRecord,
   readRefs,
   declaredRetention,
   commitRemoval,
