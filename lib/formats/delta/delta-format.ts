@@ -236,6 +236,11 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   };
 }
 
+/** One version's record for history: the replay gives the totals; no raw bytes, sections or change-data read. */
+async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
+  return toVersionRecord(await loadSnapshot(store, file.version), store.uriOf(file.key));
+}
+
 /** The cleanup view: checkpointProtection's V becomes lakewarden's protected boundary unless the table sets its own. */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const snapshot = await loadSnapshot(store, file.version);
@@ -348,6 +353,7 @@ export const deltaFormat: TableFormat = {
   siblingVersionKey: (_like: VersionFile, version: number): string => commitKey(version),
   isBookkeepingFile,
   readSnapshot,
+  readRecord,
   readForCleanup,
   readRefs: async () => NO_REFS,
   declaredRetention,
