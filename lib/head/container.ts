@@ -1,12 +1,16 @@
 /**
- * A whole head object: header + (compressed) codec body. Decoding checks everything the header
+ * A whole head object of header version 1: header + (compressed) codec body, the layout
+ * written before the sectioned heads (sectioned.ts); `encodeHead` still writes it (tests,
+ * `headerVersion: 1`), `decodeHead` reads both. Decoding checks everything the header
  * promises (length, checksum, codec, decoded length) before a codec sees a byte, so a truncated
  * or bit-flipped head is rejected instead of decoded into a wrong answer.
  */
-import { crc32, gunzipSync, gzipSync } from "node:zlib";
+import { crc32 } from "node:zlib";
+import { compress, decompress } from "./compression.ts";
 import type { HeadCodec } from "./codec.ts";
 import { CorruptHeadError, UnsupportedHeadError } from "./errors.ts";
-import { decodeHeader, encodeHeader } from "./header.ts";
+import { HEAD_HEADER_VERSION_1, decodeHeader, encodeHeader } from "./header.ts";
+import { decodeSectionedHead } from "./sectioned.ts";
 import type { BodyCompression, HeadHeader } from "./header.ts";
 import type { HeadModel } from "./model.ts";
 import { headCodecs } from "./registry.ts";
@@ -25,7 +29,7 @@ export interface EncodedHead {
 
 export function encodeHead(model: HeadModel, options: EncodeHeadOptions): EncodedHead {
   const decoded = options.codec.encode(model);
-  const body = options.compression === "gzip" ? new Uint8Array(gzipSync(decoded)) : decoded;
+  const body = compress(decoded, options.compression);
   const fields = {
     tableVersion: options.tableVersion,
     bodyLength: body.length,
@@ -49,6 +53,7 @@ export interface DecodedHead {
 /** Decodes a whole head object; `uri` names it in errors (CorruptHeadError / UnsupportedHeadError). */
 export function decodeHead(bytes: Uint8Array, uri: string, registry: HeadCodecRegistry = headCodecs): DecodedHead {
   const header = decodeHeader(bytes, uri);
+  if (header.headerVersion !== HEAD_HEADER_VERSION_1) return decodeSectionedHead(bytes, header, uri, registry);
   const expected = header.headerLength + header.bodyLength;
   if (bytes.length < expected) throw new CorruptHeadError(uri, `head truncated: ${bytes.length} bytes, header promises ${expected}`);
   if (bytes.length > expected) throw new CorruptHeadError(uri, `head has ${bytes.length - expected} bytes after its body`);
@@ -58,7 +63,7 @@ export function decodeHead(bytes: Uint8Array, uri: string, registry: HeadCodecRe
   if (!codec) throw new UnsupportedHeadError(uri, `head codec ${JSON.stringify(header.codec)} is not known here (known: ${registry.names().join(", ")})`);
   let decoded: Uint8Array;
   try {
-    decoded = header.compression === "gzip" ? new Uint8Array(gunzipSync(body)) : body;
+    decoded = decompress(body, header.compression);
   } catch (error) {
     throw new CorruptHeadError(uri, `head body does not decompress: ${(error as Error).message}`, { cause: error });
   }

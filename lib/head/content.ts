@@ -9,6 +9,7 @@
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import type { LiveFile, FileReference, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import type { VersionRecord } from "../model/version-record.ts";
+import type { LiveFileColumns } from "./sectioned-content.ts";
 import { CorruptHeadError } from "./errors.ts";
 import { findTable, rowCount } from "./model.ts";
 import type { ColumnType, ColumnValueOf, HeadColumn, HeadModel, HeadTable } from "./model.ts";
@@ -34,6 +35,8 @@ export interface HeadContent {
   /** Footers of live data files left out for the budget. */
   footersOmitted: number;
   inlineBudgetBytes: number;
+  /** A sectioned head's live files as columns, without an object per file (sectioned-content.ts). */
+  liveFileColumns?: () => LiveFileColumns;
 }
 
 export const MANDATORY_SECTIONS = [
@@ -218,7 +221,7 @@ function footersTable(footers: readonly DataFileFooter[]): HeadTable {
 }
 
 /** Typed access to a decoded model; every miss is a CorruptHeadError naming the head. */
-class SectionReader {
+export class SectionReader {
   private readonly model: HeadModel;
   readonly uri: string;
   constructor(model: HeadModel, uri: string) {
@@ -269,7 +272,7 @@ class SectionReader {
   }
 }
 
-function readRecords(read: SectionReader, table: string): VersionRecord[] {
+export function readRecords(read: SectionReader, table: string): VersionRecord[] {
   const int = (name: string) => read.required(table, name, "int64");
   const version = int("version");
   const timestamp = int("timestamp_millis");
@@ -328,7 +331,7 @@ function parseProperties(text: string, read: SectionReader, table: string): Reco
   return value as Record<string, string>;
 }
 
-function readLiveFiles(read: SectionReader): LiveFile[] {
+export function readLiveFiles(read: SectionReader): LiveFile[] {
   const t = "live_files";
   const ids = read.required(t, "fragment_id", "int64");
   const paths = read.required(t, "paths", "utf8_list");
@@ -346,7 +349,7 @@ function readLiveFiles(read: SectionReader): LiveFile[] {
   }));
 }
 
-function readReferencedFiles(read: SectionReader): FileReference[] {
+export function readReferencedFiles(read: SectionReader): FileReference[] {
   const t = "referenced_files";
   const paths = read.required(t, "path", "utf8");
   const kinds = read.required(t, "kind", "utf8");
@@ -359,7 +362,7 @@ function readReferencedFiles(read: SectionReader): FileReference[] {
   });
 }
 
-function readSchema(read: SectionReader): SchemaField[] {
+export function readSchema(read: SectionReader): SchemaField[] {
   const t = "schema";
   const ids = read.required(t, "id", "int64");
   const parents = read.required(t, "parent_id", "int64");
@@ -369,13 +372,13 @@ function readSchema(read: SectionReader): SchemaField[] {
   return ids.map((id, i) => ({ id, parentId: parents[i]!, name: names[i]!, logicalType: types[i]!, nullable: nullable[i]! }));
 }
 
-function readConfig(read: SectionReader): Record<string, string> {
+export function readConfig(read: SectionReader): Record<string, string> {
   const keys = read.required("config", "key", "utf8");
   const values = read.required("config", "value", "utf8");
   return Object.fromEntries(keys.map((key, i) => [key, values[i]!]));
 }
 
-function readFooters(read: SectionReader): DataFileFooter[] {
+export function readFooters(read: SectionReader): DataFileFooter[] {
   const t = "footers";
   if (read.rows(t) === 0) return [];
   const paths = read.required(t, "path", "utf8");

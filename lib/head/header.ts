@@ -9,9 +9,14 @@
  *  16  u64 body length        stored (possibly compressed) body bytes
  *  24  u64 decoded length     body bytes after decompression
  *  32  u32 body CRC-32        of the stored body bytes
- *  36  u8  compression        0 none, 1 gzip
+ *  36  u8  compression        0 none, 1 gzip, 2 zstd
  *  37  u8  codec name length
  *  38  codec name             ASCII, up to 26 bytes, zero padded to byte 64
+ *
+ * Header version 2 (sectioned.ts) keeps these 64 bytes with three changes of meaning: the
+ * header length also covers the section directory that follows byte 64, byte 32 is the
+ * directory's CRC-32, and the lengths and compression describe the sections taken together
+ * (each section has its own in the directory).
  *
  * All integers little-endian, like Lance's own footers. Bytes 0-15 (magic, header version,
  * header length, table version) keep their place in every later header version, so even a
@@ -21,12 +26,15 @@
 import { CorruptHeadError, UnsupportedHeadError } from "./errors.ts";
 
 export const HEAD_MAGIC = "LWHD";
-export const HEAD_HEADER_VERSION = 1;
+/** The header version this code writes (version 1 stays readable). */
+export const HEAD_HEADER_VERSION = 2;
+export const HEAD_HEADER_VERSION_1 = 1;
+const READABLE_HEADER_VERSIONS = [1, 2];
 export const HEAD_HEADER_BYTES = 64;
 const MAX_CODEC_NAME_BYTES = HEAD_HEADER_BYTES - 38;
 
-export type BodyCompression = "none" | "gzip";
-const COMPRESSION_CODES: readonly BodyCompression[] = ["none", "gzip"];
+export type BodyCompression = "none" | "gzip" | "zstd";
+export const COMPRESSION_CODES: readonly BodyCompression[] = ["none", "gzip", "zstd"];
 
 export interface HeadHeader {
   headerVersion: number;
@@ -39,14 +47,18 @@ export interface HeadHeader {
   codec: string;
 }
 
-export function encodeHeader(header: Omit<HeadHeader, "headerVersion" | "headerLength">): Uint8Array {
+/** Version 1 by default (container.ts); sectioned.ts passes version 2 and its header length. */
+export function encodeHeader(
+  header: Omit<HeadHeader, "headerVersion" | "headerLength">,
+  layout: { headerVersion: number; headerLength: number } = { headerVersion: HEAD_HEADER_VERSION_1, headerLength: HEAD_HEADER_BYTES },
+): Uint8Array {
   const codec = new TextEncoder().encode(header.codec);
   if (codec.length === 0 || codec.length > MAX_CODEC_NAME_BYTES) throw new Error(`codec name ${header.codec} must be 1-${MAX_CODEC_NAME_BYTES} bytes`);
   const out = new Uint8Array(HEAD_HEADER_BYTES);
   const view = new DataView(out.buffer);
   out.set(new TextEncoder().encode(HEAD_MAGIC), 0);
-  view.setUint16(4, HEAD_HEADER_VERSION, true);
-  view.setUint16(6, HEAD_HEADER_BYTES, true);
+  view.setUint16(4, layout.headerVersion, true);
+  view.setUint16(6, layout.headerLength, true);
   view.setBigUint64(8, BigInt(header.tableVersion), true);
   view.setBigUint64(16, BigInt(header.bodyLength), true);
   view.setBigUint64(24, BigInt(header.decodedLength), true);
@@ -69,7 +81,9 @@ export function decodeHeader(bytes: Uint8Array, uri: string): HeadHeader {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerVersion = view.getUint16(4, true);
   const headerLength = view.getUint16(6, true);
-  if (headerVersion !== HEAD_HEADER_VERSION) throw new UnsupportedHeadError(uri, `head header version ${headerVersion} is not supported (this reader knows ${HEAD_HEADER_VERSION})`);
+  if (!READABLE_HEADER_VERSIONS.includes(headerVersion)) {
+    throw new UnsupportedHeadError(uri, `head header version ${headerVersion} is not supported (this reader knows ${READABLE_HEADER_VERSIONS.join(", ")})`);
+  }
   if (headerLength < HEAD_HEADER_BYTES) throw new CorruptHeadError(uri, `head header length ${headerLength} is below ${HEAD_HEADER_BYTES}`);
   if (bytes.length < HEAD_HEADER_BYTES) throw new CorruptHeadError(uri, `head is ${bytes.length} bytes, shorter than its ${HEAD_HEADER_BYTES}-byte header`);
   const tableVersion = safeNumber(view.getBigUint64(8, true), "table version", uri);

@@ -25,6 +25,10 @@ export { HEAD_KEY, probeStoredHead, readStoredHead, interpretStoredHead } from "
 export type { StoredHead, StoredHeadProbe } from "./stored-head.ts";
 
 export { contentToModel, modelToContent, MANDATORY_SECTIONS, HEAD_CONTENT_VERSION } from "./content.ts";
+export { SectionedHead, HEAD_PREFIX_BYTES, LOAD_PREFIX_BYTES, SECTION_ORDER } from "./sectioned.ts";
+export type { SectionEntry } from "./sectioned.ts";
+export { liveFileColumnsOf, liveFileColumnsFrom } from "./sectioned-content.ts";
+export type { LiveFileColumns } from "./sectioned-content.ts";
 export type { HeadContent, RecentVersions, DataFileFooter } from "./content.ts";
 export { encodeHead, decodeHead } from "./container.ts";
 export type { EncodedHead, DecodedHead, EncodeHeadOptions } from "./container.ts";

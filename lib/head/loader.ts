@@ -17,7 +17,7 @@ import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
-import { NotFoundError, StoreError } from "../store/errors.ts";
+import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { openStore } from "../store/open-store.ts";
 import type { StoreOptions } from "../store/open-store.ts";
@@ -25,8 +25,11 @@ import { headDescribesFile } from "./content.ts";
 import type { RecentVersions } from "./content.ts";
 import { headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
-import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
-import type { StoredHead } from "./stored-head.ts";
+import { loadStoredHead } from "./head-reader.ts";
+import type { LoadedHead } from "./head-reader.ts";
+import { liveFileColumnsFrom } from "./sectioned-content.ts";
+import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
+import { HEAD_KEY } from "./stored-head.ts";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
 
@@ -65,6 +68,11 @@ export interface TableState {
   codec: string | null;
   /** When this state's version was last confirmed as the latest (ms, the handle's clock). */
   checkedAt: number;
+  /**
+   * The live files as columns (one array per field), for callers that need no object per file:
+   * from a sectioned head straight from its live_files section, else from `snapshot.liveFiles`.
+   */
+  liveFileColumns: () => LiveFileColumns;
 }
 
 export interface OpenTableOptions {
@@ -174,25 +182,29 @@ export interface LoadTableStateOptions {
   latest?: VersionFile;
 }
 
-/**
- * One cold load: the head and the latest version in parallel, the manifest only when needed.
- * Without a format the head is read first and names it (the pin or detection when it cannot),
- * which costs a round trip but no request: pass `format` to load in one.
- */
+/** One cold load: the head and the latest version in parallel, the manifest only when needed. */
 export async function loadTableState(store: ObjectStore, options: LoadTableStateOptions = {}): Promise<TableState> {
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
-  let format = options.format;
-  let stored: StoredHead | { state: "failed"; problem: string };
-  let latest: VersionFile | null;
-  if (format) {
-    [stored, latest] = await Promise.all([getHead(store, codecs), options.latest ?? format.latestVersionFile(store)]);
-  } else {
-    stored = await getHead(store, codecs);
-    const named = stored.state === "readable" ? TABLE_FORMATS.find((f) => f.name === (stored as Extract<StoredHead, { state: "readable" }>).content.format) : undefined;
-    format = named ?? (await resolveFormat(store));
-    latest = options.latest ?? (await format.latestVersionFile(store));
-  }
+  // With the caller's format, the head and the latest version are read at once. Without it the
+  // head names the format (its properties come first), then the latest is listed: a round trip
+  // more, no request more; a head that cannot say leaves it to the pin or detection.
+  let known: TableFormat | undefined = options.format;
+  let latestFile: Promise<VersionFile | null> | null = null;
+  const latestOf = (format: TableFormat): Promise<VersionFile | null> =>
+    (latestFile ??= options.latest ? Promise.resolve(options.latest) : format.latestVersionFile(store));
+  if (known) void latestOf(known).catch(() => undefined);
+  // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
+  const isCurrent = async (identity: HeadIdentity) => {
+    known ??= TABLE_FORMATS.find((f) => f.name === identity.format);
+    if (!known) return false;
+    const file = await latestOf(known);
+    return file !== null && identityDescribesFile(identity, file, known.name);
+  };
+  const stored = await getHead(store, codecs, isCurrent);
+  if (!known && stored.state === "readable") known = TABLE_FORMATS.find((f) => f.name === stored.content.format);
+  const format = known ?? (await resolveFormat(store));
+  const latest = await latestOf(format);
   if (!latest) throw noVersionFilesError(store.uri, format);
   const headUri = store.uriOf(HEAD_KEY);
 
@@ -204,10 +216,16 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
       source: "head",
       warning: null,
       snapshot: content.snapshot,
-      recentVersions: content.recentVersions,
-      footers: content.footers,
+      // Getters: a sectioned head decodes these sections only when they are read.
+      get recentVersions() {
+        return content.recentVersions;
+      },
+      get footers() {
+        return content.footers;
+      },
       codec: stored.probe.header?.codec ?? null,
       checkedAt,
+      liveFileColumns: () => content.liveFileColumns?.() ?? liveFileColumnsFrom(content.snapshot.liveFiles),
     };
   }
 
@@ -221,25 +239,30 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
     snapshot,
     recentVersions: null,
     footers: stored.state === "readable" ? stillLive(stored.content.footers, snapshot) : [],
-    codec: stored.state === "readable" ? (stored.probe.header?.codec ?? null) : null,
+    codec: stored.state === "readable" || stored.state === "not-current" ? (stored.probe.header?.codec ?? null) : null,
     checkedAt,
+    liveFileColumns: () => liveFileColumnsFrom(snapshot.liveFiles),
   };
 }
 
-/** The whole head in one GET; a failed GET is reported like an unreadable head, so a manifest read can still answer. */
-async function getHead(store: ObjectStore, codecs: HeadCodecRegistry): Promise<StoredHead | { state: "failed"; problem: string }> {
+/** As headDescribesFile, from what a head's properties say. */
+function identityDescribesFile(identity: HeadIdentity, file: VersionFile, formatName: string): boolean {
+  const recorded = identity.versionFile;
+  return identity.format === formatName && identity.tableVersion === file.version && recorded.size === file.size && recorded.etag === file.etag;
+}
+
+/** The head (sectioned: its prefix first); a failed GET is reported like an unreadable head, so a manifest read can still answer. */
+async function getHead(store: ObjectStore, codecs: HeadCodecRegistry, isCurrent: (identity: HeadIdentity) => Promise<boolean>): Promise<LoadedHead> {
   try {
-    const object = await store.get(HEAD_KEY);
-    return interpretStoredHead(object, store.uriOf(HEAD_KEY), codecs);
+    return await loadStoredHead(store, codecs, isCurrent);
   } catch (error) {
-    if (error instanceof NotFoundError) return { state: "missing" };
     if (error instanceof StoreError) return { state: "failed", problem: error.message };
     throw error;
   }
 }
 
 function fallbackWarning(
-  stored: StoredHead | { state: "failed"; problem: string },
+  stored: LoadedHead,
   latest: VersionFile,
   headUri: string,
   formatName: string,
@@ -250,13 +273,15 @@ function fallbackWarning(
     case "failed":
     case "unreadable":
       return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest.version} instead` };
-    case "readable": {
-      const held = stored.content.tableVersion;
-      if (stored.content.format !== formatName) {
-        return { reason: "head-unreadable", message: `${headUri}: head describes a ${stored.content.format} table, not ${formatName}; read the manifest instead` };
+    case "readable":
+    case "not-current": {
+      const identity = stored.state === "readable" ? { format: stored.content.format, tableVersion: stored.content.tableVersion, versionFile: stored.content.snapshot.versionFile } : stored.identity;
+      const held = identity.tableVersion;
+      if (identity.format !== formatName) {
+        return { reason: "head-unreadable", message: `${headUri}: head describes a ${identity.format} table, not ${formatName}; read the manifest instead` };
       }
       if (held === latest.version) {
-        const file = stored.content.snapshot.versionFile;
+        const file = identity.versionFile;
         return {
           reason: "head-mismatch",
           message:

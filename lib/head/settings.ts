@@ -6,6 +6,7 @@
 import { TableFormatError } from "../formats/errors.ts";
 import type { TableSnapshot } from "../formats/table-format.ts";
 import type { HeadCodec } from "./codec.ts";
+import { DEFAULT_COMPRESSION } from "./compression.ts";
 import type { BodyCompression } from "./header.ts";
 import { DEFAULT_HEAD_CODEC, headCodecs } from "./registry.ts";
 import type { HeadCodecRegistry } from "./registry.ts";
@@ -45,5 +46,5 @@ export function resolveHeadSettings(
   if (!Number.isSafeInteger(inlineBudgetBytes) || inlineBudgetBytes < 0) {
     throw new InvalidHeadSettingError(uri, `${HEAD_INLINE_BYTES_CONFIG_KEY} ${JSON.stringify(budgetSetting)} is not a byte count`);
   }
-  return { codec, inlineBudgetBytes, compression: overrides.compression ?? "gzip" };
+  return { codec, inlineBudgetBytes, compression: overrides.compression ?? DEFAULT_COMPRESSION };
 }

@@ -6,6 +6,9 @@
 import type { ObjectStore } from "../store/object-store.ts";
 import { InvalidRangeError, NotFoundError } from "../store/errors.ts";
 import { decodeHead } from "./container.ts";
+import { CorruptHeadError } from "./errors.ts";
+import { SECTIONED_HEADER_VERSION, SectionedHead } from "./sectioned.ts";
+import { sectionedContent } from "./sectioned-content.ts";
 import { modelToContent } from "./content.ts";
 import type { HeadContent } from "./content.ts";
 import { HEAD_HEADER_BYTES, decodeHeader, peekTableVersion } from "./header.ts";
@@ -78,6 +81,15 @@ export function interpretStoredHead(
 ): StoredHead {
   const probe: StoredHeadProbe = { etag: object.etag, size: object.size, ...parseProbe(object.body, uri) };
   try {
+    if (probe.header?.headerVersion === SECTIONED_HEADER_VERSION) {
+      // Sections are decoded as they are used; every checksum is verified first.
+      const head = SectionedHead.open(object.body, uri, registry, probe.header);
+      if (object.body.length !== head.totalLength) {
+        throw new CorruptHeadError(uri, `head truncated or overlong: ${object.body.length} bytes, its header promises ${head.totalLength}`);
+      }
+      head.verifyChecksums();
+      return { state: "readable", probe, content: sectionedContent(head), bytes: object.body.length };
+    }
     const { header, model } = decodeHead(object.body, uri, registry);
     const content = modelToContent(model, uri);
     if (content.tableVersion !== header.tableVersion) {

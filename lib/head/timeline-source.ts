@@ -5,14 +5,15 @@
  * never history.
  */
 import type { TableFormat } from "../formats/table-format.ts";
+import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { readStoredHead } from "./stored-head.ts";
-import type { StoredHead } from "./stored-head.ts";
 import { readTimeline } from "../versions/timeline.ts";
 import type { Timeline, TimelineOptions } from "../versions/timeline.ts";
-import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
+import { readHeadTimeline } from "./head-reader.ts";
+import type { HeadTimeline } from "./head-reader.ts";
+import { headCodecs } from "./registry.ts";
 
 export interface HeadRecentVersions {
   records: readonly VersionRecord[];
@@ -24,21 +25,22 @@ export interface HeadRecentVersions {
 }
 
 export async function headRecentVersions(store: ObjectStore, format: TableFormat): Promise<HeadRecentVersions | null> {
-  const stored = await readHeadQuietly(store);
-  return stored?.state === "readable" && stored.content.format === format.name ? recentOf(stored) : null;
+  const timeline = await readHeadTimelineQuietly(store);
+  return timeline && timeline.format === format.name ? recentOf(timeline) : null;
 }
 
-async function readHeadQuietly(store: ObjectStore): Promise<StoredHead | null> {
+/** A sectioned head: one ranged GET of its prefix, two small sections decoded. */
+async function readHeadTimelineQuietly(store: ObjectStore): Promise<HeadTimeline | null> {
   try {
-    return await readStoredHead(store);
+    return await readHeadTimeline(store, headCodecs);
   } catch (error) {
     if (error instanceof StoreError) return null;
     throw error;
   }
 }
 
-function recentOf(stored: Extract<StoredHead, { state: "readable" }>): HeadRecentVersions {
-  const { recentVersions, tableVersion } = stored.content;
+function recentOf(timeline: HeadTimeline): HeadRecentVersions {
+  const { recentVersions, tableVersion } = timeline;
   return { records: recentVersions.records, source: "head", headVersion: tableVersion, after: recentVersions.after };
 }
 
@@ -50,7 +52,7 @@ export interface HistoryOptions extends Omit<TimelineOptions, "recent"> {
 /**
  * The whole history as `versions` shows it: newest checkpoint (and its archive segments) +
  * the head's versions since it + only the version files neither covers. Without a format,
- * the head is read first and names it, so no extra request is spent on the format.
+ * the head's prefix is read first and names it, so no extra request is spent on the format.
  */
 export async function readHistory(store: ObjectStore, options: HistoryOptions = {}): Promise<Timeline & { format: TableFormat }> {
   const { format: given, ...timelineOptions } = options;
@@ -58,10 +60,10 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
     // The head's GET runs alongside the checkpoint and the listing.
     return { ...(await readTimeline(store, given, { ...timelineOptions, recent: headRecentVersions(store, given) })), format: given };
   }
-  const stored = await readHeadQuietly(store);
-  const named = stored?.state === "readable" ? TABLE_FORMATS.find((f) => f.name === stored.content.format) : undefined;
+  const head = await readHeadTimelineQuietly(store);
+  const named = head ? TABLE_FORMATS.find((f) => f.name === head.format) : undefined;
   const format = named ?? (await resolveFormat(store));
-  const recent = stored?.state === "readable" && stored.content.format === format.name ? recentOf(stored) : null;
+  const recent = head && head.format === format.name ? recentOf(head) : null;
   const timeline = await readTimeline(store, format, { ...timelineOptions, ...(recent ? { recent } : {}) });
   return { ...timeline, format };
 }

@@ -31,6 +31,8 @@ export interface WriteTableHeadOptions extends HeadSettingOverrides, Conditional
   footerReader?: DataFileFooterReader | null;
   /** At most this many data-file footer reads per head (default 64). */
   maxFooterReads?: number;
+  /** Header version to write: 2 (sectioned, default) or 1 (the layout written before; kept for tests of mixed heads). */
+  headerVersion?: 1 | 2;
   now?: () => number;
 }
 
@@ -102,6 +104,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
     codec: settings.codec,
     inlineBudgetBytes: settings.inlineBudgetBytes,
     compression: settings.compression,
+    ...(options.headerVersion ? { headerVersion: options.headerVersion } : {}),
     uri: store.uriOf(target.key),
     ...(options.now ? { now: options.now } : {}),
     ...(footerReader

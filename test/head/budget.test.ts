@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { DataFileFooter } from "../../lib/formats/data-file-footer.ts";
 import type { LiveFile, FileReference, TableSnapshot } from "../../lib/formats/table-format.ts";
 import { buildHead } from "../../lib/head/builder.ts";
+import { DEFAULT_COMPRESSION } from "../../lib/head/compression.ts";
 import type { BuiltHead } from "../../lib/head/builder.ts";
 import { decodeHead } from "../../lib/head/container.ts";
 import { modelToContent } from "../../lib/head/content.ts";
@@ -176,7 +177,7 @@ describe("inline budget with 10,000 fragments", () => {
 describe("head settings", () => {
   it("come from the table config, and bad values are errors naming the table", () => {
     const withConfig = (config: Record<string, string>) => ({ ...snapshot, config });
-    expect(resolveHeadSettings(withConfig({}), URI)).toMatchObject({ inlineBudgetBytes: DEFAULT_HEAD_INLINE_BYTES, compression: "gzip" });
+    expect(resolveHeadSettings(withConfig({}), URI)).toMatchObject({ inlineBudgetBytes: DEFAULT_HEAD_INLINE_BYTES, compression: DEFAULT_COMPRESSION });
     expect(resolveHeadSettings(withConfig({}), URI).codec.name).toBe("arrow");
     const custom = resolveHeadSettings(withConfig({ "lakewarden.head_codec": "json", "lakewarden.head_inline_bytes": "4096" }), URI);
     expect(custom.codec.name).toBe("json");

@@ -221,8 +221,8 @@ describe("corrupt and foreign heads fall back to the manifest with a warning", (
 
   it("a newer header version", async () => {
     const bytes = (await validHeadBytes()).slice();
-    bytes[4] = 2;
-    await expectFallback(bytes, /header version 2 is not supported/);
+    bytes[4] = 3;
+    await expectFallback(bytes, /header version 3 is not supported/);
   });
 
   it("a truncated body", async () => {

@@ -2,7 +2,8 @@
  * Racing head writers: 36 writers offering shuffled versions (each of 12 versions three
  * times) at once, on local disk and on S3 (fauxqs behind the S3-semantics wrapper, with
  * injected 409s). A reader polling the whole time never sees the version go down or a head
- * it cannot decode, and the final head holds the highest version.
+ * it cannot decode, and the final head holds the highest version; also with writers of
+ * version 1 heads (the layout written before) racing writers of sectioned (version 2) heads.
  */
 import { randomUUID } from "node:crypto";
 import { readFile, readdir } from "node:fs/promises";
@@ -74,26 +75,36 @@ afterAll(async () => {
 interface RaceOutcome {
   results: WriteTableHeadResult[];
   seen: number[];
+  /** Header versions of the heads the reader saw. */
+  headerVersions: Set<number>;
 }
 
-/** Runs every writer at once while one reader polls the head until they are all done. */
-async function race(makeStore: () => ObjectStore, seed: number): Promise<RaceOutcome> {
+/**
+ * Runs every writer at once while one reader polls the head until they are all done.
+ * `headerVersionOf(i)` picks writer i's header version (default: the current one, 2).
+ */
+async function race(makeStore: () => ObjectStore, seed: number, headerVersionOf?: (writer: number) => 1 | 2): Promise<RaceOutcome> {
   const random = mulberry32(seed);
   const offers = shuffledOffers(random);
   expect(new Set(offers).size).toBe(VERSIONS);
   let done = false;
   const seen: number[] = [];
+  const headerVersions = new Set<number>();
   const reader = (async () => {
     const readerStore = makeStore();
     while (!done) {
       const stored = await readStoredHead(readerStore);
       if (stored.state === "unreadable") throw new Error(`reader saw an unreadable head: ${stored.problem}`);
-      if (stored.state === "readable") seen.push(stored.content.tableVersion);
+      if (stored.state === "readable") {
+        seen.push(stored.content.tableVersion);
+        headerVersions.add(stored.probe.header!.headerVersion);
+      }
     }
   })();
-  const writers = offers.map((version) =>
+  const writers = offers.map((version, i) =>
     writeTableHead(makeStore(), {
       version,
+      ...(headerVersionOf ? { headerVersion: headerVersionOf(i) } : {}),
       checkpointVersion: null,
       maxAttempts: 200,
       backoff: { baseMs: 1, maxMs: 20 },
@@ -102,7 +113,7 @@ async function race(makeStore: () => ObjectStore, seed: number): Promise<RaceOut
   );
   try {
     const results = await Promise.all(writers);
-    return { results, seen };
+    return { results, seen, headerVersions };
   } finally {
     done = true;
     await reader;
@@ -140,6 +151,29 @@ describe("racing head writers", () => {
     const outcome = await race(() => new LocalStore(root), 20241125);
     expectMonotonicAndComplete(outcome);
     await expectFinalHeadIsHighest(new LocalStore(root));
+  });
+
+  it("mixed version 1 and version 2 heads, on local disk: never moves back, ends at the highest version", async () => {
+    const root = dataset.tableUri;
+    await new LocalStore(root).deleteMany([HEAD_KEY]);
+    const outcome = await race(() => new LocalStore(root), 20261130, (i) => (i % 2 === 0 ? 1 : 2));
+    expectMonotonicAndComplete(outcome);
+    expect([...outcome.headerVersions].sort()).toEqual([1, 2]);
+    await expectFinalHeadIsHighest(new LocalStore(root));
+  });
+
+  it("mixed version 1 and version 2 heads, on S3 (fauxqs + S3 semantics): never moves back", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const upload = new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint });
+    for (const key of await filesUnder(dataset.tableUri)) {
+      if (key === HEAD_KEY) continue;
+      await upload.put(key, await readFile(join(dataset.tableUri, ...key.split("/"))));
+    }
+    const makeStore = () => new S3SemanticsStore(new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint }));
+    const outcome = await race(makeStore, 20261201, (i) => (i % 3 === 0 ? 2 : 1));
+    expectMonotonicAndComplete(outcome);
+    expect([...outcome.headerVersions].sort()).toEqual([1, 2]);
+    await expectFinalHeadIsHighest(makeStore());
   });
 
   it("on S3 (fauxqs + S3 semantics + injected 409s): never moves back, ends at the highest version", async () => {

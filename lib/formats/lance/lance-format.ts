@@ -5,12 +5,13 @@
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import type { FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
-import type { VersionRecord } from "../../model/version-record.ts";
+import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
-import type { LanceVersion } from "./read-version.ts";
-import { readLanceVersion } from "./read-version.ts";
+import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
+import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
+import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
 import { readLanceRefs } from "./refs.ts";
 import { toSafeNumber } from "./safe-integer.ts";
 import { liveFiles, referencedFiles } from "./snapshot-files.ts";
@@ -82,13 +83,17 @@ async function findVersionFile(store: ObjectStore, version: number): Promise<Ver
   return toVersionFile(await store.head(versionKey(version, "v1")), { version, naming: "v1" });
 }
 
-function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord {
-  const { manifest, transaction } = lanceVersion;
+function toVersionRecord(
+  manifest: { version: number; timestampNanos: bigint; branch: string | null },
+  totals: VersionTotals,
+  transaction: LanceTransaction | null,
+  uri: string,
+): VersionRecord {
   return {
     version: manifest.version,
     // Truncated to the millisecond, as LanceDB's `new Date(micros / 1000)` does.
     timestamp_millis: toSafeNumber(manifest.timestampNanos / 1_000_000n, "manifest timestamp (ms)", uri),
-    ...summarizeManifest(manifest),
+    ...totals,
     is_tagged: false,
     is_cleaned_up: false,
     transaction_uuid: transaction?.uuid ?? null,
@@ -101,22 +106,72 @@ function toVersionRecord(lanceVersion: LanceVersion, uri: string): VersionRecord
   };
 }
 
+/** Per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
+const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
+/**
+ * Larger manifests are decoded whole, without the cache: keying 100K fragments costs more than
+ * it saves for the one manifest a head write reads, while cleanup's many small manifests are
+ * where sharing fragments between versions saves memory (bench/results/cleanup.md).
+ */
+const FRAGMENT_CACHE_MAX_MANIFEST_BYTES = 1024 * 1024;
+
+function fragmentCacheOf(store: ObjectStore): FragmentCache {
+  let cache = fragmentCaches.get(store);
+  if (!cache) fragmentCaches.set(store, (cache = new FragmentCache()));
+  return cache;
+}
+
+/**
+ * Small manifests (cleanup reads hundreds): the record, the referenced files and the config
+ * come from the cleanup-depth decoding, fragments shared with earlier versions; the live files
+ * and the schema (which only a head needs) are decoded on first use. Large ones (a head write
+ * reads one, and uses all of it): decoded once, whole; the referenced and live files are
+ * derived from it on first use.
+ */
 async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
   const uri = store.uriOf(file.key);
-  const lanceVersion = await readLanceVersion(store, file.key, file.size);
-  const { manifest } = lanceVersion;
-  if (manifest.version !== file.version) {
-    throw new CorruptFileError(uri, `manifest says version ${manifest.version} but its file name says ${file.version}`);
+  const checkVersion = (version: number) => {
+    if (version !== file.version) throw new CorruptFileError(uri, `manifest says version ${version} but its file name says ${file.version}`);
+  };
+  if (file.size > FRAGMENT_CACHE_MAX_MANIFEST_BYTES) {
+    const { manifest, transaction, bytes } = await readLanceVersion(store, file.key, file.size);
+    checkVersion(manifest.version);
+    let references: ReturnType<typeof referencedFiles> | null = null;
+    let live: TableSnapshot["liveFiles"] | null = null;
+    return {
+      record: toVersionRecord(manifest, summarizeManifest(manifest), transaction, uri),
+      get referencedFiles() {
+        return (references ??= referencedFiles(manifest, store.uri)).files;
+      },
+      get unresolvedReferences() {
+        return (references ??= referencedFiles(manifest, store.uri)).unresolved;
+      },
+      get liveFiles() {
+        return (live ??= liveFiles(manifest, store.uri));
+      },
+      schema: manifest.fields,
+      config: manifest.config,
+      raw: bytes,
+      versionFile: file,
+    };
   }
-  const references = referencedFiles(manifest, store.uri);
+  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  checkVersion(view.version);
+  let full: LanceManifest | null = null;
+  let live: TableSnapshot["liveFiles"] | null = null;
+  const manifest = (): LanceManifest => (full ??= decodeLanceManifestFile(bytes, uri).manifest);
   return {
-    record: toVersionRecord(lanceVersion, uri),
-    referencedFiles: references.files,
-    unresolvedReferences: references.unresolved,
-    liveFiles: liveFiles(manifest, store.uri),
-    schema: manifest.fields,
-    config: manifest.config,
-    raw: lanceVersion.bytes,
+    record: toVersionRecord(view, view.totals, transaction, uri),
+    referencedFiles: view.references,
+    unresolvedReferences: view.unresolved,
+    get liveFiles() {
+      return (live ??= liveFiles(manifest(), store.uri));
+    },
+    get schema() {
+      return manifest().fields;
+    },
+    config: view.config,
+    raw: bytes,
     versionFile: file,
   };
 }

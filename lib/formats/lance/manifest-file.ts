@@ -78,7 +78,7 @@ export function parseFooter(bytes: Uint8Array, uri: string): ManifestFooter {
  * The payload of a `u32 LE len | bytes` section at `offset`, which must end at or before
  * `end`. `what` names the section in errors.
  */
-function sectionAt(bytes: Uint8Array, offset: number, end: number, what: string, uri: string): Uint8Array {
+export function sectionAt(bytes: Uint8Array, offset: number, end: number, what: string, uri: string): Uint8Array {
   if (offset + LENGTH_PREFIX_SIZE > end) {
     throw new CorruptFileError(uri, `${what} offset ${offset} is outside the manifest file`);
   }
@@ -93,8 +93,8 @@ function sectionAt(bytes: Uint8Array, offset: number, end: number, what: string,
   return bytes.subarray(start, start + length);
 }
 
-/** Decodes a whole manifest file. Refuses unknown reader feature flags before trusting the content. */
-export function decodeManifestFile(bytes: Uint8Array, uri: string): DecodedManifestFile {
+/** The footer and the Manifest message's bytes, checked against each other. */
+export function manifestMessageBytes(bytes: Uint8Array, uri: string): { footer: ManifestFooter; manifestBytes: Uint8Array } {
   const footer = parseFooter(bytes, uri);
   const manifestEnd = bytes.length - FOOTER_SIZE;
   const manifestBytes = sectionAt(bytes, footer.manifestPos, manifestEnd, "manifest", uri);
@@ -105,6 +105,17 @@ export function decodeManifestFile(bytes: Uint8Array, uri: string): DecodedManif
       `manifest length prefix says ${manifestBytes.length} bytes but ${expected} lie between it and the footer`,
     );
   }
+  return { footer, manifestBytes };
+}
+
+/**
+ * Decodes a whole manifest file through protobufjs `toObject`: the reference decoding that
+ * manifest-reader.ts is proved equal to, and what tests and benchmark generators use to
+ * build or patch manifests. lakewarden reads manifests with manifest-reader.ts.
+ * Refuses unknown reader feature flags before trusting the content.
+ */
+export function decodeManifestFile(bytes: Uint8Array, uri: string): DecodedManifestFile {
+  const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
   const manifest = decodeManifest(manifestBytes, uri);
   assertReadable(toBigInt(manifest.reader_feature_flags), uri);
 

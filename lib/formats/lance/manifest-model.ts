@@ -125,7 +125,7 @@ function toFragment(pb: PbDataFragment, uri: string): LanceFragment {
   };
 }
 
-function formatUuid(bytes: Uint8Array, uri: string): string {
+export function formatUuid(bytes: Uint8Array, uri: string): string {
   if (bytes.length !== 16) {
     throw new CorruptFileError(uri, `index uuid has ${bytes.length} bytes, expected 16`);
   }

@@ -15,7 +15,9 @@ if (!protobuf.util.Long) {
   throw new Error("protobufjs was loaded without long.js support: 64-bit fields would lose precision");
 }
 
-const root = protobuf.Root.fromJSON(lanceProtoDescriptor as protobuf.INamespace);
+/** The Lance messages, built once from the descriptor (manifest-reader.ts decodes through it too). */
+export const lanceProtoRoot = protobuf.Root.fromJSON(lanceProtoDescriptor as protobuf.INamespace);
+const root = lanceProtoRoot;
 
 const TO_OBJECT_OPTIONS: protobuf.IConversionOptions = {
   longs: String,

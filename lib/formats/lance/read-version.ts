@@ -4,9 +4,9 @@
  */
 import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { decodeManifestFile, readManifestFile } from "./manifest-file.ts";
-import { toLanceManifest, toTransaction, type LanceManifest, type LanceTransaction } from "./manifest-model.ts";
-import { decodeTransaction } from "./proto-messages.ts";
+import { readManifestFile } from "./manifest-file.ts";
+import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
+import { decodeLanceCleanupView, decodeLanceManifestFile, decodeLanceTransaction, type FragmentCache, type LanceCleanupView } from "./manifest-reader.ts";
 import { TRANSACTIONS_PREFIX, tableKey } from "./table-paths.ts";
 
 export interface LanceVersion {
@@ -27,8 +27,7 @@ async function readTransactionFile(store: ObjectStore, file: string, manifestUri
   const key = tableKey(TRANSACTIONS_PREFIX, file, "transaction file", manifestUri);
   try {
     const { body } = await store.get(key);
-    const uri = store.uriOf(key);
-    return toTransaction(decodeTransaction(body, uri), uri);
+    return decodeLanceTransaction(body, store.uriOf(key));
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
@@ -39,10 +38,30 @@ async function readTransactionFile(store: ObjectStore, file: string, manifestUri
 export async function readLanceVersion(store: ObjectStore, key: string, knownSize?: number): Promise<LanceVersion> {
   const uri = store.uriOf(key);
   const { bytes, etag, lastModified } = await readManifestFile(store, key, knownSize);
-  const decoded = decodeManifestFile(bytes, uri);
-  const manifest = toLanceManifest(decoded, uri);
-  let transaction: LanceTransaction | null = null;
-  if (decoded.inlineTransaction) transaction = toTransaction(decoded.inlineTransaction, uri);
-  else if (manifest.transactionFile !== null) transaction = await readTransactionFile(store, manifest.transactionFile, uri);
+  const { manifest, inlineTransaction } = decodeLanceManifestFile(bytes, uri);
+  let transaction = inlineTransaction;
+  if (!transaction && manifest.transactionFile !== null) transaction = await readTransactionFile(store, manifest.transactionFile, uri);
   return { manifest, transaction, bytes, etag, lastModified };
+}
+
+export interface LanceCleanupVersion {
+  /** Only what cleanup and the version history need (manifest-reader.ts). */
+  view: LanceCleanupView;
+  transaction: LanceTransaction | null;
+  bytes: Uint8Array;
+}
+
+/** Like readLanceVersion, decoding only what cleanup needs; `cache` shares fragments between versions. */
+export async function readLanceCleanupVersion(
+  store: ObjectStore,
+  key: string,
+  knownSize?: number,
+  cache?: FragmentCache,
+): Promise<LanceCleanupVersion> {
+  const uri = store.uriOf(key);
+  const { bytes } = await readManifestFile(store, key, knownSize);
+  const view = decodeLanceCleanupView(bytes, uri, store.uri, cache);
+  let transaction = view.inlineTransaction;
+  if (!transaction && view.transactionFile !== null) transaction = await readTransactionFile(store, view.transactionFile, uri);
+  return { view, transaction, bytes };
 }

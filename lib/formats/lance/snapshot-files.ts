@@ -22,7 +22,7 @@ export function deletionFileName(fragmentId: number, deletion: LanceDeletionFile
  * Lance writes them relative to the folder, so an absolute path or URI is outside the root or
  * cannot be resolved, never a key.
  */
-function resolveUnder(prefix: string, path: string, tableUri: string): { key: string } | UnresolvedReference {
+export function resolveUnder(prefix: string, path: string, tableUri: string): { key: string } | UnresolvedReference {
   const resolved = resolveTablePath(path, { roots: [tableUri], absolute: false });
   if (resolved.kind === "key") {
     const problem = relativeKeyProblem(prefix + resolved.key);
@@ -41,6 +41,11 @@ function deletionKey(fragment: LanceFragment, deletion: LanceDeletionFile): stri
  * MemWAL index (its shards live under `_mem_wal/`, which Lance's cleanup leaves alone too).
  */
 const SYSTEM_INDICES_WITHOUT_FOLDER = new Set(["__lance_mem_wal"]);
+
+/** False for the system indices that own no `_indices/{uuid}/` folder. */
+export function indexOwnsFolder(name: string): boolean {
+  return !SYSTEM_INDICES_WITHOUT_FOLDER.has(name);
+}
 
 export interface LanceReferences {
   files: FileReference[];
@@ -73,7 +78,7 @@ export function referencedFiles(manifest: LanceManifest, tableUri: string): Lanc
     }
   }
   for (const index of manifest.indices) {
-    if (index.baseId !== null || SYSTEM_INDICES_WITHOUT_FOLDER.has(index.name)) continue;
+    if (index.baseId !== null || !indexOwnsFolder(index.name)) continue;
     // The uuid is formatted from 16 bytes, so the folder name is always safe.
     files.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }

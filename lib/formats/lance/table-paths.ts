@@ -11,14 +11,23 @@ export const DELETIONS_PREFIX = "_deletions/";
 export const TRANSACTIONS_PREFIX = "_transactions/";
 export const INDICES_PREFIX = "_indices/";
 
-/** Why `path` is not a plain relative path, or null when it is one. */
+const SLASH = 0x2f;
+const DOT = 0x2e;
+
+/** Why `path` is not a plain relative path, or null when it is one. One scan, no allocation. */
 function unsafePathReason(path: string): string | null {
   if (path === "") return "is empty";
-  if (path.startsWith("/")) return "is absolute";
+  if (path.charCodeAt(0) === SLASH) return "is absolute";
   if (path.includes("\\")) return "contains a backslash";
-  for (const segment of path.split("/")) {
-    if (segment === "") return "has an empty segment (or is a URI)";
-    if (segment === "." || segment === "..") return `has a "${segment}" segment`;
+  let segmentStart = 0;
+  for (let i = 0; i <= path.length; i++) {
+    if (i < path.length && path.charCodeAt(i) !== SLASH) continue;
+    const length = i - segmentStart;
+    if (length === 0) return "has an empty segment (or is a URI)";
+    if (length <= 2 && path.charCodeAt(segmentStart) === DOT && (length === 1 || path.charCodeAt(segmentStart + 1) === DOT)) {
+      return `has a "${path.slice(segmentStart, i)}" segment`;
+    }
+    segmentStart = i + 1;
   }
   return null;
 }

@@ -11,23 +11,10 @@
  * (ipc/metadata/message throws "Record batch compression not implemented"), so the streams
  * are uncompressed here and the whole body is compressed outside the codec (see body.ts).
  */
-import {
-  Binary,
-  Bool,
-  DataType,
-  Field,
-  Float64,
-  Int64,
-  List,
-  Precision,
-  Table,
-  Utf8,
-  tableFromIPC,
-  tableToIPC,
-  vectorFromArray,
-} from "apache-arrow";
+import { DataType, Precision, Table, makeVector, tableFromIPC, tableToIPC } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { HeadCodec } from "../codec.ts";
+import { columnData, columnValues } from "./arrow-buffers.ts";
 import { HeadCodecError } from "../errors.ts";
 import { modelProblem } from "../model.ts";
 import type { ColumnType, HeadColumn, HeadModel, HeadTable } from "../model.ts";
@@ -72,7 +59,9 @@ export const arrowCodec: HeadCodec = {
       properties,
       tables: rest.map(([name, bytes]): HeadTable => ({ name, columns: decodeTable(name, bytes) })),
     };
-    const problem = modelProblem(model);
+    // Values come typed from their buffers (arrow-buffers.ts checks ranges and nulls in lists):
+    // the structure is checked, not every value again.
+    const problem = modelProblem(model, { values: false });
     if (problem) throw new HeadCodecError(`arrow body is not a valid head: ${problem}`);
     return model;
   },
@@ -85,20 +74,7 @@ function encodeTable(columns: HeadColumn[]): Uint8Array {
 }
 
 function toVector(column: HeadColumn): Vector {
-  switch (column.type) {
-    case "utf8":
-      return vectorFromArray(column.values, new Utf8());
-    case "int64":
-      return vectorFromArray(column.values.map((value) => (value === null ? null : BigInt(value))), new Int64());
-    case "float64":
-      return vectorFromArray(column.values, new Float64());
-    case "bool":
-      return vectorFromArray(column.values, new Bool());
-    case "binary":
-      return vectorFromArray(column.values, new Binary());
-    case "utf8_list":
-      return vectorFromArray(column.values, new List(new Field("item", new Utf8(), true)));
-  }
+  return makeVector(columnData(column.type, column.values));
 }
 
 function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
@@ -112,9 +88,9 @@ function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
     const type = columnTypeOf(field.type);
     if (!type) throw new HeadCodecError(`arrow section ${name}: column ${field.name} has unsupported type ${String(field.type)}`);
     const vector = table.getChildAt(index);
-    const raw: unknown[] = vector ? [...vector] : [];
-    if (raw.length !== table.numRows) throw new HeadCodecError(`arrow section ${name}: column ${field.name} is short`);
-    return { name: field.name, type, values: raw.map((value) => fromArrowValue(name, field.name, type, value)) } as HeadColumn;
+    const values = vector ? columnValues(vector.data, type, name, field.name) : [];
+    if (values.length !== table.numRows) throw new HeadCodecError(`arrow section ${name}: column ${field.name} is short`);
+    return { name: field.name, type, values } as HeadColumn;
   });
 }
 
@@ -126,24 +102,6 @@ function columnTypeOf(type: DataType): ColumnType | null {
   if (DataType.isBinary(type)) return "binary";
   if (DataType.isList(type) && type.children[0] && DataType.isUtf8(type.children[0].type)) return "utf8_list";
   return null;
-}
-
-function fromArrowValue(table: string, column: string, type: ColumnType, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (type) {
-    case "int64": {
-      const number = Number(value as bigint);
-      if (!Number.isSafeInteger(number)) throw new HeadCodecError(`arrow section ${table}: column ${column} holds ${String(value)}, beyond 2^53`);
-      return number;
-    }
-    case "binary":
-      // Copy: the decoded view points into the whole body buffer, which callers may drop.
-      return new Uint8Array(value as Uint8Array);
-    case "utf8_list":
-      return [...(value as Iterable<string>)];
-    default:
-      return value;
-  }
 }
 
 function frame(sections: [string, Uint8Array][]): Uint8Array {

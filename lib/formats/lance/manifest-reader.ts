@@ -1,0 +1,664 @@
+/**
+ * Lance manifest decoding without protobufjs `toObject`, in two depths:
+ *
+ * - `decodeLanceManifestFile`: the whole version as a LanceManifest (what a head needs);
+ * - `decodeLanceCleanupView`: only what cleanup and the version history need (the version
+ *   record's inputs, the referenced files, the config): no live files, no schema.
+ *
+ * Fragments are most of a manifest (100K fragments = 8 MB), so they are read straight from
+ * the wire by a small reader limited to the DataFragment / DataFile / DeletionFile fields we
+ * use, with field numbers taken from the committed descriptor (nothing restated from the
+ * .proto). Everything else (schema, config, writer, flags, index section, transaction) is a
+ * few KB and goes through protobufjs `decode`, with 64-bit values converted where used.
+ * test/formats/lance/manifest-reader.test.ts proves both depths equal to the protobufjs
+ * `toObject` decoding (manifest-file.ts `decodeManifestFile` + manifest-model.ts).
+ */
+import { Buffer } from "node:buffer";
+import protobuf from "protobufjs";
+import type { FileReference, UnresolvedReference } from "../table-format.ts";
+import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
+import type { VersionTotals } from "../../model/version-record.ts";
+import { assertReadable } from "./feature-flags.ts";
+import { manifestMessageBytes, sectionAt } from "./manifest-file.ts";
+import type { DeletionFileSuffix, LanceDataFile, LanceDeletionFile, LanceFragment, LanceIndex, LanceManifest, LanceTransaction } from "./manifest-model.ts";
+import { formatUuid } from "./manifest-model.ts";
+import { operationName } from "./operation-names.ts";
+import { lanceProtoRoot as root } from "./proto-messages.ts";
+import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
+import { indexOwnsFolder, resolveUnder } from "./snapshot-files.ts";
+
+const manifestType = root.lookupType("lance.table.Manifest");
+const fragmentType = root.lookupType("lance.table.DataFragment");
+const dataFileType = root.lookupType("lance.table.DataFile");
+const deletionFileType = root.lookupType("lance.table.DeletionFile");
+const indexSectionType = root.lookupType("lance.table.IndexSection");
+const transactionType = root.lookupType("lance.table.Transaction");
+
+function fieldId(type: protobuf.Type, name: string): number {
+  const field = type.fields[name];
+  if (!field) throw new Error(`the Lance descriptor has no ${type.name}.${name}`);
+  return field.id;
+}
+
+const F = {
+  manifestFragments: fieldId(manifestType, "fragments"),
+  fragmentId: fieldId(fragmentType, "id"),
+  fragmentFiles: fieldId(fragmentType, "files"),
+  fragmentDeletion: fieldId(fragmentType, "deletion_file"),
+  fragmentPhysicalRows: fieldId(fragmentType, "physical_rows"),
+  filePath: fieldId(dataFileType, "path"),
+  fileMajor: fieldId(dataFileType, "file_major_version"),
+  fileMinor: fieldId(dataFileType, "file_minor_version"),
+  fileSize: fieldId(dataFileType, "file_size_bytes"),
+  fileBaseId: fieldId(dataFileType, "base_id"),
+  deletionType: fieldId(deletionFileType, "file_type"),
+  deletionReadVersion: fieldId(deletionFileType, "read_version"),
+  deletionId: fieldId(deletionFileType, "id"),
+  deletionRows: fieldId(deletionFileType, "num_deleted_rows"),
+  deletionBaseId: fieldId(deletionFileType, "base_id"),
+} as const;
+
+const WIRE_VARINT = 0;
+const WIRE_I64 = 1;
+const WIRE_LEN = 2;
+const WIRE_I32 = 5;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const DELETION_SUFFIXES: readonly DeletionFileSuffix[] = ["arrow", "bin"];
+
+/** A cursor over protobuf wire bytes; every read is bounds-checked against `end`. */
+class Wire {
+  readonly buf: Buffer;
+  pos: number;
+  end: number;
+  readonly uri: string;
+  constructor(buf: Uint8Array, start: number, end: number, uri: string) {
+    this.buf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.pos = start;
+    this.end = end;
+    this.uri = uri;
+  }
+
+  corrupt(reason: string): CorruptFileError {
+    return new CorruptFileError(this.uri, `cannot decode the Manifest protobuf: ${reason}`);
+  }
+
+  /** A varint as a number when it is below 2^53, else as a bigint (at most 64 bits). */
+  varint(): number | bigint {
+    const buf = this.buf;
+    let pos = this.pos;
+    let value = 0;
+    let mul = 1;
+    for (let i = 0; i < 7; i++) {
+      if (pos >= this.end) throw this.corrupt("truncated varint");
+      const b = buf[pos++]!;
+      value += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        this.pos = pos;
+        return value;
+      }
+      mul *= 128;
+    }
+    let big = BigInt(value);
+    let shift = 49n;
+    for (let i = 7; i < 10; i++) {
+      if (pos >= this.end) throw this.corrupt("truncated varint");
+      const b = buf[pos++]!;
+      big |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) {
+        this.pos = pos;
+        big = BigInt.asUintN(64, big);
+        return big <= MAX_SAFE ? Number(big) : big;
+      }
+      shift += 7n;
+    }
+    throw this.corrupt("varint longer than 10 bytes");
+  }
+
+  /** uint32 as protobufjs reads it: the varint modulo 2^32. */
+  uint32(): number {
+    const v = this.varint();
+    return typeof v === "bigint" ? Number(BigInt.asUintN(32, v)) : v >>> 0;
+  }
+
+  /** int32 (enums) as protobufjs reads it. */
+  int32(): number {
+    const v = this.varint();
+    return typeof v === "bigint" ? Number(BigInt.asIntN(32, v)) : v | 0;
+  }
+
+  /** The end of a length-delimited field whose length prefix starts here. */
+  lengthEnd(): number {
+    const length = this.varint();
+    if (typeof length === "bigint" || this.pos + length > this.end) throw this.corrupt("length-delimited field runs past its message");
+    return this.pos + length;
+  }
+
+  skip(wireType: number): void {
+    switch (wireType) {
+      case WIRE_VARINT:
+        this.varint();
+        return;
+      case WIRE_I64:
+        this.pos += 8;
+        break;
+      case WIRE_LEN:
+        this.pos = this.lengthEnd();
+        return;
+      case WIRE_I32:
+        this.pos += 4;
+        break;
+      case 3: {
+        // A group: skip fields until its end tag.
+        for (;;) {
+          const tag = this.uint32();
+          if ((tag & 7) === 4) return;
+          this.skip(tag & 7);
+        }
+      }
+      default:
+        throw this.corrupt(`invalid wire type ${wireType}`);
+    }
+    if (this.pos > this.end) throw this.corrupt("fixed-width field runs past its message");
+  }
+
+  expect(wireType: number, expected: number, what: string): void {
+    if (wireType !== expected) throw this.corrupt(`${what} has wire type ${wireType}, expected ${expected}`);
+  }
+}
+
+function safeNumber(value: number | bigint, what: string, uri: string): number {
+  if (typeof value === "number") return value;
+  throw new CorruptFileError(uri, `${what} ${value} is beyond the safe integer range (2^53 - 1)`);
+}
+
+/** The DataFragment wire fields we use, as read (before any validation). */
+interface RawFragment {
+  id: number | bigint;
+  files: LanceDataFile[];
+  deletion: RawDeletion | null;
+  physicalRows: number | bigint;
+}
+
+interface RawDeletion {
+  fileType: number;
+  readVersion: number | bigint;
+  id: number | bigint;
+  numDeletedRows: number | bigint;
+  baseId: number | null;
+}
+
+function readDataFile(wire: Wire, end: number): LanceDataFile {
+  const file: LanceDataFile = { path: "", sizeBytes: 0, baseId: null, fileMajorVersion: 0, fileMinorVersion: 0 };
+  let size: number | bigint = 0;
+  const outer = wire.end;
+  wire.end = end;
+  while (wire.pos < end) {
+    const tag = wire.uint32();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (field === F.filePath) {
+      wire.expect(type, WIRE_LEN, "DataFile.path");
+      const stop = wire.lengthEnd();
+      file.path = wire.buf.toString("utf8", wire.pos, stop);
+      wire.pos = stop;
+    } else if (field === F.fileSize && type === WIRE_VARINT) size = wire.varint();
+    else if (field === F.fileMajor && type === WIRE_VARINT) file.fileMajorVersion = wire.uint32();
+    else if (field === F.fileMinor && type === WIRE_VARINT) file.fileMinorVersion = wire.uint32();
+    else if (field === F.fileBaseId && type === WIRE_VARINT) file.baseId = wire.uint32();
+    else wire.skip(type);
+  }
+  wire.end = outer;
+  // Checked when the fragment's id is known, to name it in the error.
+  (file as { sizeBytes: number | bigint }).sizeBytes = size;
+  return file;
+}
+
+function readDeletion(wire: Wire, end: number, into: RawDeletion | null): RawDeletion {
+  const deletion: RawDeletion = into ?? { fileType: 0, readVersion: 0, id: 0, numDeletedRows: 0, baseId: null };
+  const outer = wire.end;
+  wire.end = end;
+  while (wire.pos < end) {
+    const tag = wire.uint32();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (type !== WIRE_VARINT) wire.skip(type);
+    else if (field === F.deletionType) deletion.fileType = wire.int32();
+    else if (field === F.deletionReadVersion) deletion.readVersion = wire.varint();
+    else if (field === F.deletionId) deletion.id = wire.varint();
+    else if (field === F.deletionRows) deletion.numDeletedRows = wire.varint();
+    else if (field === F.deletionBaseId) deletion.baseId = wire.uint32();
+    else wire.skip(type);
+  }
+  wire.end = outer;
+  return deletion;
+}
+
+function readRawFragment(wire: Wire, end: number): RawFragment {
+  const fragment: RawFragment = { id: 0, files: [], deletion: null, physicalRows: 0 };
+  const outer = wire.end;
+  wire.end = end;
+  while (wire.pos < end) {
+    const tag = wire.uint32();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (field === F.fragmentId && type === WIRE_VARINT) fragment.id = wire.varint();
+    else if (field === F.fragmentPhysicalRows && type === WIRE_VARINT) fragment.physicalRows = wire.varint();
+    else if (field === F.fragmentFiles) {
+      wire.expect(type, WIRE_LEN, "DataFragment.files");
+      const stop = wire.lengthEnd();
+      fragment.files.push(readDataFile(wire, stop));
+      wire.pos = stop;
+    } else if (field === F.fragmentDeletion) {
+      wire.expect(type, WIRE_LEN, "DataFragment.deletion_file");
+      const stop = wire.lengthEnd();
+      fragment.deletion = readDeletion(wire, stop, fragment.deletion);
+      wire.pos = stop;
+    } else wire.skip(type);
+  }
+  wire.end = outer;
+  return fragment;
+}
+
+/** The checked LanceFragment of a raw one, with the same errors as manifest-model.ts. */
+function toFragment(raw: RawFragment, uri: string): LanceFragment {
+  const id = safeNumber(raw.id, "fragment id", uri);
+  const what = `fragment ${id}`;
+  const physicalRows = safeNumber(raw.physicalRows, `${what} physical_rows`, uri);
+  let deletionFile: LanceDeletionFile | null = null;
+  const deletion = raw.deletion;
+  if (deletion) {
+    const suffix = DELETION_SUFFIXES[deletion.fileType];
+    if (suffix === undefined) {
+      throw new UnsupportedFeatureError(uri, `${what} has a deletion file of unknown type ${deletion.fileType}`);
+    }
+    const deleted = safeNumber(deletion.numDeletedRows, `${what} num_deleted_rows`, uri);
+    deletionFile = {
+      suffix,
+      readVersion: BigInt(deletion.readVersion),
+      id: BigInt(deletion.id),
+      numDeletedRows: deleted === 0 ? null : deleted,
+      baseId: deletion.baseId,
+    };
+  }
+  for (const file of raw.files) file.sizeBytes = safeNumber(file.sizeBytes, `${what} file_size_bytes`, uri);
+  return { id, files: raw.files, deletionFile, physicalRows: physicalRows === 0 ? null : physicalRows };
+}
+
+/** The top-level Manifest fields the cleanup view reads (no schema, writer, base paths...). */
+const CLEANUP_FIELDS = new Set(
+  ["version", "timestamp", "reader_feature_flags", "transaction_file", "config", "branch", "index_section", "transaction_section"].map(
+    (name) => fieldId(manifestType, name),
+  ),
+);
+
+/**
+ * Splits the Manifest message: the byte ranges of its fragments (in order), and the other
+ * top-level fields (those in `only`, when given) decoded by protobufjs (a message built from
+ * those fields alone: protobuf merges them exactly as it would in the whole message).
+ */
+function splitManifest(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): { fragments: Int32Array; fragmentCount: number; rest: protobuf.Message & Record<string, unknown> } {
+  const wire = new Wire(bytes, 0, bytes.length, uri);
+  let ranges = new Int32Array(1024);
+  let count = 0;
+  const restParts: Uint8Array[] = [];
+  let restLength = 0;
+  while (wire.pos < bytes.length) {
+    const fieldStart = wire.pos;
+    const tag = wire.uint32();
+    if (tag >>> 3 === F.manifestFragments && (tag & 7) === WIRE_LEN) {
+      const end = wire.lengthEnd();
+      if (count * 2 + 2 > ranges.length) {
+        const grown = new Int32Array(ranges.length * 2);
+        grown.set(ranges);
+        ranges = grown;
+      }
+      ranges[count * 2] = wire.pos;
+      ranges[count * 2 + 1] = end;
+      count++;
+      wire.pos = end;
+    } else {
+      if (tag >>> 3 === 0) throw wire.corrupt("field number 0");
+      wire.skip(tag & 7);
+      if (only && !only.has(tag >>> 3)) continue;
+      restParts.push(bytes.subarray(fieldStart, wire.pos));
+      restLength += wire.pos - fieldStart;
+    }
+  }
+  const restBytes = new Uint8Array(restLength);
+  let offset = 0;
+  for (const part of restParts) {
+    restBytes.set(part, offset);
+    offset += part.length;
+  }
+  let rest: protobuf.Message & Record<string, unknown>;
+  try {
+    rest = manifestType.decode(restBytes) as protobuf.Message & Record<string, unknown>;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CorruptFileError(uri, `cannot decode the Manifest protobuf: ${reason}`, { cause: error });
+  }
+  return { fragments: ranges, fragmentCount: count, rest };
+}
+
+/** protobufjs decodes 64-bit fields as long.js values (checked in proto-messages.ts). */
+interface Long {
+  low: number;
+  high: number;
+}
+
+type Long64 = Long | number;
+
+function u64(value: unknown): bigint {
+  if (typeof value === "number") return BigInt(value);
+  const long = value as Long;
+  return (BigInt(long.high >>> 0) << 32n) | BigInt(long.low >>> 0);
+}
+
+function i64(value: unknown): bigint {
+  if (typeof value === "number") return BigInt(value);
+  const long = value as Long;
+  return BigInt.asIntN(64, (BigInt(long.high >>> 0) << 32n) | BigInt(long.low >>> 0));
+}
+
+function u64Safe(value: unknown, what: string, uri: string): number {
+  if (typeof value === "number") return value;
+  const long = value as Long;
+  if (long.high === 0) return long.low >>> 0;
+  const big = u64(long);
+  if (big > MAX_SAFE) throw new CorruptFileError(uri, `${what} ${big} is beyond the safe integer range (2^53 - 1)`);
+  return Number(big);
+}
+
+function has(message: object, name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(message, name) && (message as Record<string, unknown>)[name] != null;
+}
+
+function decodeWith(type: protobuf.Type, bytes: Uint8Array, uri: string): protobuf.Message & Record<string, unknown> {
+  try {
+    return type.decode(bytes) as protobuf.Message & Record<string, unknown>;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CorruptFileError(uri, `cannot decode the ${type.name} protobuf: ${reason}`, { cause: error });
+  }
+}
+
+function toTransaction(message: Record<string, unknown>, uri: string): LanceTransaction {
+  return {
+    uuid: message.uuid as string,
+    readVersion: u64Safe(message.read_version, "transaction read_version", uri),
+    operation: operationName(message.operation as string | undefined),
+    properties: { ...(message.transaction_properties as Record<string, string>) },
+  };
+}
+
+/** A transaction (inline section or `_transactions/` file) without `toObject`. */
+export function decodeLanceTransaction(bytes: Uint8Array, uri: string): LanceTransaction {
+  return toTransaction(decodeWith(transactionType, bytes, uri), uri);
+}
+
+function toIndices(bytes: Uint8Array, uri: string): LanceIndex[] {
+  const section = decodeWith(indexSectionType, bytes, uri);
+  return (section.indices as Record<string, unknown>[]).map((index) => {
+    const name = index.name as string;
+    const uuid = index.uuid as { uuid: Uint8Array } | null;
+    if (!uuid) throw new CorruptFileError(uri, `index ${JSON.stringify(name)} has no uuid`);
+    return {
+      uuid: formatUuid(uuid.uuid, uri),
+      name,
+      fields: [...(index.fields as number[])],
+      datasetVersion: u64Safe(index.dataset_version, `index ${JSON.stringify(name)} dataset_version`, uri),
+      baseId: has(index, "base_id") ? (index.base_id as number) : null,
+    };
+  });
+}
+
+/** The manifest's top-level header fields and sections: everything except the fragments. */
+interface ManifestHead {
+  rest: Record<string, unknown>;
+  version: number;
+  timestampNanos: bigint;
+  transactionFile: string | null;
+  indices: LanceIndex[];
+  inlineTransaction: LanceTransaction | null;
+  fragments: Int32Array;
+  fragmentCount: number;
+  manifestBytes: Uint8Array;
+}
+
+function readManifestHead(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): ManifestHead {
+  const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
+  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, only);
+  assertReadable(u64(rest.reader_feature_flags), uri);
+  const sectionOffset = (name: string, what: string): number | null =>
+    has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null;
+  const indexOffset = sectionOffset("index_section", "index section");
+  const transactionOffset = sectionOffset("transaction_section", "transaction section");
+  const indices = indexOffset === null ? [] : toIndices(sectionAt(bytes, indexOffset, footer.manifestPos, "index section", uri), uri);
+  const inlineTransaction =
+    transactionOffset === null
+      ? null
+      : decodeLanceTransaction(sectionAt(bytes, transactionOffset, footer.manifestPos, "transaction section", uri), uri);
+  const timestamp = rest.timestamp as { seconds: Long64; nanos: number } | null;
+  const transactionFile = rest.transaction_file as string;
+  return {
+    rest,
+    version: u64Safe(rest.version, "manifest version", uri),
+    timestampNanos: timestamp ? i64(timestamp.seconds) * 1_000_000_000n + BigInt(timestamp.nanos) : 0n,
+    transactionFile: transactionFile === "" ? null : transactionFile,
+    indices,
+    inlineTransaction,
+    fragments,
+    fragmentCount,
+    manifestBytes,
+  };
+}
+
+export interface DecodedLanceManifestFile {
+  manifest: LanceManifest;
+  /** The inline transaction; null when the manifest has none (it may then name a transaction file). */
+  inlineTransaction: LanceTransaction | null;
+}
+
+/** A whole manifest file → LanceManifest; equal to `toLanceManifest(decodeManifestFile(bytes))`. */
+export function decodeLanceManifestFile(bytes: Uint8Array, uri: string): DecodedLanceManifestFile {
+  const head = readManifestHead(bytes, uri);
+  const { rest } = head;
+  const wire = new Wire(head.manifestBytes, 0, head.manifestBytes.length, uri);
+  const fragments: LanceFragment[] = new Array(head.fragmentCount);
+  for (let i = 0; i < head.fragmentCount; i++) {
+    wire.pos = head.fragments[i * 2]!;
+    fragments[i] = toFragment(readRawFragment(wire, head.fragments[i * 2 + 1]!), uri);
+  }
+  const writer = rest.writer_version as { library: string; version: string } | null;
+  const dataFormat = rest.data_format as { file_format: string; version: string } | null;
+  const manifest: LanceManifest = {
+    version: head.version,
+    timestampNanos: head.timestampNanos,
+    fields: (rest.fields as Record<string, unknown>[]).map((field) => ({
+      id: field.id as number,
+      parentId: field.parent_id as number,
+      name: field.name as string,
+      logicalType: field.logical_type as string,
+      nullable: field.nullable as boolean,
+    })),
+    fragments,
+    indices: head.indices,
+    transactionFile: head.transactionFile,
+    readerFeatureFlags: u64(rest.reader_feature_flags),
+    writerFeatureFlags: u64(rest.writer_feature_flags),
+    config: { ...(rest.config as Record<string, string>) },
+    tableMetadata: { ...(rest.table_metadata as Record<string, string>) },
+    branch: has(rest, "branch") ? (rest.branch as string) : null,
+    basePaths: (rest.base_paths as Record<string, unknown>[]).map((base) => ({
+      id: base.id as number,
+      name: has(base, "name") ? (base.name as string) : null,
+      isDatasetRoot: base.is_dataset_root as boolean,
+      path: base.path as string,
+    })),
+    maxFragmentId: has(rest, "max_fragment_id") ? (rest.max_fragment_id as number) : null,
+    nextRowId: u64(rest.next_row_id),
+    writerVersion: writer ? { library: writer.library, version: writer.version } : null,
+    dataFormat: dataFormat ? { fileFormat: dataFormat.file_format, version: dataFormat.version } : null,
+  };
+  return { manifest, inlineTransaction: head.inlineTransaction };
+}
+
+/** What cleanup and the version history need of one version, and nothing else. */
+export interface LanceCleanupView {
+  version: number;
+  timestampNanos: bigint;
+  totals: VersionTotals;
+  /** Root-relative keys of every file the version references (as snapshot-files.ts `referencedFiles`). */
+  references: FileReference[];
+  /** Paths the version names that are not keys under the root. */
+  unresolved: UnresolvedReference[];
+  config: Record<string, string>;
+  /** null = main. */
+  branch: string | null;
+  transactionFile: string | null;
+  inlineTransaction: LanceTransaction | null;
+}
+
+/** One fragment's share of a version: its references and its part of the totals. */
+interface FragmentShare {
+  references: FileReference[];
+  unresolved: UnresolvedReference[];
+  dataFiles: number;
+  filesSize: number;
+  deletionFiles: number;
+  deletionRows: number;
+  rows: number;
+}
+
+/**
+ * Fragment shares by the fragment's exact wire bytes. Consecutive versions of a table share
+ * most fragments, byte for byte: a fragment seen in an earlier manifest is neither decoded
+ * nor validated again, and its FileReference objects are shared between the versions that
+ * hold them. Bounded: cleared when it grows past `limit` entries.
+ */
+export class FragmentCache {
+  readonly #shares = new Map<string, FragmentShare>();
+  readonly limit: number;
+  constructor(limit = 500_000) {
+    this.limit = limit;
+  }
+  get(key: string): FragmentShare | undefined {
+    return this.#shares.get(key);
+  }
+  set(key: string, share: FragmentShare): void {
+    if (this.#shares.size >= this.limit) this.#shares.clear();
+    this.#shares.set(key, share);
+  }
+  get size(): number {
+    return this.#shares.size;
+  }
+}
+
+function fragmentShare(raw: RawFragment, uri: string, tableUri: string): FragmentShare {
+  const fragment = toFragment(raw, uri);
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  let filesSize = 0;
+  for (const file of fragment.files) {
+    filesSize += file.sizeBytes;
+    if (file.baseId !== null) continue;
+    const resolved = resolveUnder(DATA_PREFIX, file.path, tableUri);
+    if (!("key" in resolved)) {
+      unresolved.push(resolved);
+      continue;
+    }
+    const entry: FileReference = { path: resolved.key, role: "data" };
+    if (file.sizeBytes > 0) entry.size = file.sizeBytes;
+    references.push(entry);
+  }
+  const deletion = fragment.deletionFile;
+  if (deletion && deletion.baseId === null) {
+    // Built from numbers only, so it cannot escape the root.
+    references.push({
+      path: `${DELETIONS_PREFIX}${fragment.id}-${deletion.readVersion}-${deletion.id}.${deletion.suffix}`,
+      role: "delete",
+    });
+  }
+  let rows = 0;
+  if (fragment.physicalRows !== null) {
+    if (!deletion) rows = fragment.physicalRows;
+    else if (deletion.numDeletedRows !== null) rows = fragment.physicalRows - deletion.numDeletedRows;
+  }
+  return {
+    references,
+    unresolved,
+    dataFiles: fragment.files.length,
+    filesSize,
+    deletionFiles: deletion ? 1 : 0,
+    deletionRows: deletion?.numDeletedRows ?? 0,
+    rows,
+  };
+}
+
+/**
+ * Only what cleanup needs of a manifest file: the totals of the version record, the
+ * referenced files, the config (no live files, no schema, no raw bytes). Equal to
+ * summarizeManifest / referencedFiles / config of the full decoding.
+ */
+export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri: string, cache?: FragmentCache): LanceCleanupView {
+  const head = readManifestHead(bytes, uri, CLEANUP_FIELDS);
+  const { rest, manifestBytes } = head;
+  const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  let dataFiles = 0;
+  let filesSize = 0;
+  let deletionFiles = 0;
+  let deletionRows = 0;
+  let rows = 0;
+  for (let i = 0; i < head.fragmentCount; i++) {
+    const start = head.fragments[i * 2]!;
+    const end = head.fragments[i * 2 + 1]!;
+    let share: FragmentShare | undefined;
+    let key: string | undefined;
+    if (cache) {
+      key = wire.buf.toString("latin1", start, end);
+      share = cache.get(key);
+    }
+    if (!share) {
+      wire.pos = start;
+      share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
+      if (cache) cache.set(key!, share);
+    }
+    for (const reference of share.references) references.push(reference);
+    for (const reference of share.unresolved) unresolved.push(reference);
+    dataFiles += share.dataFiles;
+    filesSize += share.filesSize;
+    deletionFiles += share.deletionFiles;
+    deletionRows += share.deletionRows;
+    rows += share.rows;
+  }
+  for (const index of head.indices) {
+    if (index.baseId === null && indexOwnsFolder(index.name)) references.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
+  }
+  if (head.transactionFile !== null) {
+    const resolved = resolveUnder(TRANSACTIONS_PREFIX, head.transactionFile, tableUri);
+    if ("key" in resolved) references.push({ path: resolved.key, role: "transaction" });
+    else unresolved.push(resolved);
+  }
+  return {
+    version: head.version,
+    timestampNanos: head.timestampNanos,
+    totals: {
+      total_fragments: head.fragmentCount,
+      total_data_files: dataFiles,
+      total_files_size: filesSize,
+      total_deletion_files: deletionFiles,
+      total_data_file_rows: rows + deletionRows,
+      total_deletion_file_rows: deletionRows,
+      total_rows: rows,
+    },
+    references,
+    unresolved,
+    config: { ...(rest.config as Record<string, string>) },
+    branch: has(rest, "branch") ? (rest.branch as string) : null,
+    transactionFile: head.transactionFile,
+    inlineTransaction: head.inlineTransaction,
+  };
+}

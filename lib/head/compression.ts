@@ -1,0 +1,50 @@
+/**
+ * Body / section compression: none, gzip (always readable), zstd (where this runtime's zlib
+ * has it: Node >= 22.15). Writers default to zstd when they can; readers refuse a zstd head
+ * they cannot decompress (UnsupportedHeadError) and fall back to the manifest.
+ */
+import * as zlib from "node:zlib";
+import type { BodyCompression } from "./header.ts";
+
+type Codec = (bytes: Uint8Array) => Uint8Array;
+
+const zstd = zlib as unknown as { zstdCompressSync?: Codec; zstdDecompressSync?: Codec };
+
+export const ZSTD_AVAILABLE = typeof zstd.zstdCompressSync === "function" && typeof zstd.zstdDecompressSync === "function";
+
+/** zstd where available, else gzip. */
+export const DEFAULT_COMPRESSION: BodyCompression = ZSTD_AVAILABLE ? "zstd" : "gzip";
+
+export function canDecompress(compression: BodyCompression): boolean {
+  return compression !== "zstd" || ZSTD_AVAILABLE;
+}
+
+/** A plain Uint8Array over the same memory (no copy of a 10 MB section). */
+function view(buffer: Uint8Array): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+export function compress(bytes: Uint8Array, compression: BodyCompression): Uint8Array {
+  switch (compression) {
+    case "none":
+      return bytes;
+    case "gzip":
+      return view(zlib.gzipSync(bytes));
+    case "zstd":
+      if (!zstd.zstdCompressSync) throw new Error("zstd compression is not available in this runtime (Node >= 22.15 has it)");
+      return view(zstd.zstdCompressSync(bytes));
+  }
+}
+
+/** Throws the runtime's error for bytes that do not decompress; callers wrap it with the head's URI. */
+export function decompress(bytes: Uint8Array, compression: BodyCompression): Uint8Array {
+  switch (compression) {
+    case "none":
+      return bytes;
+    case "gzip":
+      return view(zlib.gunzipSync(bytes));
+    case "zstd":
+      if (!zstd.zstdDecompressSync) throw new Error("zstd decompression is not available in this runtime");
+      return view(zstd.zstdDecompressSync(bytes));
+  }
+}
