@@ -24,3 +24,8 @@ export * from "./versions/version-at.ts";
 export * from "./head/index.ts";
 export * from "./checkpoint/index.ts";
 export * from "./maintenance/index.ts";
+export { measureStorage, partsTotal, storageOfPlan, HISTORY_REASONS } from "./storage/storage.ts";
+export type { StorageOptions, StorageParts, StorageReport, RunStorage, Totals, VersionHolding } from "./storage/storage.ts";
+export { collectReportData } from "./report/data.ts";
+export type { ReportData, ReportRun, ReportVersion } from "./report/data.ts";
+export { renderReport } from "./report/render.ts";

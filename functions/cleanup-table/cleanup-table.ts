@@ -3,7 +3,8 @@
  * under the table's lease, stopping cleanly before the Lambda runs out of time.
  *
  * Outcomes per message:
- *   completed                 → acknowledged; metrics for versions, files and bytes removed;
+ *   completed                 → acknowledged; metrics for versions, files and bytes removed, and
+ *                               the storage after the run (live, history, reclaimed bytes);
  *   stopped (time ran short)  → failed, so SQS redelivers it and the next run finishes the job;
  *   lease held by another run → acknowledged: that run is doing this table's cleanup;
  *   anything else             → failed; retried, then the DLQ (and its alarm).
@@ -109,4 +110,10 @@ function reportRun(report: CleanupReport, deps: CleanupTableDependencies): void 
   deps.metrics.addMetric(METRIC.versionsRemoved, MetricUnit.Count, report.versions_removed.length);
   deps.metrics.addMetric(METRIC.filesRemoved, MetricUnit.Count, files);
   deps.metrics.addMetric(METRIC.bytesRemoved, MetricUnit.Bytes, report.bytes_removed);
+  if (report.storage) {
+    const { before, after } = report.storage;
+    deps.metrics.addMetric(METRIC.storageLiveBytes, MetricUnit.Bytes, after.live.bytes);
+    deps.metrics.addMetric(METRIC.storageHistoryBytes, MetricUnit.Bytes, after.history.bytes);
+    deps.metrics.addMetric(METRIC.storageReclaimedBytes, MetricUnit.Bytes, before.reclaimable.bytes - after.reclaimable.bytes);
+  }
 }

@@ -35,6 +35,12 @@ export const METRIC = {
   versionsRemoved: "VersionsRemoved",
   filesRemoved: "FilesRemoved",
   bytesRemoved: "BytesRemoved",
+  /** From the run's storage breakdown (its receipt's `storage`): bytes of the latest version's files. */
+  storageLiveBytes: "StorageLiveBytes",
+  /** Bytes only older kept versions need (retention, tags, branches, pins, protection), after the run. */
+  storageHistoryBytes: "StorageHistoryBytes",
+  /** Bytes the run reclaimed: reclaimable before minus reclaimable after. */
+  storageReclaimedBytes: "StorageReclaimedBytes",
 } as const;
 
 /** Powertools Logger and Metrics for one function; service and namespace come from the environment. */

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
+import { formatNames } from "../formats/index.ts";
 import type { CliIO } from "./io.ts";
 import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerHeadCommand } from "./commands/head.ts";
@@ -16,6 +17,9 @@ import { registerVersionAtCommand } from "./commands/version-at.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerLeaseCommand } from "./commands/lease.ts";
 import { registerConfigCommand } from "./commands/config.ts";
+import { registerPinCommands } from "./commands/pins.ts";
+import { registerStorageCommand } from "./commands/storage.ts";
+import { registerReportCommand } from "./commands/report.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -29,7 +33,9 @@ export interface ProgramContext {
 
 export function buildProgram(context: ProgramContext): Command {
   const program = new Command("lakewarden")
-    .description("Maintains lakehouse tables (Lance) on S3 or local disk: head objects, cleanup, version checkpoints.")
+    .description(
+      `Maintains lakehouse tables (${formatNames().join(", ")}) on S3 or local disk: head objects, cleanup, version checkpoints, reader pins, storage breakdowns, HTML reports.`,
+    )
     .version(packageVersion(), "--version", "print lakewarden's version")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\n${ENVIRONMENT_HELP}\n`)
@@ -48,6 +54,9 @@ export function buildProgram(context: ProgramContext): Command {
   registerVersionAtCommand(program, context);
   registerLeaseCommand(program, context);
   registerConfigCommand(program, context);
+  registerPinCommands(program, context);
+  registerStorageCommand(program, context);
+  registerReportCommand(program, context);
   registerServeCommand(program, context);
   return program;
 }

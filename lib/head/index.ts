@@ -3,8 +3,8 @@
  * Lambda and the CLI call (`writeTableHead`), and the lower-level pieces (builder,
  * conditional put, codecs) for benchmarks and other formats.
  */
-export { openTable, loadTableState, TableHandle, DEFAULT_VERSION_CHECK_INTERVAL_MS } from "./loader.ts";
-export type { OpenTableOptions, LoadTableStateOptions, TableState, HeadWarning, HeadFallbackReason } from "./loader.ts";
+export { openTable, loadTableState, TableHandle, ReaderPin, DEFAULT_PIN_TTL_MS, DEFAULT_VERSION_CHECK_INTERVAL_MS } from "./loader.ts";
+export type { OpenTableOptions, LoadTableStateOptions, PinOptions, TableState, HeadWarning, HeadFallbackReason } from "./loader.ts";
 
 export { writeTableHead } from "./write-table-head.ts";
 export type { WriteTableHeadOptions, WriteTableHeadResult } from "./write-table-head.ts";

@@ -21,6 +21,8 @@ import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { openStore } from "../store/open-store.ts";
 import type { StoreOptions } from "../store/open-store.ts";
+import { createPin, releasePin, renewPin } from "../maintenance/pins.ts";
+import type { PinRecord } from "../maintenance/pins.ts";
 import { headDescribesFile } from "./content.ts";
 import type { RecentVersions } from "./content.ts";
 import { headCodecs } from "./registry.ts";
@@ -112,6 +114,7 @@ export class TableHandle {
   private readonly now: () => number;
   private state: TableState | null = null;
   private inflight: Promise<TableState> | null = null;
+  private readonly pins = new Set<ReaderPin>();
 
   constructor(store: ObjectStore, options: OpenTableOptions & { format: TableFormat }) {
     const interval = options.versionCheckInterval ?? DEFAULT_VERSION_CHECK_INTERVAL_MS;
@@ -150,6 +153,32 @@ export class TableHandle {
     return this.inflight;
   }
 
+  /**
+   * Pins `version` (default: the current state's version) for readers: cleanup keeps it and
+   * every file it references until the pin expires (`ttlMs` from now; renew to extend). The
+   * pin is an object under `_lakewarden/pins/`, seen by cleanups in any process; `release()`
+   * or `close()` removes it.
+   */
+  async pin(version?: number, options: PinOptions = {}): Promise<ReaderPin> {
+    const ttlMs = options.ttlMs ?? DEFAULT_PIN_TTL_MS;
+    const state = this.state ?? (await this.latest());
+    const pinned = version ?? state.version;
+    // Another version: it must exist, and the pin records the format's own id for it.
+    const versionId =
+      pinned === state.version
+        ? state.snapshot.record.version_id
+        : (await (this.format.readForCleanup ?? this.format.readSnapshot).call(this.format, this.store, await this.format.findVersionFile(this.store, pinned))).record.version_id;
+    const record = await createPin(this.store, { version: pinned, versionId, ttlMs, note: options.note ?? null, now: new Date(this.now()) });
+    const pin = new ReaderPin(this.store, record, ttlMs, this.now, () => this.pins.delete(pin));
+    this.pins.add(pin);
+    return pin;
+  }
+
+  /** Releases every pin this handle still holds. The handle can still read afterwards. */
+  async close(): Promise<void> {
+    await Promise.all([...this.pins].map((pin) => pin.release()));
+  }
+
   private async check(): Promise<TableState> {
     const state = this.state;
     const checkedAt = this.now();
@@ -167,6 +196,58 @@ export class TableHandle {
     if (loaded.warning) this.onWarning?.(loaded.warning);
     this.state = loaded;
     return loaded;
+  }
+}
+
+export const DEFAULT_PIN_TTL_MS = 60 * 60_000;
+
+export interface PinOptions {
+  /** How long the pin holds from now (and from each renew); default one hour. */
+  ttlMs?: number;
+  /** Free text for people reading `lakewarden pins list`. */
+  note?: string;
+}
+
+/** A reader pin held by this process: renew it while reading, release it when done. */
+export class ReaderPin {
+  private current: PinRecord;
+  private released = false;
+  private readonly store: ObjectStore;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly onRelease: () => void;
+
+  constructor(store: ObjectStore, record: PinRecord, ttlMs: number, now: () => number, onRelease: () => void) {
+    this.store = store;
+    this.current = record;
+    this.ttlMs = ttlMs;
+    this.now = now;
+    this.onRelease = onRelease;
+  }
+
+  get id(): string {
+    return this.current.id;
+  }
+  get version(): number {
+    return this.current.version;
+  }
+  get record(): PinRecord {
+    return this.current;
+  }
+
+  /** Moves the expiry to now + ttl (the pin's own, or the one given). */
+  async renew(ttlMs: number = this.ttlMs): Promise<PinRecord> {
+    if (this.released) throw new Error(`pin ${this.id} was released`);
+    this.current = await renewPin(this.store, this.id, ttlMs, new Date(this.now()));
+    return this.current;
+  }
+
+  /** Deletes the pin; a second call does nothing. */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.onRelease();
+    await releasePin(this.store, this.id);
   }
 }
 

@@ -35,3 +35,5 @@ export { LAKEWARDEN_PREFIX, planFiles } from "./file-plan.ts";
 export type { FilePlan, PlannedFile, PlannedKind } from "./file-plan.ts";
 export type { CleanupProgress, CleanupStage } from "./progress.ts";
 export { RUNS_PREFIX, expiredReceipts, listRunFiles, readIntents } from "./run-files.ts";
+export { PINS_PREFIX, createPin, describePin, readPins, releasePin, renewPin } from "./pins.ts";
+export type { CreatePinInput, PinRecord, PinsRead } from "./pins.ts";

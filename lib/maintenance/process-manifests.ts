@@ -16,7 +16,7 @@ import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 import { resolvePolicy } from "./policy.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { ReferenceSet } from "./references.ts";
-import type { VersionDecision, VersionPlan } from "./version-plan.ts";
+import type { VersionDecision, VersionPin, VersionPlan } from "./version-plan.ts";
 import { planVersions } from "./version-plan.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
@@ -100,6 +100,10 @@ export interface ProcessedManifests {
   removed: ReferenceSet;
   latestAtStart: number;
   refs: Refs;
+  /** The reader pins the decisions honoured (re-plans keep them). */
+  pins: readonly VersionPin[];
+  /** Versions interrupted runs removed, as given (re-plans keep them). */
+  removedEarlier: readonly number[];
 }
 
 export interface DecideInput {
@@ -109,6 +113,8 @@ export interface DecideInput {
   nowMillis: number;
   /** The format's rule for versions a kept version needs (Delta: its checkpoint and the commits after it). */
   keptTogether?: TableFormat["keptTogether"];
+  /** Reader pins that hold (pins.ts readPins(...).active). */
+  pins?: readonly VersionPin[];
   /** Versions interrupted runs removed (their intents, or the protection state they left): see planVersions. */
   removedEarlier?: readonly number[];
 }
@@ -121,6 +127,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     policy: input.policy,
     nowMillis: input.nowMillis,
     ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
+    ...(input.pins ? { pins: input.pins } : {}),
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier.filter((version) => !scan.has(version)) } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
@@ -129,7 +136,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
   for (const [version, scanned] of scan) {
     (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references, scanned.unresolved);
   }
-  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs };
+  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs, pins: input.pins ?? [], removedEarlier: input.removedEarlier ?? [] };
 }
 
 export interface ProcessManifestsInput {
@@ -142,6 +149,8 @@ export interface ProcessManifestsInput {
   /** Versions interrupted runs removed (for history protection after a crash). */
   removedEarlier?: readonly number[];
   refs: Refs;
+  /** Reader pins that hold (pins.ts readPins(...).active). */
+  pins?: readonly VersionPin[];
   latestAtStart: number;
   now: Date;
   concurrency?: number;
@@ -166,6 +175,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     latestAtStart: input.latestAtStart,
     nowMillis: input.now.getTime(),
     ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
+    ...(input.pins ? { pins: input.pins } : {}),
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });
 }

@@ -36,6 +36,8 @@ export async function replanUntilSettled(store: ObjectStore, format: TableFormat
     const processed = await processManifests(store, format, {
       policy: plan.processed.policy,
       refs: change.refs,
+      pins: plan.processed.pins,
+      removedEarlier: plan.processed.removedEarlier,
       latestAtStart: plan.processed.latestAtStart,
       now: options.now,
       previous: plan.processed.scan,

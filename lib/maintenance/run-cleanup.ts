@@ -32,6 +32,8 @@ import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts"
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
+import { readPins } from "./pins.ts";
+import { storageOfPlan } from "../storage/parts.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -169,13 +171,15 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   };
 
   // The latest version as of now: it and everything committed from here on are kept.
-  const [latest, refs, runFiles, storedConfig, history] = await Promise.all([
+  const [latest, refs, runFiles, storedConfig, history, pins] = await Promise.all([
     format.latestVersionFile(store),
     format.readRefs(store),
     listRunFiles(store),
     readStoredConfig(store),
     loadNewestCheckpoint(store),
+    readPins(store, run.startedAt),
   ]);
+  result.warnings.push(...pins.problems);
   if (!latest) throw noVersionFilesError(store.uri, format);
   result.latestAtStart = latest.version;
   const intents = await readIntents(store, runFiles.intents);
@@ -190,6 +194,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
       ...(history.checkpoint?.protection?.removed_earlier ?? []),
     ],
     refs,
+    pins: pins.active,
     latestAtStart: latest.version,
     now: run.startedAt,
     progress,
@@ -313,7 +318,7 @@ function protectionState(processed: ProcessedManifests): StoredProtection | null
 }
 
 /** Files interrupted runs planned to delete, with the reason their intent gives. */
-function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
+export function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
   const proven = new Map<string, string>();
   for (const intent of intents) {
     for (const file of intent.files) proven.set(file, `planned for deletion by interrupted run ${intent.runId} (its intent proves it was committed)`);
@@ -394,6 +399,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     receipt: null,
     lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
     requests: diffCounts(run.store.stats.snapshot(), requestsBefore),
+    storage: plan ? storageOfPlan(plan, run.format, result.deletion?.deleted ?? null) : null,
     warnings: result.warnings,
     errors: result.errors,
   };

@@ -9,6 +9,7 @@
  */
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
+import { describePin } from "./pins.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
 export interface VersionFacts {
@@ -26,6 +27,8 @@ export interface VersionPlanInput {
   nowMillis: number;
   /** The format's rule: removed versions a kept one needs, with why (Delta: its checkpoint and the commits after it). */
   keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
+  /** Reader pins that hold (not expired): each keeps its version until its expiry (pins.ts). */
+  pins?: readonly VersionPin[];
   /**
    * Versions an interrupted run removed (from its intent, or the protection state a checkpoint
    * kept): below a protected boundary they mean its history is partial already.
@@ -33,11 +36,28 @@ export interface VersionPlanInput {
   removedEarlier?: readonly number[];
 }
 
+/** A reader pin as the plan needs it. */
+export interface VersionPin {
+  id: string;
+  version: number;
+  expires_at: string;
+  note: string | null;
+}
+
+/**
+ * Why a version is kept, as a word (the reason says it for people): the latest, committed at or
+ * after the run started, a tag, a branch, a reader pin, the retention policy (age or count),
+ * another kept version needs it (the format's rule), or history protection. "removed" otherwise.
+ */
+export type KeptBy = "latest" | "new" | "tag" | "branch" | "pin" | "retention" | "needed" | "protection" | "removed";
+
 export interface VersionDecision {
   version: number;
   timestampMillis: number;
   keep: boolean;
   reason: string;
+  /** Why, as a word (storage splits history by it); set by planVersions. */
+  keptBy?: KeptBy;
 }
 
 export interface TaggedOldVersion {
@@ -107,24 +127,28 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   const tags = mainTagsByVersion(input.refs);
   const branches = branchesByParentVersion(input.refs);
   const olderThan = formatDuration(policy.olderThanMs);
+  const pins = new Map<number, VersionPin[]>();
+  for (const pin of input.pins ?? []) pins.set(pin.version, [...(pins.get(pin.version) ?? []), pin]);
   const taggedOld: TaggedOldVersion[] = [];
 
   const decisions: VersionDecision[] = versions.map(({ version, timestampMillis }) => {
     const committed = new Date(timestampMillis).toISOString();
     const dueByPolicy = !newestRetained.has(version) && timestampMillis < cutoffMillis;
-    const decide = (keep: boolean, reason: string): VersionDecision => ({ version, timestampMillis, keep, reason });
-    if (version === latest) return decide(true, "latest version");
-    if (version >= latestAtStart) return decide(true, `at or above version ${latestAtStart}, the latest when this run started`);
+    const decide = (keep: boolean, reason: string, keptBy: KeptBy): VersionDecision => ({ version, timestampMillis, keep, reason, keptBy });
+    if (version === latest) return decide(true, "latest version", "latest");
+    if (version >= latestAtStart) return decide(true, `at or above version ${latestAtStart}, the latest when this run started`, "new");
     const tagNames = tags.get(version);
     if (tagNames) {
       if (dueByPolicy) taggedOld.push({ version, tags: tagNames });
-      return decide(true, `tagged ${tagNames.map((t) => JSON.stringify(t)).join(", ")}`);
+      return decide(true, `tagged ${tagNames.map((t) => JSON.stringify(t)).join(", ")}`, "tag");
     }
     const branchNames = branches.get(version);
-    if (branchNames) return decide(true, `branch ${branchNames.map((b) => JSON.stringify(b)).join(", ")} was created from it`);
-    if (newestRetained.has(version)) return decide(true, `among the newest ${policy.retainVersions} versions`);
-    if (!dueByPolicy) return decide(true, `committed ${committed}, within older-than ${olderThan}`);
-    return decide(false, `committed ${committed} (older than ${olderThan}) and not among the newest ${policy.retainVersions}`);
+    if (branchNames) return decide(true, `branch ${branchNames.map((b) => JSON.stringify(b)).join(", ")} was created from it`, "branch");
+    const pinned = pins.get(version);
+    if (pinned) return decide(true, `pinned by a reader: ${pinned.map(describePin).join("; ")}`, "pin");
+    if (newestRetained.has(version)) return decide(true, `among the newest ${policy.retainVersions} versions`, "retention");
+    if (!dueByPolicy) return decide(true, `committed ${committed}, within older-than ${olderThan}`, "retention");
+    return decide(false, `committed ${committed} (older than ${olderThan}) and not among the newest ${policy.retainVersions}`, "removed");
   });
 
   if (input.keptTogether) {
@@ -137,6 +161,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
       if (!decision.keep && why !== undefined) {
         decision.keep = true;
         decision.reason = `needed by a kept version: ${why}`;
+        decision.keptBy = "needed";
       }
     }
   }
@@ -191,6 +216,7 @@ function applyProtection(decisions: VersionDecision[], boundary: number, removed
   for (const decision of due) {
     decision.keep = true;
     decision.reason = `history protection: ${decision.reason}, but versions below ${boundary} go all together or not at all`;
+    decision.keptBy = "protection";
   }
   return outcome("kept-all", reason);
 }

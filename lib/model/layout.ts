@@ -16,3 +16,5 @@ export const CHECKPOINTS_PREFIX = `${LAKEWARDEN_PREFIX}checkpoints/`;
 export const ARCHIVE_PREFIX = `${LAKEWARDEN_PREFIX}archive/`;
 /** The table's detected format, written once, so later runs need not detect it again. */
 export const FORMAT_PIN_KEY = `${LAKEWARDEN_PREFIX}format`;
+/** Reader pins, `{id}.json`: a version (and every file it needs) kept until the pin expires. */
+export const PINS_PREFIX = `${LAKEWARDEN_PREFIX}pins/`;

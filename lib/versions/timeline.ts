@@ -14,6 +14,7 @@ import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { readArchivedHistory } from "../checkpoint/segments.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { NotFoundError } from "../store/errors.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 import { DEFAULT_READ_CONCURRENCY } from "./read-version-records.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
@@ -76,7 +77,25 @@ export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
     }));
 }
 
+/** Reads of a timeline whose version files vanished while it read (a cleanup removing them) before it gives up. */
+const TIMELINE_ATTEMPTS = 3;
+
+/**
+ * A version file listed and then removed before it was read means a cleanup removed its version
+ * meanwhile; cleanup writes a removed version's history to the checkpoint before its first file
+ * goes, so reading again (checkpoint and listing afresh) finds it there.
+ */
 export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readTimelineOnce(store, format, attempt === 1 ? options : { ...options, versionFiles: undefined, refs: undefined });
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || attempt >= TIMELINE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function readTimelineOnce(store: ObjectStore, format: TableFormat, options: TimelineOptions): Promise<Timeline> {
   const [loaded, versionFiles, refs, known] = await Promise.all([
     loadNewestCheckpoint(store),
     options.versionFiles ?? format.listVersionFiles(store),

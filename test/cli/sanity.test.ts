@@ -6,6 +6,7 @@ import { BufferIO } from "../../lib/cli/io.ts";
 const SUBCOMMANDS = [
   ["versions"], ["head", "write"], ["head", "show"], ["cleanup"], ["checkpoint"], ["version-at"],
   ["lease", "show"], ["lease", "break"], ["config", "show"], ["config", "set"], ["config", "unset"], ["serve"],
+  ["pin"], ["pins", "list"], ["unpin"], ["storage"], ["report"],
 ];
 
 async function cli(...argv: string[]) {
@@ -18,7 +19,7 @@ describe("lakewarden CLI", () => {
   it("prints help naming its commands, the exit statuses and the environment", async () => {
     const help = await cli("--help");
     expect(help.code).toBe(0);
-    for (const command of ["versions", "head", "cleanup", "checkpoint", "version-at", "lease", "config", "serve"]) expect(help.stdout).toContain(`  ${command}`);
+    for (const command of ["versions", "head", "cleanup", "checkpoint", "version-at", "lease", "config", "serve", "pin", "pins", "unpin", "storage", "report"]) expect(help.stdout).toContain(`  ${command}`);
     expect(help.stdout).toMatch(/Exit status:\n {2}0 +ok\n {2}1 +runtime failure.*\n {2}2 +usage error.*\n {2}3 +.*lease.*\n {2}130 +interrupted/);
     expect(help.stdout).toContain("LAKEWARDEN_S3_REQUEST_TIMEOUT");
   });

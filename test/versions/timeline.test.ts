@@ -152,3 +152,39 @@ describe("version-at: which version was current at a time", () => {
     for (const bad of ["yesterday", "29/11/2026", "", "2026-13-45"]) expect(parseTimePoint(bad)).toBeNull();
   });
 });
+
+describe("readTimeline while a cleanup removes versions", () => {
+  it("a version file removed between the listing and its read: read again, its history comes from the checkpoint written first", async () => {
+    const ds = await dataset(5);
+    ds.close();
+    const store = new LocalStore(ds.tableUri);
+    const before = await readTimeline(store, lanceFormat);
+    const files = await lanceFormat.listVersionFiles(store);
+    // The store a reader sees: right after its first listing of version files, a cleanup archives
+    // the history (as it does before deleting) and removes versions 1 and 2.
+    let cleaned = false;
+    const racing = Object.create(store) as LocalStore;
+    racing.list = (prefix, options) => {
+      const listing = store.list(prefix, options);
+      if (cleaned || !prefix.startsWith(lanceFormat.versionsPrefix)) return listing;
+      cleaned = true;
+      return (async function* () {
+        const listed = [];
+        for await (const object of listing) listed.push(object);
+        await archiveVersions(store, {
+          previous: null,
+          records: before.records,
+          liveVersions: new Set(before.records.map((r) => r.version)),
+          taggedVersions: new Set(),
+          tableFormat: "lance",
+          now: new Date(),
+        });
+        await store.deleteMany(files.slice(0, 2).map((f) => f.key));
+        yield* listed;
+      })();
+    };
+    const timeline = await readTimeline(racing, lanceFormat);
+    expect(timeline.records.map((r) => r.version)).toEqual(before.records.map((r) => r.version));
+    expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * `lakewarden storage <table> [--older-than d] [--by-version]`: where the table's bytes go, from
+ * one listing of the table and the same plan cleanup makes (lib/storage).
+ */
+import type { Command } from "commander";
+import type { ProgramContext } from "../program.ts";
+import { parseSettingFlag } from "../flags.ts";
+import { formatBytes, plural, versionRanges } from "../human-units.ts";
+import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
+import type { OutputOptions } from "../table-command.ts";
+import { textTable } from "../text-table.ts";
+import type { CleanupSettings } from "../../maintenance/policy.ts";
+import { HISTORY_REASONS, measureStorage } from "../../storage/storage.ts";
+import type { StorageReport, Totals } from "../../storage/storage.ts";
+
+interface StorageFlags extends OutputOptions {
+  olderThan?: string;
+  retainVersions?: string;
+  byVersion?: boolean;
+}
+
+export function registerStorageCommand(program: Command, { io }: ProgramContext): void {
+  withOutputOptions(
+    program
+      .command("storage")
+      .description(
+        "where the table's storage goes, in bytes and files, from one listing of the table: live (the latest version's files), " +
+          "history (files only older kept versions need, by why they are kept: retention, tags, branches, pins, protection), " +
+          "reclaimable (exactly what cleanup would delete now, by the same plan), unknown (files in the format's folders it does not know), " +
+          "lakewarden's own files (_lakewarden/) and other (unreferenced files within the safety window, the format's bookkeeping, files " +
+          "outside the format's folders); the parts add up to the bytes listed. A file several kept versions share counts once, in the part " +
+          "that holds it longest (live, tags, branches, protection, pins, retention)",
+      )
+      .argument("<table>", TABLE_ARGUMENT_HELP)
+      .option("--older-than <duration>", "what would this retention free: plan as cleanup --older-than would (no --allow-short-retention needed: nothing is deleted)")
+      .option("--retain-versions <n>", "plan as cleanup --retain-versions would")
+      .option("--by-version", "also list each kept version: the bytes it alone holds (what removing just it would free) and all it references"),
+  ).action(async (table: string, flags: StorageFlags) => {
+    const settings: CleanupSettings = {};
+    if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");
+    if (flags.retainVersions !== undefined) settings.retainVersions = parseSettingFlag("retainVersions", flags.retainVersions, "--retain-versions");
+    const report = await runOnTable(table, flags, io, (store) => measureStorage(store, { ...formatOption(flags), settings, byVersion: Boolean(flags.byVersion) }));
+    for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
+    if (flags.json) printJson(io, report);
+    else io.out(describeStorage(report));
+  });
+}
+
+const cells = (t: Totals) => [formatBytes(t.bytes), plural(t.files, "file")];
+
+export function describeStorage(report: StorageReport): string {
+  const { parts } = report;
+  const rows: string[][] = [
+    ["live", ...cells(parts.live), `version ${report.latest_version}'s files`],
+    ["history", ...cells(parts.history), `kept for ${plural(report.versions_kept - 1, "older version")}`],
+    ...HISTORY_REASONS.filter((r) => parts.history.by_reason[r].files > 0).map((r) => [`  ${r}`, ...cells(parts.history.by_reason[r]), ""]),
+    [
+      "reclaimable",
+      ...cells(parts.reclaimable),
+      report.versions_reclaimable.length > 0 ? `cleanup would remove ${plural(report.versions_reclaimable.length, "version")} (${versionRanges(report.versions_reclaimable)})` : "what cleanup would delete now",
+    ],
+    ["unknown", ...cells(parts.unknown), "in the format's folders, not known to it: kept"],
+    ["lakewarden", ...cells(parts.lakewarden), "_lakewarden/: head, checkpoints, receipts, pins"],
+    ["other", ...cells(parts.other), ""],
+    ...(Object.entries(parts.other.by_reason) as [string, Totals][]).filter(([, t]) => t.files > 0).map(([r, t]) => [`  ${r.replaceAll("_", " ")}`, ...cells(t), ""]),
+    ["total listed", ...cells(report.listed), ""],
+  ];
+  const policy = report.policy;
+  let text = `${report.table} (${report.format}); as cleanup would plan now: older than ${policy.older_than!.value} (${policy.older_than!.source}), retain ${policy.retain_versions!.value} (${policy.retain_versions!.source})\n`;
+  text += textTable(["part", "bytes", "files", "what"], rows);
+  if (report.by_version) {
+    text += "\n";
+    text += textTable(
+      ["version", "committed", "alone", "referenced", "kept because"],
+      report.by_version.map((v) => [v.version_id, new Date(v.timestamp_millis).toISOString(), formatBytes(v.alone.bytes), formatBytes(v.referenced.bytes), v.reason]),
+    );
+  }
+  return text;
+}

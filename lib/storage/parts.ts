@@ -1,0 +1,214 @@
+/**
+ * The parts of a table's storage (see storage.ts), computed from a cleanup plan: pure, no
+ * request. Cleanup's receipt records them for the listing it already made; `lakewarden
+ * storage` adds one listing of the whole root.
+ *
+ * A file several kept versions share counts once, in the part of the version that holds it
+ * longest: live first, then tags, branches, protection, pins, and retention last.
+ */
+import type { FileReference, TableFormat } from "../formats/table-format.ts";
+import { LAKEWARDEN_PREFIX } from "../model/layout.ts";
+import type { ObjectInfo } from "../store/object-store.ts";
+import type { DeletePlan } from "../maintenance/plan-deletes.ts";
+import type { ProcessedManifests } from "../maintenance/process-manifests.ts";
+import type { KeptBy } from "../maintenance/version-plan.ts";
+
+export interface Totals {
+  files: number;
+  bytes: number;
+}
+
+export type HistoryReason = "retention" | "tags" | "branches" | "pins" | "protection";
+export type OtherReason = "within_safety_window" | "format_bookkeeping" | "outside_format_folders";
+
+export const HISTORY_REASONS: readonly HistoryReason[] = ["tags", "branches", "protection", "pins", "retention"];
+
+export interface StorageParts {
+  live: Totals;
+  history: Totals & { by_reason: Record<HistoryReason, Totals> };
+  reclaimable: Totals;
+  unknown: Totals;
+  lakewarden: Totals;
+  other: Totals & { by_reason: Record<OtherReason, Totals> };
+}
+
+export interface VersionHolding {
+  version: number;
+  version_id: string;
+  timestamp_millis: number;
+  kept_by: KeptBy;
+  reason: string;
+  /** Files only this version needs among the kept ones (what removing it alone would free). */
+  alone: Totals;
+  /** Every listed file it references. */
+  referenced: Totals;
+}
+
+export const zero = (): Totals => ({ files: 0, bytes: 0 });
+
+export function emptyParts(): StorageParts {
+  return {
+    live: zero(),
+    history: { ...zero(), by_reason: { retention: zero(), tags: zero(), branches: zero(), pins: zero(), protection: zero() } },
+    reclaimable: zero(),
+    unknown: zero(),
+    lakewarden: zero(),
+    other: { ...zero(), by_reason: { within_safety_window: zero(), format_bookkeeping: zero(), outside_format_folders: zero() } },
+  };
+}
+
+export function add(totals: Totals, size: number, files = 1): void {
+  totals.files += files;
+  totals.bytes += size;
+}
+
+/** Sum of the parts (each file counted once). */
+export function partsTotal(parts: StorageParts): Totals {
+  const all = [parts.live, parts.history, parts.reclaimable, parts.unknown, parts.lakewarden, parts.other];
+  return { files: all.reduce((s, t) => s + t.files, 0), bytes: all.reduce((s, t) => s + t.bytes, 0) };
+}
+
+/**
+ * The parts of a cleanup plan's own listing (the format's folders only: no extra request), for
+ * the run's receipt: before = the plan, after = before minus what the run deleted.
+ */
+export interface RunStorage {
+  /** Which files the parts count: the listing the run made. */
+  scope: string;
+  before: StorageParts;
+  after: StorageParts;
+}
+
+export function storageOfPlan(plan: DeletePlan, format: TableFormat, deleted: readonly { size: number }[] | null): RunStorage {
+  const before = classify(plan, format, plan.listing, false).parts;
+  const after = structuredClone(before);
+  for (const file of deleted ?? []) {
+    add(after.reclaimable, -file.size, -1);
+  }
+  return { scope: `the format's folders (${format.managedPrefixes.join(", ")})`, before, after };
+}
+
+/** Which kept versions reference each key: files by exact key, folders by prefix. */
+class VersionIndex {
+  private readonly files = new Map<string, number[]>();
+  private readonly folders = new Map<string, number[]>();
+
+  add(version: number, references: readonly FileReference[]): void {
+    for (const reference of references) {
+      const map = reference.path.endsWith("/") ? this.folders : this.files;
+      const list = map.get(reference.path);
+      if (list) {
+        if (list.at(-1) !== version) list.push(version);
+      } else map.set(reference.path, [version]);
+    }
+  }
+
+  versionsOf(key: string): number[] {
+    const found = new Set(this.files.get(key) ?? []);
+    if (this.folders.size > 0) {
+      for (let slash = key.indexOf("/"); slash !== -1 && slash < key.length - 1; slash = key.indexOf("/", slash + 1)) {
+        for (const version of this.folders.get(key.slice(0, slash + 1)) ?? []) found.add(version);
+      }
+    }
+    return [...found];
+  }
+}
+
+const REASON_OF: Partial<Record<KeptBy, HistoryReason>> = {
+  tag: "tags",
+  branch: "branches",
+  pin: "pins",
+  protection: "protection",
+  retention: "retention",
+  needed: "retention",
+};
+
+function isLive(keptBy: KeptBy | undefined): boolean {
+  return keptBy === "latest" || keptBy === "new";
+}
+
+export function classify(plan: DeletePlan, format: TableFormat, listing: readonly ObjectInfo[], byVersion: boolean) {
+  const processed: ProcessedManifests = plan.processed;
+  const parts = emptyParts();
+  const deleting = new Set(plan.files.toDelete.map((file) => file.key));
+  const reported = new Map(plan.files.reported.map((file) => [file.key, file]));
+  const index = new VersionIndex();
+  for (const [version, scanned] of processed.scan) {
+    if (processed.decisions.get(version)?.keep) index.add(version, scanned.references);
+  }
+  const holdings = new Map<number, VersionHolding>();
+  if (byVersion) {
+    for (const decision of processed.plan.decisions) {
+      if (!decision.keep) continue;
+      holdings.set(decision.version, {
+        version: decision.version,
+        version_id: processed.scan.get(decision.version)?.record.version_id ?? String(decision.version),
+        timestamp_millis: decision.timestampMillis,
+        kept_by: decision.keptBy ?? "retention",
+        reason: decision.reason,
+        alone: zero(),
+        referenced: zero(),
+      });
+    }
+  }
+  const rank = (reason: HistoryReason) => HISTORY_REASONS.indexOf(reason);
+  const managed = (key: string) => format.managedPrefixes.some((prefix) => key.startsWith(prefix));
+
+  for (const object of listing) {
+    const { key, size } = object;
+    if (key.startsWith(LAKEWARDEN_PREFIX)) {
+      add(parts.lakewarden, size);
+      continue;
+    }
+    if (deleting.has(key)) {
+      add(parts.reclaimable, size);
+      continue;
+    }
+    if (!managed(key)) {
+      add(parts.other, size);
+      add(parts.other.by_reason.outside_format_folders, size);
+      continue;
+    }
+    if (format.isBookkeepingFile?.(key)) {
+      add(parts.other, size);
+      add(parts.other.by_reason.format_bookkeeping, size);
+      continue;
+    }
+    const planned = reported.get(key);
+    if (planned) {
+      if (planned.kind === "unknown") add(parts.unknown, size);
+      else {
+        add(parts.other, size);
+        add(parts.other.by_reason.within_safety_window, size);
+      }
+      continue;
+    }
+    const commitOf = format.parseVersionKey(key);
+    const versions = commitOf !== null ? [commitOf] : index.versionsOf(key);
+    const decisions = versions.map((v) => processed.decisions.get(v));
+    if (versions.length === 0) {
+      // Kept by the plan yet named by no kept version: not a case the file plan makes; counted, not hidden.
+      add(parts.unknown, size);
+    } else if (decisions.some((d) => d === undefined || isLive(d.keptBy))) {
+      // A commit file of a version this plan did not read was committed after it: new, so live.
+      add(parts.live, size);
+    } else {
+      let best: HistoryReason = "retention";
+      for (const d of decisions) {
+        const reason = REASON_OF[d!.keptBy ?? "retention"] ?? "retention";
+        if (rank(reason) < rank(best)) best = reason;
+      }
+      add(parts.history, size);
+      add(parts.history.by_reason[best], size);
+    }
+    if (byVersion) {
+      for (const version of versions) {
+        const holding = holdings.get(version);
+        if (!holding) continue;
+        add(holding.referenced, size);
+        if (versions.length === 1) add(holding.alone, size);
+      }
+    }
+  }
+  return { parts, byVersion: byVersion ? [...holdings.values()].sort((a, b) => a.version - b.version) : null };
+}
