@@ -41,9 +41,6 @@ export interface VersionFile {
   lastModified: Date;
 }
 
-/** @deprecated the model's open FileRole; kept as an alias while callers move over. */
-export type FileKind = FileRole;
-
 /** A path a version names that is not a key under the root: outside it (never deleted) or unresolvable (stops cleanup). */
 export interface UnresolvedReference {
   path: string;
