@@ -10,6 +10,7 @@ import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import type { LiveFile, FileReference, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { LiveFileColumns } from "./sectioned-content.ts";
+import { formatSectionTables, formatSectionsOfModel } from "./format-sections.ts";
 import { CorruptHeadError } from "./errors.ts";
 import { findTable, rowCount } from "./model.ts";
 import type { ColumnType, ColumnValueOf, HeadColumn, HeadModel, HeadTable } from "./model.ts";
@@ -79,6 +80,7 @@ export function contentToModel(content: HeadContent): HeadModel {
       },
       recordsTable("recent_versions", content.recentVersions.records),
       footersTable(content.footers),
+      ...formatSectionTables(snapshot.sections),
     ],
   };
 }
@@ -96,9 +98,11 @@ export function modelToContent(model: HeadModel, uri: string): HeadContent {
   const record = summary[0]!;
   if (record.version !== tableVersion) throw new CorruptHeadError(uri, `head header says version ${tableVersion}, its summary says ${record.version}`);
   const records = readRecords(read, "recent_versions");
+  const sections = formatSectionsOfModel(model);
   const snapshot: TableSnapshot = {
     record,
     unresolvedReferences: [],
+    ...(sections.length > 0 ? { sections } : {}),
     referencedFiles: readReferencedFiles(read),
     liveFiles: readLiveFiles(read),
     schema: readSchema(read),

@@ -7,7 +7,8 @@
  * checksum is verified before (SectionedHead.verifyChecksums), so only a writer's bug can make
  * a later decode fail.
  */
-import type { FileReference, LiveFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
+import type { FileReference, FormatSection, LiveFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
+import { FORMAT_SECTION_PREFIX, formatSectionsOf } from "./format-sections.ts";
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import {
   HEAD_CONTENT_VERSION,
@@ -85,6 +86,7 @@ export function sectionedContent(head: SectionedHead): HeadContent {
   let referencedFiles: FileReference[] | null = null;
   let raw: Uint8Array | null = null;
   let footers: DataFileFooter[] | null = null;
+  let sections: FormatSection[] | null = null;
   const snapshot: TableSnapshot = {
     record,
     // A head holds only paths that were keys when it was written.
@@ -108,6 +110,11 @@ export function sectionedContent(head: SectionedHead): HeadContent {
       return (raw = values[0]!);
     },
     versionFile: identity.versionFile,
+    get sections(): FormatSection[] {
+      if (sections) return sections;
+      const names = head.entries.map((entry) => entry.name).filter((name) => name.startsWith(FORMAT_SECTION_PREFIX));
+      return (sections = formatSectionsOf(names.map((name) => head.table(name)!)));
+    },
   };
   return {
     format: identity.format,
