@@ -4,7 +4,8 @@ import { stat } from "node:fs/promises";
 import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
-import { formatByName, formatNames } from "../formats/index.ts";
+import { formatByName, formatNames, TABLE_FORMATS } from "../formats/index.ts";
+import { resolveTablePath } from "../model/table-path.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { snakeCaseKeys } from "../maintenance/report.ts";
@@ -15,6 +16,8 @@ export interface OutputOptions {
   stats?: boolean;
   /** `--format`: the caller's word for the table's format; detection otherwise. */
   format?: string;
+  /** `--metadata-location`: the commit pointer a catalog owns (Iceberg's current metadata file). */
+  metadataLocation?: string;
 }
 
 /** What every table command's `<table>` argument accepts, as --help says it. */
@@ -24,6 +27,10 @@ export const TABLE_ARGUMENT_HELP = "table location: a local path, file:// URI or
 export function withOutputOptions(command: Command): Command {
   return command
     .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once and remembered in _lakewarden/format`)
+    .option(
+      "--metadata-location <key-or-uri>",
+      "for a table whose catalog (REST, Glue) names the current metadata: that file, as a key under the table or a URI; lakewarden then expires no snapshot and commits nothing through the catalog",
+    )
     .option("--json", "print one JSON document on stdout")
     .option("--stats", "end stderr with one JSON line counting the storage requests made")
     .option("--verbose", "print stack traces with errors")
@@ -58,18 +65,27 @@ export async function runOnTable<T>(
 }
 
 /** The caller's `--format` as a TableFormat (undefined: let the library detect it). */
-export function chosenFormat(options: OutputOptions): TableFormat | undefined {
-  if (options.format === undefined) return undefined;
-  try {
-    return formatByName(options.format);
-  } catch (error) {
-    throw new UsageError(`--format: ${(error as Error).message}`);
+export function chosenFormat(options: OutputOptions, store: ObjectStore): TableFormat | undefined {
+  let format: TableFormat | undefined;
+  if (options.format !== undefined) {
+    try {
+      format = formatByName(options.format);
+    } catch (error) {
+      throw new UsageError(`--format: ${(error as Error).message}`);
+    }
   }
+  if (options.metadataLocation === undefined) return format;
+  const withPointers = TABLE_FORMATS.filter((f) => f.at !== undefined);
+  const base = format ?? (withPointers.length === 1 ? withPointers[0] : undefined);
+  if (!base?.at) throw new UsageError(`--metadata-location: ${format ? `a ${format.name} table has no commit pointer a catalog owns` : "say which format with --format"}`);
+  const resolved = resolveTablePath(options.metadataLocation, { roots: [store.uri], absolute: true });
+  if (resolved.kind !== "key") throw new UsageError(`--metadata-location ${JSON.stringify(options.metadataLocation)}: not a file under the table (${resolved.reason})`);
+  return base.at(resolved.key);
 }
 
 /** `{ format }` when the caller said `--format`, else `{}` (the library then asks the head, the pin, or detects). */
-export function formatOption(options: OutputOptions): { format?: TableFormat } {
-  const format = chosenFormat(options);
+export function formatOption(options: OutputOptions, store: ObjectStore): { format?: TableFormat } {
+  const format = chosenFormat(options, store);
   return format ? { format } : {};
 }
 

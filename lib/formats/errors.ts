@@ -27,7 +27,7 @@ export class BranchLocationError extends TableFormatError {}
 
 /** The location holds no version file of `format`: what every reader says about a folder that is not a table. */
 export function noVersionFilesError(uri: string, format: Pick<TableFormat, "name" | "versionsPrefix">): NotATableError {
-  return new NotATableError(uri, `not a ${format.name} table: no version files under ${format.versionsPrefix}`);
+  return new NotATableError(uri, `not ${/^[aeiou]/.test(format.name) ? "an" : "a"} ${format.name} table: no version files under ${format.versionsPrefix}`);
 }
 
 /** The location looks like more than one format at once; the caller must say which. */

@@ -199,4 +199,10 @@ export interface TableFormat {
   classify(key: string): FileRole | null;
   /** Optional: reads a data file's footer so a head can inline it. */
   readDataFileFooter?: DataFileFooterReader;
+  /**
+   * Optional: the same format reading the table at the commit pointer a catalog owns (Iceberg:
+   * the metadata file a REST or Glue catalog names), a key under the table root. lakewarden never
+   * commits through a catalog, so such a table's versions are all kept.
+   */
+  at?(pointer: string): TableFormat;
 }

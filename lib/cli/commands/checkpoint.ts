@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
@@ -16,7 +16,7 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
       .description("archive every version's summary into _lakewarden/checkpoints/ (deletes nothing but checkpoints beyond the newest two)")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
-    const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, chosenFormat(options) ? { format: chosenFormat(options)! } : {}));
+    const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, formatOption(options, store)));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (options.json) printJson(io, report);
     else io.out(describe(report));

@@ -10,7 +10,7 @@ import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
 import { parseDurationFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
-import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
@@ -77,7 +77,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     try {
       const report = await runOnTable(table, flags, io, (store) =>
         runCleanup(store, {
-          ...(chosenFormat(flags) ? { format: chosenFormat(flags)! } : {}),
+          ...formatOption(flags, store),
           settings,
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),

@@ -35,7 +35,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
   ).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
     const result = await runOnTable(table, options, io, (store) =>
-      writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...formatOption(options) }),
+      writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...formatOption(options, store) }),
     );
     if (options.json) printJson(io, writeJson(result));
     else io.out(describeWrite(result));
@@ -47,7 +47,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
       .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
-    const state = await runOnTable(table, options, io, (store) => loadTableState(store, formatOption(options)));
+    const state = await runOnTable(table, options, io, (store) => loadTableState(store, formatOption(options, store)));
     if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
     if (options.json) printJson(io, showJson(state));
     else io.out(describeState(state));

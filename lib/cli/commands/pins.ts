@@ -37,7 +37,7 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
     const version = Number(versionText);
     if (!/^\d+$/.test(versionText) || !Number.isSafeInteger(version)) throw new UsageError(`<version> = ${JSON.stringify(versionText)} is not a version number`);
     const pin = await runOnTable(table, flags, io, async (store) => {
-      const format = formatOption(flags).format ?? (await resolveFormat(store));
+      const format = formatOption(flags, store).format ?? (await resolveFormat(store));
       let file;
       try {
         file = await format.findVersionFile(store, version);

@@ -28,7 +28,7 @@ export function registerReportCommand(program: Command, { io }: ProgramContext):
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .requiredOption("-o, --output <file>", "the HTML file to write (replaced if it exists)"),
   ).action(async (table: string, flags: ReportFlags) => {
-    const data = await runOnTable(table, flags, io, (store) => collectReportData(store, formatOption(flags)));
+    const data = await runOnTable(table, flags, io, (store) => collectReportData(store, formatOption(flags, store)));
     const html = renderReport(data);
     await writeFile(flags.output, html);
     for (const warning of data.warnings) io.err(`lakewarden: warning: ${warning}\n`);

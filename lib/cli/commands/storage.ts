@@ -39,7 +39,7 @@ export function registerStorageCommand(program: Command, { io }: ProgramContext)
     const settings: CleanupSettings = {};
     if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");
     if (flags.retainVersions !== undefined) settings.retainVersions = parseSettingFlag("retainVersions", flags.retainVersions, "--retain-versions");
-    const report = await runOnTable(table, flags, io, (store) => measureStorage(store, { ...formatOption(flags), settings, byVersion: Boolean(flags.byVersion) }));
+    const report = await runOnTable(table, flags, io, (store) => measureStorage(store, { ...formatOption(flags, store), settings, byVersion: Boolean(flags.byVersion) }));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (flags.json) printJson(io, report);
     else io.out(describeStorage(report));

@@ -27,7 +27,7 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
     if (atMillis === null) throw new UsageError(`not a time: ${JSON.stringify(time)} (use now, ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)`);
     const future = atMillis > nowMillis;
     const found = await runOnTable(table, options, io, async (store) => {
-      const timeline = await readHistory(store, formatOption(options));
+      const timeline = await readHistory(store, formatOption(options, store));
       const format = timeline.format;
       if (timeline.records.length === 0) throw new NotATableError(store.uri, `not a ${format.name} table: no version files and no checkpoint`);
       const answer = versionAt(timeline.records, atMillis);

@@ -81,30 +81,30 @@ function versionFilesOf(table: IcebergTable): VersionFile[] {
   }));
 }
 
-/** The table, or null when `metadata/` holds no metadata file. */
-async function openIfTable(store: ObjectStore): Promise<IcebergTable | null> {
+/** The table, or null when `metadata/` holds no metadata file; `pointer`: the metadata file a catalog names. */
+async function openIfTable(store: ObjectStore, pointer?: string): Promise<IcebergTable | null> {
   try {
-    return await openIcebergTable(store);
+    return await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer });
   } catch (error) {
     if (error instanceof NotATableError && error.uri === store.uri) return null;
     throw error;
   }
 }
 
-async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
-  const table = await openIfTable(store);
+async function listVersionFiles(store: ObjectStore, pointer?: string): Promise<VersionFile[]> {
+  const table = await openIfTable(store, pointer);
   return table ? versionFilesOf(table) : [];
 }
 
-async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
-  const table = await openIfTable(store);
+async function latestVersionFile(store: ObjectStore, pointer?: string): Promise<VersionFile | null> {
+  const table = await openIfTable(store, pointer);
   if (!table) return null;
   const current = table.read.metadata.currentSnapshotId;
   return current === null ? null : (versionFilesOf(table).find((f) => f.id === current) ?? null);
 }
 
-async function findVersionFile(store: ObjectStore, version: number): Promise<VersionFile> {
-  const file = (await listVersionFiles(store)).find((f) => f.version === version);
+async function findVersionFile(store: ObjectStore, version: number, pointer?: string): Promise<VersionFile> {
+  const file = (await listVersionFiles(store, pointer)).find((f) => f.version === version);
   if (!file) throw new NotFoundError(`no snapshot with version ${version} in the current metadata`, { uri: store.uriOf(METADATA_PREFIX) });
   return file;
 }
@@ -169,8 +169,8 @@ function snapshotOf(table: IcebergTable, file: VersionFile, uri: string): Iceber
   return snapshot;
 }
 
-async function readRefs(store: ObjectStore): Promise<Refs> {
-  const table = await openIfTable(store);
+async function readRefs(store: ObjectStore, pointer?: string): Promise<Refs> {
+  const table = await openIfTable(store, pointer);
   return table ? icebergRefs(table.read.metadata, table.ordered) : { tags: [], branches: [] };
 }
 
@@ -232,6 +232,24 @@ function tableRootOfCommitKey(key: string): string | null {
   return at === -1 ? "" : key.slice(0, at);
 }
 
+/**
+ * The same format reading a table whose current metadata a catalog (REST, Glue) names: every
+ * version and ref comes from that file, and lakewarden never commits through the catalog, so
+ * no snapshot is expired (every version is kept); orphans and old metadata are still removed.
+ */
+function icebergFormatAt(pointer: string): TableFormat {
+  return {
+    ...icebergFormat,
+    listVersionFiles: (store) => listVersionFiles(store, pointer),
+    latestVersionFile: (store) => latestVersionFile(store, pointer),
+    findVersionFile: (store, version) => findVersionFile(store, version, pointer),
+    readRefs: (store) => readRefs(store, pointer),
+    keptTogether: (_kept, removed) =>
+      new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
+    at: icebergFormatAt,
+  };
+}
+
 export const icebergFormat: TableFormat = {
   name: "iceberg",
   versionsPrefix: METADATA_PREFIX,
@@ -256,6 +274,7 @@ export const icebergFormat: TableFormat = {
   commitRemoval,
   classify,
   readDataFileFooter: readParquetFooter,
+  at: icebergFormatAt,
 };
 
 /**
