@@ -40,6 +40,8 @@ const REAL_TABLES: IcebergFixture[] = ["spark-bunnies", "athena-example", "spark
 const FULL_SYNTHETIC = [
   { snapshots: 10, filesPerSnapshot: 10 },
   { snapshots: 100, filesPerSnapshot: 10 },
+  // The same 1,000 files in one manifest: what a writer that merges manifests keeps.
+  { snapshots: 1, filesPerSnapshot: 1000 },
 ];
 const QUICK_SYNTHETIC = [{ snapshots: 10, filesPerSnapshot: 10 }];
 const SYNTHETIC_BASE: IcebergFixture = "spark-bunnies";
@@ -130,7 +132,7 @@ async function syntheticCase(snapshots: number, filesPerSnapshot: number): Promi
     for (let s = 0; s < snapshots; s++) {
       const files = [];
       for (let f = 0; f < filesPerSnapshot; f++) {
-        const key = `data/appended-${String(s).padStart(4, "0")}-${String(f).padStart(2, "0")}.parquet`;
+        const key = `data/appended-${String(s).padStart(4, "0")}-${String(f).padStart(4, "0")}.parquet`;
         await copyFile(join(copy.dir, BASE_DATA_FILE), join(copy.dir, key));
         files.push({ path: `${location}/${key}`, recordCount: 20, sizeInBytes: size });
       }
