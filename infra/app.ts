@@ -13,10 +13,12 @@ try {
   const stackName = context("lakewarden:stackName");
   const bucketName = context("lakewarden:bucketName");
   const alarmEmail = context("lakewarden:alarmEmail");
+  const alarmTopicArn = context("lakewarden:alarmTopicArn");
   new LakewardenStack(app, typeof stackName === "string" && stackName !== "" ? stackName : "Lakewarden", {
     settings: settingsFromContext(context),
     bucketName: typeof bucketName === "string" && bucketName !== "" ? bucketName : undefined,
     alarmEmail: typeof alarmEmail === "string" && alarmEmail !== "" ? alarmEmail : undefined,
+    alarmTopicArn: typeof alarmTopicArn === "string" && alarmTopicArn !== "" ? alarmTopicArn : undefined,
     description: "lakewarden: head objects on commit, scheduled cleanup of lakehouse tables",
   });
   app.synth();

@@ -18,6 +18,8 @@ export interface LakewardenStackProps extends StackProps {
   bucketName?: string;
   /** Subscribe this address to the alarm topic (AWS mails a confirmation link first). */
   alarmEmail?: string;
+  /** Send alarms to this existing SNS topic instead of creating one. */
+  alarmTopicArn?: string;
 }
 
 export class LakewardenStack extends Stack {
@@ -26,7 +28,9 @@ export class LakewardenStack extends Stack {
   constructor(scope: Construct, id: string, props: LakewardenStackProps) {
     super(scope, id, props);
     const existingBucketObj = props.bucketName ? Bucket.fromBucketName(this, "TableBucket", props.bucketName) : undefined;
-    const alarmTopic = new Topic(this, "AlarmTopic", { displayName: "lakewarden alarms", enforceSSL: true });
+    const alarmTopic = props.alarmTopicArn
+      ? Topic.fromTopicArn(this, "AlarmTopic", props.alarmTopicArn)
+      : new Topic(this, "AlarmTopic", { displayName: "lakewarden alarms", enforceSSL: true });
     if (props.alarmEmail) alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
     this.lakewarden = new Lakewarden(this, "Lakewarden", { ...props.settings, existingBucketObj, alarmActions: [new SnsAction(alarmTopic)] });
 

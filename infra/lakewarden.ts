@@ -5,10 +5,15 @@
  * passed in instead of creating one (the aws-solutions-constructs convention).
  *
  *   S3 (version files) → commit queue (+DLQ) → on-commit: write heads
- *   schedule → schedule-cleanup → cleanup queue (+DLQ) → cleanup-table: clean one table
+ *   schedule (+DLQ) → schedule-cleanup → cleanup queue (FIFO, +DLQ) → cleanup-table: clean one table
+ *                                          ↑ a run stopped for time sends its table a continuation
+ *
+ * The cleanup queue is FIFO with the table as message group: SQS hands out one message per table
+ * at a time, and a continuation becomes visible only once the run that sent it acknowledged its
+ * own message, so one cleaner per table rests on the queue as well as on the lease.
  */
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import { Alarm, ComparisonOperator, TreatMissingData, type IAlarmAction } from "aws-cdk-lib/aws-cloudwatch";
+import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction } from "aws-cdk-lib/aws-cloudwatch";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
@@ -18,7 +23,8 @@ import { BlockPublicAccess, Bucket, BucketEncryption, EventType, type BucketProp
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import { Queue, QueueEncryption, type QueueProps } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { ENV } from "../functions/shared/environment.ts";
+import { DEFAULT_MAX_CONTINUATIONS, ENV } from "../functions/shared/environment.ts";
+import { METRIC } from "../functions/shared/observability.ts";
 import { ENVIRONMENT_KEYS } from "../lib/maintenance/policy.ts";
 import {
   BUNDLING,
@@ -55,6 +61,10 @@ export interface LakewardenProps extends SettingsInput {
   alarmActions?: IAlarmAction[];
   /** Receives before the commit queue gives a message to its DLQ (default 5). */
   commitMaxReceiveCount?: number;
+  /** Continuations one scheduled cleanup request may chain (default 20); reaching it raises an alarm. */
+  maxContinuations?: number;
+  /** Cleanup runs stopped for time in an hour at which the stopped-for-time alarm fires (default 12: cleanup cannot keep up). */
+  stoppedForTimeAlarmThreshold?: number;
   /** Receives before the cleanup queue gives a message to its DLQ (default 3). */
   cleanupMaxReceiveCount?: number;
   /** Cleanup runs allowed at once across tables (SQS event source maxConcurrency, default 5). */
@@ -73,6 +83,8 @@ export class Lakewarden extends Construct {
   readonly commitDeadLetterQueue: Queue;
   readonly cleanupQueue: Queue;
   readonly cleanupDeadLetterQueue: Queue;
+  /** Where EventBridge puts schedule events it could not deliver to schedule-cleanup. */
+  readonly scheduleDeadLetterQueue: Queue;
   readonly onCommitFunction: NodejsFunction;
   readonly scheduleCleanupFunction: NodejsFunction;
   readonly cleanupTableFunction: NodejsFunction;
@@ -94,12 +106,15 @@ export class Lakewarden extends Construct {
       deadLetterQueue: { queue: this.commitDeadLetterQueue, maxReceiveCount: props.commitMaxReceiveCount ?? 5 },
       ...props.commitQueueProps,
     });
-    this.cleanupDeadLetterQueue = this.createQueue("CleanupDeadLetterQueue", { retentionPeriod: Duration.days(14) });
+    // FIFO, the table as message group (functions/shared/cleanup-request.ts); a FIFO queue's DLQ is FIFO too.
+    this.cleanupDeadLetterQueue = this.createQueue("CleanupDeadLetterQueue", { retentionPeriod: Duration.days(14), fifo: true });
     this.cleanupQueue = this.createQueue("CleanupQueue", {
+      fifo: true,
       visibilityTimeout: Duration.seconds(cleanupTimeout.toSeconds() * 6),
       deadLetterQueue: { queue: this.cleanupDeadLetterQueue, maxReceiveCount: props.cleanupMaxReceiveCount ?? 3 },
       ...props.cleanupQueueProps,
     });
+    this.scheduleDeadLetterQueue = this.createQueue("ScheduleTargetDeadLetterQueue", { retentionPeriod: Duration.days(14) });
 
     this.notifyCommits();
 
@@ -132,6 +147,9 @@ export class Lakewarden extends Construct {
         [ENVIRONMENT_KEYS.olderThanMs]: this.settings.retention.olderThan,
         [ENVIRONMENT_KEYS.retainVersions]: String(this.settings.retention.retainVersions),
         [ENVIRONMENT_KEYS.safetyWindowMs]: this.settings.retention.safetyWindow,
+        // A run stopped for time continues through the cleanup queue.
+        [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
+        [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
       },
     }, props.cleanupTableFunctionProps);
 
@@ -152,10 +170,10 @@ export class Lakewarden extends Construct {
     this.cleanupSchedule = new Rule(this, "CleanupSchedule", {
       description: "lakewarden: enqueue a cleanup of every table",
       schedule: Schedule.expression(this.settings.cleanupSchedule),
-      targets: [new LambdaFunction(this.scheduleCleanupFunction, { retryAttempts: 2 })],
+      targets: [new LambdaFunction(this.scheduleCleanupFunction, { retryAttempts: 2, deadLetterQueue: this.scheduleDeadLetterQueue })],
     });
 
-    this.createAlarms(props.alarmActions ?? []);
+    this.createAlarms(props.alarmActions ?? [], props.stoppedForTimeAlarmThreshold ?? 12);
   }
 
   private createBucket(overrides: Partial<BucketProps> | undefined): Bucket {
@@ -238,12 +256,14 @@ export class Lakewarden extends Construct {
     this.cleanupTableFunction.addToRolePolicy(deleteTableObjectsStatement(bucket, settings));
     this.scheduleCleanupFunction.addToRolePolicy(discoverTablesStatement(bucket, settings));
     this.cleanupQueue.grantSendMessages(this.scheduleCleanupFunction);
+    // Continuations: cleanup-table sends its table's next run.
+    this.cleanupQueue.grantSendMessages(this.cleanupTableFunction);
     // A bucket encrypted with a customer key needs the key too (imported with fromBucketAttributes).
     for (const fn of [this.onCommitFunction, this.cleanupTableFunction]) bucket.encryptionKey?.grantEncryptDecrypt(fn);
     if (bucket.encryptionKey) bucket.encryptionKey.grantDecrypt(this.scheduleCleanupFunction);
   }
 
-  private createAlarms(actions: IAlarmAction[]): void {
+  private createAlarms(actions: IAlarmAction[], stoppedForTimeThreshold: number): void {
     const add = (alarm: Alarm): void => {
       for (const action of actions) alarm.addAlarmAction(action);
       this.alarms.push(alarm);
@@ -251,6 +271,7 @@ export class Lakewarden extends Construct {
     for (const [id, queue, what] of [
       ["CommitDeadLetterAlarm", this.commitDeadLetterQueue, "commit events"],
       ["CleanupDeadLetterAlarm", this.cleanupDeadLetterQueue, "cleanup requests"],
+      ["ScheduleDeadLetterAlarm", this.scheduleDeadLetterQueue, "schedule events"],
     ] as const) {
       add(new Alarm(this, id, {
         alarmDescription: `lakewarden: ${what} failed every retry and wait in ${queue.node.id}`,
@@ -269,6 +290,23 @@ export class Lakewarden extends Construct {
       evaluationPeriods: 5,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     }));
+    // The metrics that say work stopped (published by the functions, Powertools EMF, dimension service).
+    const lakewardenMetric = (name: string, period: Duration): Metric =>
+      new Metric({ namespace: "Lakewarden", metricName: name, dimensionsMap: { service: "lakewarden" }, statistic: "Sum", period });
+    for (const [id, name, period, threshold, what] of [
+      ["HeadWriteFailuresAlarm", METRIC.headWriteFailures, Duration.minutes(5), 1, "a table's head could not be written"],
+      ["ContinuationCapAlarm", METRIC.continuationCapReached, Duration.minutes(5), 1, "a cleanup chain reached its continuation cap; the table waits for the next schedule"],
+      ["StoppedForTimeAlarm", METRIC.cleanupsStoppedForTime, Duration.hours(1), stoppedForTimeThreshold, `${stoppedForTimeThreshold} or more cleanup runs stopped for time in an hour`],
+    ] as const) {
+      add(new Alarm(this, id, {
+        alarmDescription: `lakewarden: ${what}`,
+        metric: lakewardenMetric(name, period),
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }));
+    }
     for (const [id, fn] of [
       ["OnCommitErrorsAlarm", this.onCommitFunction],
       ["ScheduleCleanupErrorsAlarm", this.scheduleCleanupFunction],

@@ -5,7 +5,13 @@
  * Outcomes per message:
  *   completed                 → acknowledged; metrics for versions, files and bytes removed, and
  *                               the storage after the run (live, history, reclaimed bytes);
- *   stopped (time ran short)  → failed, so SQS redelivers it and the next run finishes the job;
+ *   stopped (time ran short)  → a continuation message for the same table goes on the queue
+ *                               (the run saved its progress; the next run resumes it) and this
+ *                               one is acknowledged: a long cleanup is a chain of runs, not a
+ *                               failing message that ends in the DLQ. A chain stops at its cap
+ *                               (metric ContinuationCapReached, alarmed); the next scheduled
+ *                               request resumes the saved progress. Without a queue to continue
+ *                               on, the message fails and SQS redelivers it;
  *   lease held by another run → acknowledged: that run is doing this table's cleanup;
  *   anything else             → failed; retried, then the DLQ (and its alarm).
  */
@@ -17,12 +23,14 @@ import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/rep
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
-import { parseCleanupRequest } from "../shared/cleanup-request.ts";
+import { encodeCleanupRequest, parseCleanupRequest, type CleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
 import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
 
 /** Time kept back from the Lambda's remaining time to stop between steps, write the receipt and release the lease. */
 export const DEFAULT_STOP_MARGIN_MS = 60_000;
+export { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
+import { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
 
 export interface CleanupTableDependencies {
   scopes: TableScopes;
@@ -31,6 +39,12 @@ export interface CleanupTableDependencies {
   /** Retention defaults (the Lambda environment); each table's `lakewarden.*` config overrides them. */
   settings: CleanupSettings;
   stopMarginMs?: number;
+  /** Keys deleted per second at most (LAKEWARDEN_MAX_DELETE_RATE). */
+  maxDeleteRate?: number;
+  /** Sends the request for a stopped run's continuation (the cleanup queue); absent → the message is retried instead. */
+  sendContinuation?: (body: string) => Promise<void>;
+  /** Continuations a chain may have (LAKEWARDEN_MAX_CONTINUATIONS, default 20). */
+  maxContinuations?: number;
   log: HandlerLog;
   metrics: HandlerMetrics;
   now?: () => number;
@@ -55,7 +69,8 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
   const margin = deps.stopMarginMs ?? DEFAULT_STOP_MARGIN_MS;
   return async (event, context) => {
     const cleanOne = async (record: SQSRecord): Promise<void> => {
-      const { table } = parseCleanupRequest(record.body, `SQS message ${record.messageId}`);
+      const request = parseCleanupRequest(record.body, `SQS message ${record.messageId}`);
+      const { table } = request;
       if (!isInScope(table, deps.scopes)) throw new TableOutOfScopeError(table);
       // Without a Lambda context (local callers) there is no deadline but the lease's.
       const remaining = context?.getRemainingTimeInMillis();
@@ -65,8 +80,10 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       try {
         report = await deps.runCleanup(deps.openStore(table), {
           settings: deps.settings,
+          ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
           ...(deadline ? { deadline } : {}),
           ...(owner ? { lease: { owner } } : {}),
+          ...(deps.now ? { now: () => new Date(now()) } : {}),
         });
       } catch (error) {
         if (error instanceof LeaseHeldError) {
@@ -79,7 +96,8 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       reportRun(report, deps);
       if (report.status === "stopped") {
         deps.metrics.addMetric(METRIC.cleanupsStoppedForTime, MetricUnit.Count, 1);
-        throw new CleanupStoppedError(table, report.stop_reason ?? "deadline");
+        if (!deps.sendContinuation) throw new CleanupStoppedError(table, report.stop_reason ?? "deadline");
+        await continueChain(request, report, deps);
       }
     };
     // One table at a time: each run may use the whole remaining time (the queue's batch size is 1 anyway).
@@ -89,6 +107,28 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       throwOnFullBatchFailure: false,
     });
   };
+}
+
+/** Sends the next run of a budget-stopped chain, or, at the cap, raises the alarm metric instead. */
+async function continueChain(request: CleanupRequest, report: CleanupReport, deps: CleanupTableDependencies): Promise<void> {
+  const done = request.continuation ?? 0;
+  const cap = deps.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS;
+  const chain = report.budget.chain_id;
+  if (done >= cap) {
+    deps.metrics.addMetric(METRIC.continuationCapReached, MetricUnit.Count, 1);
+    deps.log.error("cleanup chain reached its continuation cap: the table waits for the next scheduled run, which resumes its saved progress", {
+      table: request.table,
+      chain,
+      continuations: done,
+      cap,
+    });
+    return;
+  }
+  const next: CleanupRequest = { table: request.table, requestedAt: request.requestedAt, continuation: done + 1, chain };
+  // Sent before this message is acknowledged: a failed send fails the message, which SQS redelivers.
+  await deps.sendContinuation!(encodeCleanupRequest(next));
+  deps.metrics.addMetric(METRIC.cleanupContinuations, MetricUnit.Count, 1);
+  deps.log.info("cleanup stopped for time and continues", { table: request.table, chain, continuation: done + 1, stopReason: report.stop_reason });
 }
 
 function reportRun(report: CleanupReport, deps: CleanupTableDependencies): void {

@@ -6,7 +6,10 @@ import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import type { Environment } from "../shared/environment.ts";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { fifoAttributesOf } from "../shared/cleanup-request.ts";
+import { ENV, isFifoQueueUrl, optionalInteger, optionalPositiveInteger, optionalString, type Environment } from "../shared/environment.ts";
+import { sendMessages } from "../shared/send-messages.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
 import { createCleanupTableHandler, type CleanupTableDependencies } from "./cleanup-table.ts";
@@ -14,11 +17,18 @@ import { createCleanupTableHandler, type CleanupTableDependencies } from "./clea
 export function createCleanupTableLambda(env: Environment, overrides: Partial<CleanupTableDependencies> = {}) {
   const { logger, metrics } = createPowertools("cleanup-table");
   const { client: s3 } = createS3Client({}, env);
+  // The queue a stopped run sends its continuation to (the cleanup queue itself).
+  const queueUrl = optionalString(env, ENV.cleanupQueueUrl);
+  const sqs = queueUrl ? new SQSClient({ useQueueUrlAsEndpoint: false }) : null;
+  const maxContinuations = optionalInteger(env, ENV.maxContinuations, 0);
   const cleanupTable = createCleanupTableHandler({
     scopes: readTableScopes(env),
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     runCleanup,
     settings: settingsFromEnvironment(env),
+    ...(queueUrl && sqs ? { sendContinuation: (body: string) => sendMessages(sqs, queueUrl, [body], isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined) } : {}),
+    ...(maxContinuations !== undefined ? { maxContinuations } : {}),
+    ...(optionalPositiveInteger(env, ENV.maxDeleteRate) !== undefined ? { maxDeleteRate: optionalPositiveInteger(env, ENV.maxDeleteRate)! } : {}),
     log: logger,
     metrics,
     ...overrides,

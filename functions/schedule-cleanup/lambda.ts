@@ -6,7 +6,8 @@ import middy from "@middy/core";
 import { TABLE_FORMATS } from "../../lib/formats/index.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { ENV, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
+import { fifoAttributesOf } from "../shared/cleanup-request.ts";
+import { ENV, isFifoQueueUrl, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { sendMessages } from "../shared/send-messages.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
@@ -24,7 +25,7 @@ export function createScheduleCleanupLambda(env: Environment, overrides: Partial
     formats: TABLE_FORMATS,
     discoveryDepth: optionalPositiveInteger(env, ENV.discoveryDepth) ?? 4,
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
-    enqueue: (bodies) => sendMessages(sqs, queueUrl, bodies),
+    enqueue: (bodies) => sendMessages(sqs, queueUrl, bodies, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined),
     log: logger,
     metrics,
     ...overrides,

@@ -15,7 +15,19 @@ export const ENV = {
   /** Head codec (`arrow` | `json`) and inline budget in bytes; when set, they override the tables' own config. */
   headCodec: "LAKEWARDEN_HEAD_CODEC",
   headInlineBytes: "LAKEWARDEN_HEAD_INLINE_BYTES",
+  /** cleanup-table: keys deleted per second at most (unset: no limit; SlowDown always slows deletes). */
+  maxDeleteRate: "LAKEWARDEN_MAX_DELETE_RATE",
+  /** cleanup-table: continuations one scheduled request may chain at most (default 20). */
+  maxContinuations: "LAKEWARDEN_MAX_CONTINUATIONS",
 } as const;
+
+/** Continuations one scheduled request may chain (each a Lambda lifetime, so about 5 hours at 15 minutes). */
+export const DEFAULT_MAX_CONTINUATIONS = 20;
+
+/** A FIFO queue's URL ends in `.fifo`: its messages need a group and a deduplication id. */
+export function isFifoQueueUrl(url: string): boolean {
+  return url.endsWith(".fifo");
+}
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 

@@ -32,6 +32,10 @@ export const METRIC = {
   tablesEnqueued: "TablesEnqueued",
   cleanupRuns: "CleanupRuns",
   cleanupsStoppedForTime: "CleanupsStoppedForTime",
+  /** A budget-stopped run sent its table's next run a continuation message. */
+  cleanupContinuations: "CleanupContinuations",
+  /** A chain of continuations reached its cap: the table waits for the next schedule (alarmed). */
+  continuationCapReached: "ContinuationCapReached",
   versionsRemoved: "VersionsRemoved",
   filesRemoved: "FilesRemoved",
   bytesRemoved: "BytesRemoved",

@@ -67,3 +67,10 @@ export function parseDurationFlag(flag: string, text: string, { positive = false
   if (positive && millis <= 0) throw new UsageError(`${flag} = ${JSON.stringify(text)} is not ${DURATION_EXPECTED} above zero`);
   return millis;
 }
+
+/** `--max-delete-rate`: keys deleted per second, a positive number. */
+export function parseRateFlag(flag: string, text: string): number {
+  const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(value > 0)) throw new UsageError(`${flag} = ${JSON.stringify(text)} is not a number of keys per second above zero (e.g. 1000)`);
+  return value;
+}

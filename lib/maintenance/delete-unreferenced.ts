@@ -11,8 +11,9 @@
  * half way leaves only unreferenced files, which its intent proves were committed.
  */
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
-import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
-import { deleteInBatches } from "./delete-batches.ts";
+import type { DeleteFailure, ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
+import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile } from "./file-plan.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
@@ -28,6 +29,13 @@ export interface DeleteUnreferencedOptions {
   beforeBatch?: () => Promise<void>;
   batchSize?: number;
   deleteConcurrency?: number;
+  /**
+   * Keys earlier runs of this budgeted chain deleted (run-progress.ts): the post-delete check
+   * counts them as deleted by the run, so a kept version naming one is an error, not old damage.
+   */
+  deletedEarlierInChain?: ReadonlySet<string>;
+  /** Delete rate limit and back-off on SlowDown (delete-batches.ts). */
+  pacing?: DeletePacing;
   progress?: CleanupProgress;
   now: Date;
 }
@@ -46,6 +54,8 @@ export interface DeletionOutcome {
   /** The metadata commit that removed versions, for formats that remove that way. */
   removalCommit: string | null;
   referenceCheck: ReferenceCheck | null;
+  /** How fast the deletes went (the configured limit, the rate achieved, throttled requests). */
+  rate: DeleteRate;
 }
 
 export async function deleteUnreferenced(store: ObjectStore, format: TableFormat, plan: DeletePlan, options: DeleteUnreferencedOptions): Promise<DeletionOutcome> {
@@ -53,7 +63,10 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
   const commitFiles = files.toDelete.filter((f) => f.version !== undefined).sort((a, b) => a.version! - b.version!);
   const otherFiles = files.toDelete.filter((f) => f.version === undefined);
   options.progress?.stage("deleting files", files.toDelete.length);
+  // One pacer for both halves: a SlowDown on commit files slows the files that follow.
+  const pacer = new DeletePacer(options.pacing);
   const batchOptions = {
+    pacer,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { concurrency: options.deleteConcurrency } : {}),
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
@@ -89,8 +102,21 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     reappeared,
     removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, deleted).filter((v) => !gone.has(v)),
     removalCommit,
-    referenceCheck: checkKeptReferences(keptReferencesReadBeforeListing(processed), plan.listing, deletedKeys, format.managedPrefixes),
+    referenceCheck: checkKeptReferences(
+      keptReferencesReadBeforeListing(processed),
+      withEarlierDeletes(plan.listing, options.deletedEarlierInChain),
+      options.deletedEarlierInChain?.size ? new Set([...deletedKeys, ...options.deletedEarlierInChain]) : deletedKeys,
+      format.managedPrefixes,
+    ),
+    rate: pacer.report(),
   };
+}
+
+/** The listing as the chain saw it: what is listed now plus what earlier runs of the chain deleted. */
+function withEarlierDeletes(listing: readonly ObjectInfo[], deleted: ReadonlySet<string> | undefined): readonly ObjectInfo[] {
+  if (!deleted?.size) return listing;
+  const gone = new Date(0);
+  return [...listing, ...[...deleted].map((key) => ({ key, size: 0, etag: "", lastModified: gone }))];
 }
 
 /** For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any delete. */

@@ -7,7 +7,8 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
 import { planFiles } from "./file-plan.ts";
-import { listManagedFiles } from "./listing.ts";
+import type { ListingCursor } from "./listing.ts";
+import { listManagedFilesFrom } from "./listing.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 
@@ -17,6 +18,10 @@ export interface DeletePlan {
   /** The candidate listing the plan was made on. */
   listing: readonly ObjectInfo[];
   files: FilePlan;
+  /** Where the listing got to; not `done` when the budget stopped it (then `files` must not be acted on). */
+  cursor?: ListingCursor;
+  /** What this run listed itself (the rest of `listing` came from saved progress). */
+  listedNow?: readonly ObjectInfo[];
 }
 
 export interface PlanDeletesOptions {
@@ -24,11 +29,22 @@ export interface PlanDeletesOptions {
   /** Keys an interrupted run's intent proves were committed, with the reason to give. */
   proven?: ReadonlyMap<string, string>;
   progress?: CleanupProgress;
+  /** A budget-stopped run's listing: what it listed (minus what was deleted since) and where it stopped. */
+  resume?: { listed: readonly ObjectInfo[]; cursor: ListingCursor };
+  /** Stops the listing between objects (the run's budget). */
+  shouldStop?: () => boolean;
 }
 
 export async function planDeletes(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
-  const listing = await listManagedFiles(store, format, options.progress);
-  return replanFiles({ listing }, format, processed, options);
+  const part = await listManagedFilesFrom(store, format, {
+    ...(options.progress ? { progress: options.progress } : {}),
+    ...(options.resume ? { from: options.resume.cursor } : {}),
+    ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+  });
+  const listing = options.resume ? [...options.resume.listed, ...part.objects] : part.objects;
+  // A partial listing is no plan: nothing is decided on it.
+  const files = part.cursor.done ? replanFiles({ listing }, format, processed, options).files : { files: [], toDelete: [], reported: [] };
+  return { processed, listing, files, cursor: part.cursor, listedNow: part.objects };
 }
 
 /** The same listing, planned again for new version decisions (after a re-plan). */

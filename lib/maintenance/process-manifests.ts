@@ -39,7 +39,29 @@ export interface ScanOptions {
   concurrency?: number;
   /** What earlier rounds read; only new version files are read, vanished ones are dropped. */
   previous?: ManifestScan;
+  /**
+   * `previous` is what an earlier, budget-stopped run of the same chain read (run-progress.ts):
+   * it counts as this run's first scan (round 0), not as a re-plan.
+   */
+  resumed?: boolean;
+  /** Checked before each version file is read: true → no new read starts, the scan is partial. */
+  shouldStop?: () => boolean;
   progress?: CleanupProgress;
+}
+
+/** How far a scan got: `complete` false when `shouldStop` cut it short (the map holds what was read). */
+export interface ScanCoverage {
+  complete: boolean;
+  /** Version files listed, and how many of them the scan holds. */
+  listed: number;
+  held: number;
+}
+
+const coverageOf = new WeakMap<ManifestScan, ScanCoverage>();
+
+/** The coverage of a scan this module made (complete when it was not made here). */
+export function scanCoverage(scan: ManifestScan): ScanCoverage {
+  return coverageOf.get(scan) ?? { complete: true, listed: scan.size, held: scan.size };
 }
 
 export async function scanManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<ManifestScan> {
@@ -47,16 +69,21 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
   const previous = options.previous ?? new Map<number, ScannedVersion>();
   // A loop, not Math.max(...spread): a table can have more versions than a call has room for arguments.
   let round = 0;
-  for (const version of previous.values()) round = Math.max(round, version.round + 1);
+  if (!options.resumed) for (const version of previous.values()) round = Math.max(round, version.round + 1);
   const scan: ManifestScan = new Map();
   const toRead: VersionFile[] = [];
   for (const file of listed) {
     const known = previous.get(file.version);
-    if (known && known.file.key === file.key) scan.set(file.version, known);
+    if (known && known.file.key === file.key) scan.set(file.version, options.resumed ? { ...known, round: 0 } : known);
     else toRead.push(file);
   }
+  let stopped = false;
   options.progress?.stage("reading manifests", toRead.length);
   const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (listedFile) => {
+    if (stopped || options.shouldStop?.()) {
+      stopped = true;
+      return null;
+    }
     const found = await readListedVersion(store, format, listedFile);
     options.progress?.advance(1);
     if (found === null) return null;
@@ -64,7 +91,9 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
     return { file, record: view.record, references: view.referencedFiles, unresolved: view.unresolvedReferences, config: view.config, round };
   });
   for (const version of read) if (version !== null) scan.set(version.file.version, version);
-  return new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
+  const sorted: ManifestScan = new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
+  coverageOf.set(sorted, { complete: !stopped, listed: listed.length, held: sorted.size });
+  return sorted;
 }
 
 /**
@@ -104,6 +133,8 @@ export interface ProcessedManifests {
   pins: readonly VersionPin[];
   /** Versions interrupted runs removed, as given (re-plans keep them). */
   removedEarlier: readonly number[];
+  /** False when the run's budget stopped the scan: the decisions then cover only what was read, and must not be acted on. */
+  scanComplete?: boolean;
 }
 
 export interface DecideInput {
@@ -155,6 +186,10 @@ export interface ProcessManifestsInput {
   now: Date;
   concurrency?: number;
   previous?: ManifestScan;
+  /** `previous` comes from a budget-stopped run's saved progress (see ScanOptions). */
+  resumed?: boolean;
+  /** Stops the scan between version files (the run's budget); see `scanComplete`. */
+  shouldStop?: () => boolean;
   progress?: CleanupProgress;
 }
 
@@ -162,14 +197,17 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const scan = await scanManifests(store, format, {
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     ...(input.previous ? { previous: input.previous } : {}),
+    ...(input.resumed ? { resumed: true } : {}),
+    ...(input.shouldStop ? { shouldStop: input.shouldStop } : {}),
     ...(input.progress ? { progress: input.progress } : {}),
   });
+  const coverage = scanCoverage(scan);
   const config = configAtStart(scan, input.latestAtStart);
   const declared = format.declaredRetention?.(config, store.uri);
   const policy =
     input.policy ??
     resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined);
-  return decideManifests(scan, {
+  const processed = decideManifests(scan, {
     policy,
     refs: input.refs,
     latestAtStart: input.latestAtStart,
@@ -178,6 +216,8 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     ...(input.pins ? { pins: input.pins } : {}),
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });
+  // A partial scan's decisions are not a plan: nothing may be deleted on them.
+  return coverage.complete ? processed : { ...processed, scanComplete: false };
 }
 
 /**

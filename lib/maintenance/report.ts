@@ -5,6 +5,7 @@
  */
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import type { DeleteFailure, RequestCounts } from "../store/object-store.ts";
+import type { DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile, PlannedKind } from "./file-plan.ts";
 import type { describePolicy } from "./policy.ts";
 import type { ReferenceCheck } from "./reference-check.ts";
@@ -53,6 +54,8 @@ export interface CleanupReport {
   files: PlannedFile[];
   files_kept_reported: number;
   delete_failures: DeleteFailure[];
+  /** How fast the deletes went: the limit, the rate achieved, requests S3 throttled (null: the run deleted nothing). */
+  delete_rate: DeleteRate | null;
   references_outside_root: OutsideReference[];
   replans: string[];
   reference_check: ReferenceCheck | null;
@@ -61,6 +64,20 @@ export interface CleanupReport {
   /** Intents of earlier (interrupted) runs whose versions this run archived. */
   intents_archived: string[];
   receipts_pruned: number;
+  /**
+   * The run's budget and its chain: runs stopped by the budget save their progress
+   * (`progress_saved`) and the next run of the chain resumes from it (`resumed`); the run that
+   * completes clears it.
+   */
+  budget: {
+    deadline: string | null;
+    max_duration_ms: number | null;
+    chain_id: string;
+    run_in_chain: number;
+    resumed: boolean;
+    progress_saved: string | null;
+    progress_files_cleared: number;
+  };
   receipt: string | null;
   lease: { run_id: string; expires_at: string; took_over_from: string | null } | null;
   requests: RequestCounts;

@@ -28,6 +28,7 @@ import type { TableFormat } from "../formats/table-format.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
+import type { DeletePacing } from "./delete-batches.ts";
 import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { Lease, describeTakeover } from "./lease.ts";
@@ -39,7 +40,9 @@ import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
 import { describePolicy } from "./policy.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
-import { assertKeptReferencesResolvable, processManifests, removedRecords } from "./process-manifests.ts";
+import type { ManifestScan } from "./process-manifests.ts";
+import { assertKeptReferencesResolvable, processManifests, removedRecords, scanCoverage } from "./process-manifests.ts";
+import { clearProgress, loadProgress, saveProgress } from "./run-progress.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import { replanUntilSettled } from "./replan.ts";
@@ -61,6 +64,13 @@ export interface RunCleanupOptions {
   signal?: AbortSignal;
   /** Stop cleanly once this time has passed, e.g. a Lambda's end minus a margin. */
   deadline?: Date;
+  /**
+   * The run's budget (`cleanup --max-duration`): stop cleanly this long after the start (the
+   * earlier of this and `deadline` wins). Every stage stops at it, the manifest scan and the
+   * listing included, and saves its progress under `_lakewarden/runs/progress/`; the next run
+   * resumes from there after re-checking what may have changed.
+   */
+  maxDurationMs?: number;
   lease?: { durationMs?: number; owner?: string };
   maxCheckpointFiles?: number;
   maxCheckpointEntries?: number;
@@ -68,6 +78,10 @@ export interface RunCleanupOptions {
   /** Keys per delete request (default 1000, S3's maximum). */
   deleteBatchSize?: number;
   deleteConcurrency?: number;
+  /** Keys deleted per second at most (default: no limit until S3 answers SlowDown, which always slows the deletes). */
+  maxDeleteRate?: number;
+  /** Back-off settings and injected clock/sleep for the delete pacer (tests). */
+  deletePacing?: DeletePacing;
   manifestConcurrency?: number;
   maxReplans?: number;
   progress?: CleanupProgress;
@@ -89,6 +103,8 @@ interface RunResult {
   pruned: PruneCheckpointsResult | null;
   intentsArchived: string[];
   receiptsPruned: number;
+  /** The chain of budgeted runs this run belongs to, and what it saved or cleared. */
+  chain: { id: string; run: number; resumed: boolean; progressSaved: string | null; progressCleared: number };
   warnings: string[];
   errors: string[];
 }
@@ -103,6 +119,7 @@ interface RunContext {
   now: () => Date;
   progress: CleanupProgress;
   lease: Lease | null;
+  deadline: Date | null;
   shouldStop: () => boolean;
 }
 
@@ -129,8 +146,13 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     now,
     progress: options.progress ?? silentProgress,
     lease,
-    shouldStop: () => Boolean(options.signal?.aborted) || (options.deadline !== undefined && now() >= options.deadline),
+    deadline: null,
+    shouldStop: () => false,
   };
+  const budgetEnd = options.maxDurationMs !== undefined ? new Date(startedAt.getTime() + options.maxDurationMs) : undefined;
+  const deadline = [options.deadline, budgetEnd].filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
+  context.deadline = deadline;
+  context.shouldStop = () => Boolean(options.signal?.aborted) || (deadline !== null && now() >= deadline);
   const result = emptyResult();
   if (lease?.tookOverFrom && lease.tookOverFrom.released_at === null) {
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
@@ -169,6 +191,23 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     result.stopReason = `stopped ${where} (deadline or abort signal); run again to finish`;
     result.warnings.push(result.stopReason);
   };
+  /** Saves what this run adds to the chain (never in a dry run), then stops. */
+  const saveAndStop = async (where: string, parts: { scan: ManifestScan | null; plan: DeletePlan | null; deleted?: readonly string[] }): Promise<void> => {
+    if (!options.dryRun) {
+      result.chain.progressSaved = await saveProgress(store, saved, {
+        runKey: run.key,
+        chainId: result.chain.id,
+        chainStartedAt: saved?.startedAt ?? run.startedAt,
+        latestAtStart,
+        scan: parts.scan,
+        listedNow: parts.plan?.listedNow ?? [],
+        cursor: parts.plan?.cursor ?? null,
+        deletedNow: parts.deleted ?? [],
+        now: run.now(),
+      });
+    }
+    stop(`${where}; progress saved`);
+  };
 
   // The latest version as of now: it and everything committed from here on are kept.
   const [latest, refs, runFiles, storedConfig, history, pins] = await Promise.all([
@@ -181,7 +220,19 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   ]);
   result.warnings.push(...pins.problems);
   if (!latest) throw noVersionFilesError(store.uri, format);
-  result.latestAtStart = latest.version;
+  // A budget-stopped run's progress: what it read, listed and deleted. Only a shortcut: every
+  // decision below is made again on fresh refs, a fresh version listing and a fresh re-plan.
+  const loaded = options.dryRun ? { saved: null, problem: null } : await loadProgress(store, runFiles.progress, run.now());
+  if (loaded.problem) result.warnings.push(loaded.problem);
+  let saved = loaded.saved;
+  if (saved && latest.version < saved.latestAtStart) {
+    result.warnings.push(`the latest version went from ${saved.latestAtStart} to ${latest.version} since the saved progress: starting over`);
+    saved = null;
+  }
+  // The chain keeps everything at or above the latest version its first run read.
+  const latestAtStart = saved ? saved.latestAtStart : latest.version;
+  result.latestAtStart = latestAtStart;
+  result.chain = { id: saved?.chainId ?? run.runId, run: (saved?.runs ?? 0) + 1, resumed: saved !== null, progressSaved: null, progressCleared: 0 };
   const intents = await readIntents(store, runFiles.intents);
   result.warnings.push(...intents.problems);
   if (run.shouldStop()) return stop("before reading manifests");
@@ -195,17 +246,31 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ],
     refs,
     pins: pins.active,
-    latestAtStart: latest.version,
+    latestAtStart,
     now: run.startedAt,
     progress,
+    ...(saved ? { previous: saved.scan, resumed: true } : {}),
+    shouldStop: run.shouldStop,
     ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
   });
+  if (processed.scanComplete === false) {
+    const coverage = scanCoverage(processed.scan);
+    return saveAndStop(`while reading version files (${coverage.held} of ${coverage.listed} read)`, { scan: processed.scan, plan: null });
+  }
   result.processed = processed;
   assertKeptReferencesResolvable(processed, store.uri);
-  if (run.shouldStop()) return stop("after reading manifests, before deleting");
+  if (run.shouldStop()) return saveAndStop("after reading manifests, before listing", { scan: processed.scan, plan: null });
 
   const planOptions = { now: run.startedAt, proven: provenByIntents(intents.read), progress };
-  result.plan = await planDeletes(store, format, processed, planOptions);
+  const listed = await planDeletes(store, format, processed, {
+    ...planOptions,
+    ...(saved ? { resume: { listed: saved.listed, cursor: saved.cursor } } : {}),
+    shouldStop: run.shouldStop,
+  });
+  if (listed.cursor && !listed.cursor.done) {
+    return saveAndStop(`while listing files (${listed.listing.length} listed so far)`, { scan: processed.scan, plan: listed });
+  }
+  result.plan = listed;
   if (options.dryRun) {
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.
@@ -246,13 +311,16 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
+    ...(saved ? { deletedEarlierInChain: saved.deleted } : {}),
+    pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
   });
   result.deletion = deletion;
   result.removed = removalStats(deletion.deleted, deletion.removedVersions, deletion.failed);
   if (deletion.filesHeldBack) result.warnings.push(`${deletion.filesHeldBack}, so the files of removed versions were left for the next run, which finishes the job`);
   describeReferenceCheck(deletion, result);
-  if (deletion.stopped) return stop(`after deleting ${deletion.deleted.length} of ${plan.files.toDelete.length} files`);
-  if (run.shouldStop()) return stop("after deleting, before writing the checkpoint");
+  const listedAndDeleted = { scan: plan.processed.scan, plan: { ...plan, listedNow: listed.listedNow ?? [], cursor: listed.cursor ?? { prefixIndex: 0, after: null, done: true } }, deleted: deletion.deleted.map((f) => f.key) };
+  if (deletion.stopped) return saveAndStop(`after deleting ${deletion.deleted.length} of ${plan.files.toDelete.length} files`, listedAndDeleted);
+  if (run.shouldStop()) return saveAndStop("after deleting, before writing the checkpoint", listedAndDeleted);
 
   await run.lease?.renewIfDue();
   progress.stage("writing checkpoint");
@@ -279,6 +347,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     const pruned = await store.deleteMany(expired);
     result.receiptsPruned = expired.length - pruned.failed.length;
   }
+  // The chain is done: its saved progress goes (a stale or orphaned one too).
+  if (runFiles.progress.length > 0) result.chain.progressCleared = await clearProgress(store);
   result.status = "completed";
 }
 
@@ -357,6 +427,7 @@ function emptyResult(): RunResult {
     pruned: null,
     intentsArchived: [],
     receiptsPruned: 0,
+    chain: { id: "", run: 1, resumed: false, progressSaved: null, progressCleared: 0 },
     warnings: [],
     errors: [],
   };
@@ -389,6 +460,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     files: plan?.files.files ?? [],
     files_kept_reported: plan?.files.reported.length ?? 0,
     delete_failures: result.removed.deleteFailures,
+    delete_rate: result.deletion?.rate ?? null,
     references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
     replans: result.replans,
     reference_check: result.deletion?.referenceCheck ?? null,
@@ -396,6 +468,15 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     checkpoints_pruned: result.pruned?.pruned ?? [],
     intents_archived: result.intentsArchived,
     receipts_pruned: result.receiptsPruned,
+    budget: {
+      deadline: run.deadline?.toISOString() ?? null,
+      max_duration_ms: run.options.maxDurationMs ?? null,
+      chain_id: result.chain.id || run.runId,
+      run_in_chain: result.chain.run,
+      resumed: result.chain.resumed,
+      progress_saved: result.chain.progressSaved,
+      progress_files_cleared: result.chain.progressCleared,
+    },
     receipt: null,
     lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
     requests: diffCounts(run.store.stats.snapshot(), requestsBefore),

@@ -15,7 +15,7 @@ import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
-import { RUNS_PREFIX } from "../model/layout.ts";
+import { RUNS_PREFIX, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
 const INTENT_SUFFIX = ".intent.json";
 const RECEIPT_SUFFIX = ".json";
 
@@ -38,16 +38,20 @@ function intentKey(key: string): string {
 export interface RunFiles {
   receipts: ObjectInfo[];
   intents: ObjectInfo[];
+  /** A budget-stopped run's saved progress (run-progress.ts): never receipts, never pruned here. */
+  progress: ObjectInfo[];
 }
 
 export async function listRunFiles(store: ObjectStore): Promise<RunFiles> {
   const receipts: ObjectInfo[] = [];
   const intents: ObjectInfo[] = [];
+  const progress: ObjectInfo[] = [];
   for await (const object of store.list(RUNS_PREFIX)) {
-    if (object.key.endsWith(INTENT_SUFFIX)) intents.push(object);
+    if (object.key.startsWith(RUN_PROGRESS_PREFIX)) progress.push(object);
+    else if (object.key.endsWith(INTENT_SUFFIX)) intents.push(object);
     else if (object.key.endsWith(RECEIPT_SUFFIX)) receipts.push(object);
   }
-  return { receipts, intents };
+  return { receipts, intents, progress };
 }
 
 interface IntentBody {

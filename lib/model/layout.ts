@@ -10,6 +10,13 @@ export const HEAD_KEY = `${LAKEWARDEN_PREFIX}head`;
 export const LEASE_KEY = `${LAKEWARDEN_PREFIX}lease`;
 /** Per-run intents and receipts. */
 export const RUNS_PREFIX = `${LAKEWARDEN_PREFIX}runs/`;
+/**
+ * A budget-stopped cleanup's saved progress (the version files it read, the listing up to its
+ * cursor, the keys it deleted), so the next run resumes instead of starting over: `progress.json`
+ * names the segment files beside it. Removed when a run completes.
+ */
+export const RUN_PROGRESS_PREFIX = `${RUNS_PREFIX}progress/`;
+export const RUN_PROGRESS_KEY = `${RUN_PROGRESS_PREFIX}progress.json`;
 /** Version checkpoints, `{version:020}.arrow`. */
 export const CHECKPOINTS_PREFIX = `${LAKEWARDEN_PREFIX}checkpoints/`;
 /** History rows a checkpoint could no longer hold, `{first:020}-{last:020}.arrow`, never pruned. */

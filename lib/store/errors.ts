@@ -32,6 +32,13 @@ export class AccessDeniedError extends StoreError {}
 /** The store could not be reached or answered with a server error after the SDK's retries. */
 export class StoreUnavailableError extends StoreError {}
 
+/**
+ * S3 asked us to slow down (503 SlowDown, or another 503) and the SDK's own retries did not get
+ * through: the request may succeed later, at a lower rate. A StoreUnavailableError, so callers
+ * that do not pace treat it as before.
+ */
+export class ThrottledError extends StoreUnavailableError {}
+
 /** A key that would escape the store's root (`..`, absolute, empty segment) or a URI that cannot be parsed. */
 export class InvalidLocationError extends StoreError {}
 

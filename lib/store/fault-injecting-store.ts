@@ -37,6 +37,11 @@ export interface FaultPlan {
   failMutations?: readonly InjectedFailure[];
   /** Answer 409 ConflictError on these puts: 1-based put numbers, or a predicate. */
   conflictOnPuts?: readonly number[] | ((key: string, putNumber: number) => boolean);
+  /**
+   * Answer these delete requests (1-based, counting delete batches only) like S3 under load:
+   * 503 SlowDown for every key of the batch, reported as throttled failures, nothing deleted.
+   */
+  throttleDeletes?: readonly number[] | ((deleteNumber: number) => boolean);
   /** Delay before each request (and each further page of a listing): one value or per kind. */
   latencyMs?: number | Partial<Record<RequestKind, number>>;
 }
@@ -45,6 +50,8 @@ interface SharedState {
   plan: FaultPlan;
   mutations: number;
   puts: number;
+  deletes: number;
+  throttled: number;
 }
 
 export class FaultInjectingStore implements ObjectStore {
@@ -53,7 +60,7 @@ export class FaultInjectingStore implements ObjectStore {
 
   constructor(inner: ObjectStore, plan: FaultPlan = {}, shared?: SharedState) {
     this.inner = inner;
-    this.state = shared ?? { plan, mutations: 0, puts: 0 };
+    this.state = shared ?? { plan, mutations: 0, puts: 0, deletes: 0, throttled: 0 };
   }
 
   /** The plan in force; replace it to change faults mid-test. */
@@ -68,6 +75,11 @@ export class FaultInjectingStore implements ObjectStore {
   /** Mutating requests made so far (failed ones included). */
   get mutationCount(): number {
     return this.state.mutations;
+  }
+
+  /** Delete requests answered with an injected SlowDown so far. */
+  get throttledCount(): number {
+    return this.state.throttled;
   }
 
   get putCount(): number {
@@ -143,6 +155,13 @@ export class FaultInjectingStore implements ObjectStore {
       const batch = keys.slice(start, start + DELETE_BATCH);
       await this.delay("delete");
       const failure = this.injectedFailure(++this.state.mutations, this.inner.uri);
+      if (this.throttles(++this.state.deletes)) {
+        this.state.throttled++;
+        this.inner.stats.record("delete");
+        const message = `${this.inner.uri}: SlowDown: Please reduce your request rate (503, injected)`;
+        result.failed.push(...batch.map((key) => ({ key, message, throttled: true })));
+        continue;
+      }
       if (failure) {
         this.inner.stats.record("delete");
         // Like S3Store: a failed request reports each of its keys, it does not throw.
@@ -162,6 +181,12 @@ export class FaultInjectingStore implements ObjectStore {
     return spec.error
       ? spec.error(uri)
       : new StoreUnavailableError(`${uri}: injected failure of mutating request #${mutation}`, { uri });
+  }
+
+  private throttles(deleteNumber: number): boolean {
+    const rule = this.state.plan.throttleDeletes;
+    if (!rule) return false;
+    return typeof rule === "function" ? rule(deleteNumber) : rule.includes(deleteNumber);
   }
 
   private conflicts(key: string, putNumber: number): boolean {

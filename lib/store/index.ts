@@ -22,6 +22,7 @@ export {
   PreconditionFailedError,
   StoreError,
   StoreUnavailableError,
+  ThrottledError,
 } from "./errors.ts";
 export type { StoreErrorOptions } from "./errors.ts";
 export { compareKeys } from "./keys.ts";

@@ -48,6 +48,8 @@ export interface ListOptions {
 export interface DeleteFailure {
   key: string;
   message: string;
+  /** S3 answered SlowDown or 503 for this key (or its whole request): worth retrying later, slower. */
+  throttled?: boolean;
 }
 
 export interface DeleteResult {

@@ -11,6 +11,7 @@ import {
   PreconditionFailedError,
   StoreError,
   StoreUnavailableError,
+  ThrottledError,
 } from "./errors.ts";
 
 export interface S3ErrorContext {
@@ -35,7 +36,9 @@ const NETWORK_CODES = new Set([
 ]);
 const TIMEOUT_NAMES = new Set(["TimeoutError", "RequestTimeout", "RequestTimeoutException"]);
 const ACCESS_NAMES = new Set(["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "AllAccessDisabled"]);
-const THROTTLE_OR_SERVER_NAMES = new Set(["SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "ThrottlingException"]);
+/** Codes S3 uses to say "too many requests, slow down" (503); the SDK retries them first (standard mode, AWS_MAX_ATTEMPTS). */
+export const THROTTLE_NAMES = new Set(["SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException", "RequestLimitExceeded"]);
+const SERVER_NAMES = new Set(["InternalError"]);
 
 interface SdkErrorShape {
   name?: string;
@@ -73,7 +76,10 @@ export function mapS3Error(err: unknown, context: S3ErrorContext): StoreError {
   if (networkCode) {
     return new StoreUnavailableError(`${uri}: cannot reach S3 endpoint ${context.endpoint} (${networkCode})`, options);
   }
-  if (THROTTLE_OR_SERVER_NAMES.has(name)) {
+  if (THROTTLE_NAMES.has(name) || status === 503) {
+    return new ThrottledError(`${uri}: S3 endpoint ${context.endpoint} asked to slow down (${name || "HTTP 503"}) after retries`, options);
+  }
+  if (SERVER_NAMES.has(name)) {
     return new StoreUnavailableError(`${uri}: S3 endpoint ${context.endpoint} unavailable (${name}) after retries`, options);
   }
 

@@ -11,7 +11,7 @@ import {
 } from "@aws-sdk/client-s3";
 import type { ListObjectsV2CommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { checkRange, rangeHeader } from "./byte-range.ts";
-import { StoreError } from "./errors.ts";
+import { StoreError, ThrottledError } from "./errors.ts";
 import { checkKey, checkPrefix, checkSubpath } from "./keys.ts";
 import { mapConcurrent } from "./map-concurrent.ts";
 import { RequestStats } from "./object-store.ts";
@@ -26,7 +26,7 @@ import type {
   PutOptions,
   PutResult,
 } from "./object-store.ts";
-import { mapS3Error } from "./s3-errors.ts";
+import { THROTTLE_NAMES, mapS3Error } from "./s3-errors.ts";
 
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
@@ -195,13 +195,15 @@ export class S3Store implements ObjectStore {
         if (error.Key === undefined) continue;
         const key = this.relativeKey(error.Key);
         failedKeys.add(key);
-        failed.push({ key, message: `${this.uriOf(key)}: ${error.Code ?? "delete failed"}${error.Message ? `: ${error.Message}` : ""}` });
+        const throttled = THROTTLE_NAMES.has(error.Code ?? "");
+        failed.push({ key, message: `${this.uriOf(key)}: ${error.Code ?? "delete failed"}${error.Message ? `: ${error.Message}` : ""}`, ...(throttled ? { throttled } : {}) });
       }
       return { deleted: keys.filter((key) => !failedKeys.has(key)), failed };
     } catch (err) {
       // The whole request failed: every key in it is reported, none is thrown.
-      const message = this.mapError(err, this.uri).message;
-      return { deleted: [], failed: keys.map((key) => ({ key, message })) };
+      const mapped = this.mapError(err, this.uri);
+      const throttled = mapped instanceof ThrottledError;
+      return { deleted: [], failed: keys.map((key) => ({ key, message: mapped.message, ...(throttled ? { throttled } : {}) })) };
     }
   }
 

@@ -33,7 +33,7 @@ describe("LakewardenStack on a bucket it creates", () => {
   });
 
   it("has commit and cleanup queues, each with its own dead-letter queue, SSE-SQS and TLS only", () => {
-    template.resourceCountIs("AWS::SQS::Queue", 4);
+    template.resourceCountIs("AWS::SQS::Queue", 5);
     const commitDlq = logicalId("AWS::SQS::Queue", "CommitDeadLetterQueue");
     const cleanupDlq = logicalId("AWS::SQS::Queue", "CleanupDeadLetterQueue");
     template.hasResourceProperties("AWS::SQS::Queue", {
@@ -52,11 +52,56 @@ describe("LakewardenStack on a bucket it creates", () => {
     const tlsOnly = Object.values(template.findResources("AWS::SQS::QueuePolicy")).filter((policy) =>
       JSON.stringify(policy).includes('"aws:SecureTransport":"false"'),
     );
-    expect(tlsOnly.length).toBe(4);
+    expect(tlsOnly.length).toBe(5);
+  });
+
+  it("the cleanup queue is FIFO (the table is the message group), its DLQ too; cleanup-table may send continuations to it", () => {
+    const cleanupQueue = logicalId("AWS::SQS::Queue", "CleanupQueue");
+    const cleanupDlq = logicalId("AWS::SQS::Queue", "CleanupDeadLetterQueue");
+    expect(resources[cleanupQueue]!.Properties).toMatchObject({ FifoQueue: true });
+    expect(resources[cleanupDlq]!.Properties).toMatchObject({ FifoQueue: true });
+    expect(resources[logicalId("AWS::SQS::Queue", "CommitQueue")]!.Properties).not.toHaveProperty("FifoQueue");
+    const env = (resources[logicalId("AWS::Lambda::Function", "CleanupTable")]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(render(env.LAKEWARDEN_CLEANUP_QUEUE_URL)).toBe(`<${cleanupQueue}>`);
+    expect(env.LAKEWARDEN_MAX_CONTINUATIONS).toBe("20");
+    const cleanupRole = JSON.stringify(
+      Object.values(template.findResources("AWS::IAM::Policy")).filter((p) => JSON.stringify(p).includes("CleanupTable")),
+    );
+    expect(cleanupRole).toContain("sqs:SendMessage");
+    expect(cleanupRole).toContain(cleanupQueue);
+  });
+
+  it("gives the schedule target a dead-letter queue, alarmed", () => {
+    const dlq = logicalId("AWS::SQS::Queue", "ScheduleTargetDeadLetterQueue");
+    template.hasResourceProperties("AWS::Events::Rule", {
+      Targets: [Match.objectLike({ DeadLetterConfig: { Arn: { "Fn::GetAtt": [dlq, "Arn"] } } })],
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [dlq, "QueueName"] } }],
+    });
+  });
+
+  it("alarms on the metrics that say work stopped: runs stopped for time, head write failures, continuation cap reached", () => {
+    for (const [name, threshold, period] of [
+      ["CleanupsStoppedForTime", 12, 3600],
+      ["HeadWriteFailures", 1, 300],
+      ["ContinuationCapReached", 1, 300],
+    ] as const) {
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        Namespace: "Lakewarden",
+        MetricName: name,
+        Dimensions: [{ Name: "service", Value: "lakewarden" }],
+        Statistic: "Sum",
+        Period: period,
+        Threshold: threshold,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
+    }
   });
 
   it("alarms on messages in either dead-letter queue, on commit lag and on function errors", () => {
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 6);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 10);
     for (const dlq of ["CommitDeadLetterQueue", "CleanupDeadLetterQueue"]) {
       template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         MetricName: "ApproximateNumberOfMessagesVisible",
@@ -78,7 +123,7 @@ describe("LakewardenStack on a bucket it creates", () => {
   it("every alarm notifies the stack's alarm topic; lakewarden:alarmEmail subscribes an address to it", () => {
     const topic = logicalId("AWS::SNS::Topic", "AlarmTopic");
     const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as { Properties: { AlarmActions?: unknown[] } }[];
-    expect(alarms).toHaveLength(6);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
     template.hasOutput("AlarmTopicArn", { Value: { Ref: topic } });
     template.resourceCountIs("AWS::SNS::Subscription", 0);
@@ -201,6 +246,18 @@ describe("LakewardenStack on an existing bucket", () => {
       "arn:<AWS::Partition>:s3:::existing-lake/lake/orders.lance/*",
       "arn:<AWS::Partition>:s3:::existing-lake/warehouse/*",
     ]);
+  });
+});
+
+describe("LakewardenStack with an existing alarm topic", () => {
+  const topicArn = "arn:aws:sns:eu-west-1:123456789012:oncall";
+  const { template } = synthStack({ settings, alarmTopicArn: topicArn });
+
+  it("sends every alarm to that topic and creates none", () => {
+    template.resourceCountIs("AWS::SNS::Topic", 0);
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as { Properties: { AlarmActions?: unknown[] } }[];
+    expect(alarms.length).toBe(10);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topicArn]);
   });
 });
 

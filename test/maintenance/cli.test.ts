@@ -187,3 +187,27 @@ describe("lakewarden checkpoint and version-at", () => {
     expect(notTime.code).toBe(2);
   });
 });
+
+describe("lakewarden cleanup budget and pacing flags", () => {
+  it("--max-delete-rate is reported in delete_rate; --max-duration bounds the run and its budget is reported; bad values are usage errors", async () => {
+    const { dbUri, tableUri } = await table(HISTORY);
+    const before = await readContents(dbUri);
+    const run = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--max-delete-rate", "500", "--max-duration", "10m", "--json");
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as CleanupReport;
+    expect(report.status).toBe("completed");
+    expect(report.delete_rate).toMatchObject({ max_per_second: 500, throttled_requests: 0 });
+    expect(report.delete_rate!.keys_deleted).toBeGreaterThan(0);
+    expect(report.budget).toMatchObject({ max_duration_ms: 600_000, run_in_chain: 1, resumed: false, progress_saved: null });
+    expect(compareContents(before, await readContents(dbUri))).toEqual([]);
+
+    for (const args of [["--max-delete-rate", "0"], ["--max-delete-rate", "fast"], ["--max-duration", "0s"], ["--max-duration", "soon"]]) {
+      const bad = await cli("cleanup", tableUri, ...args);
+      expect(bad.code, args.join(" ")).toBe(2);
+      expect(bad.stderr).toMatch(new RegExp(`^lakewarden: ${args[0]} = `));
+    }
+    const help = await cli("cleanup", "--help");
+    expect(help.stdout).toContain("--max-duration <duration>");
+    expect(help.stdout).toContain("--max-delete-rate <keys-per-second>");
+  });
+});

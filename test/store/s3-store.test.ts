@@ -14,6 +14,7 @@ import {
   NotFoundError,
   PreconditionFailedError,
   StoreUnavailableError,
+  ThrottledError,
 } from "../../lib/store/errors.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
@@ -121,10 +122,15 @@ describe("S3Store error responses", () => {
     };
     if (req.method === "POST" && url.searchParams.has("delete")) {
       deleteRequests.push(body);
+      if (body.includes("whole-slow")) return error(503, "SlowDown");
       const keys = [...body.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1] ?? "");
       const errors = keys
-        .filter((k) => k.includes("protected"))
-        .map((k) => `<Error><Key>${k}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+        .filter((k) => k.includes("protected") || k.includes("throttle"))
+        .map((k) =>
+          k.includes("throttle")
+            ? `<Error><Key>${k}</Key><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`
+            : `<Error><Key>${k}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`,
+        )
         .join("");
       res.writeHead(200, { "content-type": "application/xml" });
       res.end(`<?xml version="1.0"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${errors}</DeleteResult>`);
@@ -175,10 +181,22 @@ describe("S3Store error responses", () => {
     await expect(store.head("missing")).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  test("503 SlowDown after the retries is StoreUnavailableError naming the endpoint", async () => {
+  test("503 SlowDown after the retries is ThrottledError (a StoreUnavailableError) naming the endpoint", async () => {
     await expect(store.get("slow")).rejects.toSatisfy(
-      (err) => err instanceof StoreUnavailableError && err.message.includes(endpoint),
+      (err) => err instanceof ThrottledError && err instanceof StoreUnavailableError && err.message.includes(endpoint),
     );
+  });
+
+  test("SlowDown on DeleteObjects, per key or for the whole request, is a throttled failure, not thrown", async () => {
+    const perKey = await store.deleteMany(["gone-a", "throttle-b", "protected-c"]);
+    expect(perKey.deleted).toEqual(["gone-a"]);
+    expect(perKey.failed.map((f) => [f.key, f.throttled ?? false])).toEqual([
+      ["throttle-b", true],
+      ["protected-c", false],
+    ]);
+    const whole = await store.deleteMany(["whole-slow-1", "whole-slow-2"]);
+    expect(whole.deleted).toEqual([]);
+    expect(whole.failed.map((f) => f.throttled)).toEqual([true, true]);
   });
 
   test("per-key DeleteObjects errors are returned, not thrown; one request per 1,000 keys", async () => {

@@ -9,7 +9,7 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
-import { parseSettingFlag } from "../flags.ts";
+import { parseDurationFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { chosenFormat, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
@@ -32,6 +32,8 @@ interface CleanupFlags extends OutputOptions {
   dryRun?: boolean;
   allowShortRetention?: boolean;
   allowShortSafetyWindow?: boolean;
+  maxDeleteRate?: string;
+  maxDuration?: string;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -49,12 +51,19 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
       .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
       .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
+      .option(
+        "--max-duration <duration>",
+        "stop cleanly after this long (e.g. 10m) and save the progress under _lakewarden/runs/progress/; the next run resumes from it (status stopped, exit 0)",
+      )
+      .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
       .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
   ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
     checkShortSafetyWindow(settings.safetyWindowMs, Boolean(flags.allowShortSafetyWindow));
+    const maxDurationMs = flags.maxDuration !== undefined ? parseDurationFlag("--max-duration", flags.maxDuration, { positive: true }) : undefined;
+    const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
     const controller = new AbortController();
     let signals = 0;
     const onInterrupt = (signal: NodeJS.Signals): void => {
@@ -71,6 +80,8 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(chosenFormat(flags) ? { format: chosenFormat(flags)! } : {}),
           settings,
           dryRun: Boolean(flags.dryRun),
+          ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
+          ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         }),
