@@ -12,10 +12,11 @@ import { NotFoundError } from "../store/errors.ts";
 import { FORMAT_PIN_KEY } from "../model/layout.ts";
 import type { TableFormat } from "./table-format.ts";
 import { AmbiguousFormatError, NotATableError, TableFormatError } from "./errors.ts";
+import { deltaFormat } from "./delta/delta-format.ts";
 import { icebergFormat } from "./iceberg/iceberg-format.ts";
 import { lanceFormat } from "./lance/lance-format.ts";
 
-export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat, icebergFormat];
+export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat, icebergFormat, deltaFormat];
 
 export function formatNames(): string[] {
   return TABLE_FORMATS.map((f) => f.name);

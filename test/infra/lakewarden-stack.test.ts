@@ -136,6 +136,8 @@ describe("LakewardenStack on a bucket it creates", () => {
     const commitQueue = logicalId("AWS::SQS::Queue", "CommitQueue");
     template.hasResourceProperties("Custom::S3BucketNotifications", {
       NotificationConfiguration: {
+        // Per table root, one filter per registered format's commit folder; under a shared
+        // prefix, suffixes that end one another fold into the shorter (.metadata.json into .json).
         QueueConfigurations: [
           {
             Events: ["s3:ObjectCreated:*"],
@@ -150,12 +152,17 @@ describe("LakewardenStack on a bucket it creates", () => {
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "lake/orders.lance/_delta_log/" }] } },
+          },
+          {
+            Events: ["s3:ObjectCreated:*"],
+            QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
             Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "warehouse/" }] } },
           },
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".metadata.json" }, { Name: "prefix", Value: "warehouse/" }] } },
+            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "warehouse/" }] } },
           },
         ],
       },

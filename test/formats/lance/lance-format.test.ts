@@ -280,10 +280,10 @@ describe("format registry", () => {
       (e: unknown) => e as Error,
     );
     expect(error).toBeInstanceOf(NotATableError);
-    expect(error!.message).toBe(`${store.uri}: not a table: no version files under _versions/ (lance), metadata/ (iceberg)`);
+    expect(error!.message).toBe(`${store.uri}: not a table: no version files under _versions/ (lance), metadata/ (iceberg), _delta_log/ (delta)`);
   });
 
   it("names the known formats for an unknown name", () => {
-    expect(() => formatByName("delta")).toThrow('unknown table format "delta" (known: lance, iceberg)');
+    expect(() => formatByName("orc")).toThrow('unknown table format "orc" (known: lance, iceberg, delta)');
   });
 });

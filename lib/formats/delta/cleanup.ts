@@ -1,0 +1,175 @@
+/**
+ * Delta cleanup on a store: reads what the pure planners need (latest snapshot, listings, the
+ * `.crc` protocols checkpointProtection asks for, the sidecars remaining checkpoints name),
+ * plans VACUUM and log cleanup, and, unless it is a dry run, deletes in a safe order.
+ * The protocol is checked first (reader and writer features, every table: vacuumProtocolCheck's
+ * rule), and any problem stops the run before the first delete.
+ */
+import { TableFormatError } from "../errors.ts";
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import { mapConcurrent } from "../../store/map-concurrent.ts";
+import { parseCommit, plainValue } from "./actions.ts";
+import type { DeltaAction, ProtocolAction } from "./actions.ts";
+import { listLog } from "./log-listing.ts";
+import type { CheckpointFiles, LogListing } from "./log-listing.ts";
+import { planLogCleanup } from "./log-cleanup.ts";
+import type { LogCleanupPlan } from "./log-cleanup.ts";
+import { SIDECARS_PREFIX, sidecarKey } from "./log-names.ts";
+import { readParquetActions } from "./parquet-actions.ts";
+import { decodeDeltaPath, resolveDeltaPath } from "./paths.ts";
+import { assertCleanable, hasWriterFeature } from "./protocol.ts";
+import { loadSnapshot } from "./snapshot.ts";
+import type { DeltaSnapshot } from "./snapshot.ts";
+import { cleanupProperties } from "./table-properties.ts";
+import type { CleanupProperties } from "./table-properties.ts";
+import { planVacuum } from "./vacuum.ts";
+import type { VacuumPlan } from "./vacuum.ts";
+
+export interface DeltaCleanupOptions {
+  now: Date;
+  dryRun?: boolean;
+  /** Default true. */
+  vacuum?: boolean;
+  /** Default true. */
+  logs?: boolean;
+  /** A VACUUM retention other than the table's; shorter than the table's only with `allowShortRetention`. */
+  retentionMs?: number;
+  allowShortRetention?: boolean;
+  /** lakewarden's own protected boundary; combined with the table's checkpointProtection V (the larger wins). */
+  protectBefore?: number;
+}
+
+export interface DeltaCleanupResult {
+  snapshot: DeltaSnapshot;
+  properties: CleanupProperties;
+  vacuum: VacuumPlan | null;
+  log: LogCleanupPlan | null;
+  deleted: string[];
+  failed: { key: string; message: string }[];
+}
+
+const CONCURRENCY = 8;
+
+async function listAll(store: ObjectStore, prefix: string): Promise<ObjectInfo[]> {
+  const out: ObjectInfo[] = [];
+  for await (const info of store.list(prefix)) out.push(info);
+  return out;
+}
+
+/** The protocol a `.crc` file records, or null when the file is missing or holds none. */
+async function crcProtocol(store: ObjectStore, key: string): Promise<ProtocolAction | null> {
+  try {
+    const { body } = await store.get(key);
+    const json = JSON.parse(new TextDecoder().decode(body)) as { protocol?: unknown };
+    const protocol = plainValue(json.protocol) as ProtocolAction | undefined;
+    return protocol && typeof protocol.minReaderVersion === "number" && typeof protocol.minWriterVersion === "number" ? protocol : null;
+  } catch (error) {
+    if (error instanceof NotFoundError || error instanceof SyntaxError) return null;
+    throw error;
+  }
+}
+
+/** Sidecar keys a checkpoint names (reads only the checkpoint's own files). */
+async function sidecarsNamedBy(store: ObjectStore, checkpoint: CheckpointFiles): Promise<string[]> {
+  const names: string[] = [];
+  for (const file of checkpoint.files) {
+    let actions: DeltaAction[];
+    if (file.key.endsWith(".json")) actions = parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
+    else actions = await readParquetActions(store, file.key);
+    for (const action of actions) {
+      if (!("sidecar" in action)) continue;
+      const decoded = decodeDeltaPath(action.sidecar.path);
+      if (decoded.kind !== "relative") throw new TableFormatError(store.uriOf(file.key), `sidecar path "${action.sidecar.path}" is not relative; no cleanup`);
+      names.push(sidecarKey(decoded.path));
+    }
+  }
+  return names;
+}
+
+export async function planDeltaLogCleanup(
+  store: ObjectStore,
+  snapshot: DeltaSnapshot,
+  properties: CleanupProperties,
+  options: DeltaCleanupOptions,
+  listing?: LogListing,
+): Promise<LogCleanupPlan> {
+  const log = listing ?? (await listLog(store));
+  const protectBefore = Math.max(properties.checkpointProtectionBefore, options.protectBefore ?? 0);
+  const v2 = hasWriterFeature(snapshot.protocol, "v2Checkpoint");
+  const sidecars = v2 ? await listAll(store, SIDECARS_PREFIX) : [];
+  const base = {
+    listing: log,
+    sidecars,
+    now: options.now,
+    logRetentionMs: properties.logRetentionMs,
+    expiredLogCleanup: properties.expiredLogCleanup,
+    protectBefore,
+  };
+  // First pass: which checkpoint is kept, with every sidecar counted as in use.
+  let plan = planLogCleanup({ ...base, sidecarsInUse: new Set(sidecars.map((s) => s.key)) });
+  let protocols = new Map<number, ProtocolAction | null>();
+  if (protectBefore > 0 && plan.keptCheckpoint === null && plan.cutoffCommit !== null) {
+    // A partial cleanup below V was refused for want of protocols: read the .crc files and ask again.
+    const versions = [...new Set([...log.commits.keys(), ...log.crcs.keys(), ...log.checkpoints.map((c) => c.version)])].filter((v) => v < plan.cutoffCommit!);
+    const read = await mapConcurrent(versions, CONCURRENCY, async (v) => [v, log.crcs.has(v) ? await crcProtocol(store, log.crcs.get(v)!.key) : null] as const);
+    protocols = new Map(read);
+    plan = planLogCleanup({ ...base, sidecarsInUse: new Set(sidecars.map((s) => s.key)), protocolAt: (v) => protocols.get(v) ?? null });
+  }
+  if (!v2 || plan.keptCheckpoint === null) return plan;
+  const deletedKeys = new Set(plan.deletions.map((d) => d.key));
+  const remaining = log.checkpoints.filter((c) => c.files.some((f) => !deletedKeys.has(f.key)));
+  const inUse = new Set((await mapConcurrent(remaining, CONCURRENCY, (c) => sidecarsNamedBy(store, c))).flat());
+  return planLogCleanup({ ...base, sidecarsInUse: inUse, protocolAt: (v) => protocols.get(v) ?? null });
+}
+
+export function planDeltaVacuum(store: ObjectStore, snapshot: DeltaSnapshot, properties: CleanupProperties, files: readonly ObjectInfo[], options: DeltaCleanupOptions): VacuumPlan {
+  let retentionMs = properties.deletedFileRetentionMs;
+  if (options.retentionMs !== undefined) {
+    if (options.retentionMs < 0) throw new TableFormatError(store.uri, "a negative VACUUM retention is never allowed");
+    if (options.retentionMs < properties.deletedFileRetentionMs && !options.allowShortRetention) {
+      throw new TableFormatError(
+        store.uri,
+        `a VACUUM retention of ${options.retentionMs} ms is shorter than the table's delta.deletedFileRetentionDuration (${properties.deletedFileRetentionMs} ms); pass the explicit short-retention flag to allow it`,
+      );
+    }
+    retentionMs = options.retentionMs;
+  }
+  return planVacuum({
+    adds: snapshot.adds,
+    tombstones: snapshot.tombstones,
+    partitionColumns: snapshot.metadata.partitionColumns ?? [],
+    files,
+    now: options.now,
+    retentionMs,
+    resolve: (path) => resolveDeltaPath(path, [store.uri]),
+  });
+}
+
+export async function runDeltaCleanup(store: ObjectStore, options: DeltaCleanupOptions): Promise<DeltaCleanupResult> {
+  const snapshot = await loadSnapshot(store);
+  assertCleanable(snapshot.protocol, store.uri);
+  const properties = cleanupProperties(snapshot.protocol, snapshot.metadata, store.uri);
+  const vacuum = options.vacuum === false ? null : planDeltaVacuum(store, snapshot, properties, await listAll(store, ""), options);
+  if (vacuum?.blocked) throw new TableFormatError(store.uri, `VACUUM stopped before any delete: ${vacuum.blocked}`);
+  const log = options.logs === false ? null : await planDeltaLogCleanup(store, snapshot, properties, options);
+  const result: DeltaCleanupResult = { snapshot, properties, vacuum, log, deleted: [], failed: [] };
+  if (options.dryRun) return result;
+
+  // Log first, in the plan's order (commits before checkpoints), group by group; a failed group stops the rest.
+  const groups: string[][] = [];
+  if (log) {
+    for (const kinds of [["commit"], ["crc", "compaction"], ["checkpoint"], ["sidecar"]]) {
+      const keys = log.deletions.filter((d) => kinds.includes(d.kind)).map((d) => d.key);
+      if (keys.length > 0) groups.push(keys);
+    }
+  }
+  if (vacuum && vacuum.candidates.length > 0) groups.push(vacuum.candidates.map((c) => c.key));
+  for (const keys of groups) {
+    const outcome = await store.deleteMany(keys);
+    result.deleted.push(...outcome.deleted);
+    result.failed.push(...outcome.failed);
+    if (outcome.failed.length > 0) break;
+  }
+  return result;
+}

@@ -1,0 +1,363 @@
+/**
+ * Delta Lake behind the format-neutral TableFormat interface (lib/formats/table-format.ts).
+ *
+ * Versions are the commits `_delta_log/{v:020}.json` from which the table can be rebuilt (from
+ * commit 0, or from a complete checkpoint at or below them); a version's snapshot is the replay of
+ * the newest complete checkpoint at or below it plus the commits after it (snapshot.ts), checked
+ * against the features lakewarden supports (protocol.ts).
+ *
+ * What a version references, for cleanup: the commits and the checkpoint (with its sidecars) it
+ * replays from, its own `.crc`, its live data files and their deletion-vector files, and the
+ * change-data files its own commit wrote. Everything under `_delta_log/` that is not a commit,
+ * checkpoint, `.crc` or sidecar (`_last_checkpoint`, compaction files, `_autostats/`, Hadoop side
+ * files), and every path Delta's VACUUM treats as hidden, is the format's own and never a candidate.
+ *
+ * Cleanup reads every version through readForCleanup, which refuses (UnsupportedFeatureError)
+ * any version whose reader or writer features lakewarden does not support: no file is deleted.
+ *
+ * Retention the table declares: versions older than `delta.logRetentionDuration` (default 30
+ * days) may go, none when `delta.enableExpiredLogCleanup` is false; unreferenced files younger
+ * than `delta.deletedFileRetentionDuration` (default 7 days) stay. checkpointProtection's boundary
+ * V reaches the pipeline as lakewarden's own protected boundary (`lakewarden.protect_before` in
+ * the cleanup view's config, unless the table sets one): history below V goes all at once or not
+ * at all.
+ */
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
+import type {
+  CleanupView,
+  DeclaredRetention,
+  FileReference,
+  FileRole,
+  TableFormat,
+  TableSnapshot,
+  UnresolvedReference,
+  VersionFile,
+} from "../table-format.ts";
+import { NO_REFS } from "../../model/refs.ts";
+import type { VersionRecord } from "../../model/version-record.ts";
+import { numberedVersionIdentity } from "../../model/version-record.ts";
+import type { AddAction, CdcAction } from "./actions.ts";
+import { commitTimestamp, timestampPolicy } from "./commit-timestamps.ts";
+import { readParquetFooter } from "./data-file-footer.ts";
+import { deletionVectorKey, deltaLiveFiles, deltaSchemaFields, deltaSections, deltaTotals } from "./head-state.ts";
+import { readLastCheckpoint } from "./last-checkpoint.ts";
+import { versionsNeededBy } from "./log-cleanup.ts";
+import { latestCommitVersion, listLog } from "./log-listing.ts";
+import type { LogListing } from "./log-listing.ts";
+import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
+import { resolveDeltaPath } from "./paths.ts";
+import { assertCleanable, hasWriterFeature } from "./protocol.ts";
+import { loadSnapshot, readCommitActions } from "./snapshot.ts";
+import type { DeltaSnapshot } from "./snapshot.ts";
+import { CHECKPOINT_PROTECTION_VERSION, cleanupProperties } from "./table-properties.ts";
+import { isHiddenFromVacuum } from "./vacuum.ts";
+import { flattenParameters, numericMetrics } from "./versions.ts";
+
+export const DELTA_LOG_PREFIX = LOG_PREFIX;
+
+function toVersionFile(object: ObjectInfo, version: number): VersionFile {
+  return { version, key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified };
+}
+
+/**
+ * The checkpoints complete enough to replay from, per table version set, remembered from the last
+ * listings: `keptTogether` receives only version numbers, so it looks the table's checkpoints up
+ * by the set of versions it was given. Two tables with the same version set keep only the
+ * checkpoints both have (always safe: a kept version then replays from an older checkpoint, and
+ * more commits are kept); an unknown set means no checkpoint is known, so nothing below a kept
+ * version is removed.
+ */
+const checkpointsByVersionSet = new Map<string, number[]>();
+const MAX_REMEMBERED = 64;
+
+function versionSetKey(versions: Iterable<number>): string {
+  return [...versions].sort((a, b) => a - b).join(",");
+}
+
+function rememberCheckpoints(versions: number[], checkpoints: number[]): void {
+  const key = versionSetKey(versions);
+  const known = checkpointsByVersionSet.get(key);
+  const value = known ? checkpoints.filter((c) => known.includes(c)) : checkpoints;
+  checkpointsByVersionSet.delete(key);
+  checkpointsByVersionSet.set(key, value);
+  while (checkpointsByVersionSet.size > MAX_REMEMBERED) checkpointsByVersionSet.delete(checkpointsByVersionSet.keys().next().value!);
+}
+
+/** Complete checkpoints whose own commit is listed: the points a replay can start from. */
+function replayStarts(listing: LogListing): number[] {
+  return [...new Set(listing.checkpoints.filter((c) => c.complete).map((c) => c.version))].sort((a, b) => a - b);
+}
+
+/** Versions that can be rebuilt: every commit at or above the first replay start (commit 0, or the oldest complete checkpoint). */
+function rebuildableCommits(listing: LogListing): [number, ObjectInfo][] {
+  const commits = [...listing.commits.entries()].sort((a, b) => a[0] - b[0]);
+  if (listing.commits.has(0)) return commits;
+  const first = replayStarts(listing)[0];
+  return first === undefined ? [] : commits.filter(([v]) => v >= first);
+}
+
+async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
+  const listing = await listLog(store);
+  const commits = rebuildableCommits(listing);
+  rememberCheckpoints(
+    commits.map(([v]) => v),
+    replayStarts(listing),
+  );
+  return commits.map(([version, info]) => toVersionFile(info, version));
+}
+
+/** The newest commit: listed from `_last_checkpoint`'s version when it is valid, else the whole log. */
+async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
+  const hint = await readLastCheckpoint(store);
+  if (hint.kind === "valid") {
+    const listing = await listLog(store, hint.hint.version);
+    const latest = latestCommitVersion(listing);
+    if (latest !== null) return toVersionFile(listing.commits.get(latest)!, latest);
+  }
+  const listing = await listLog(store);
+  const latest = latestCommitVersion(listing);
+  return latest === null ? null : toVersionFile(listing.commits.get(latest)!, latest);
+}
+
+async function findVersionFile(store: ObjectStore, version: number): Promise<VersionFile> {
+  const info = await store.head(commitKey(version));
+  return toVersionFile(info, version);
+}
+
+/** One LIST: a page of `_delta_log/` holding a commit (hidden side files sort before commits). */
+async function detect(store: ObjectStore): Promise<boolean> {
+  let listed = 0;
+  for await (const object of store.list(LOG_PREFIX, { delimiter: "/", maxKeys: 1000 })) {
+    listed++;
+    if (parseLogKey(object.key)?.kind === "commit") return true;
+  }
+  return listed === 1000 ? (await latestVersionFile(store)) !== null : false;
+}
+
+/** A bucket key `{root}/_delta_log/{v:020}.json`: its table root (`""` for a table at the bucket's root). */
+function tableRootOfCommitKey(key: string): string | null {
+  const at = key.lastIndexOf(`/${LOG_PREFIX}`);
+  if (at === -1 && !key.startsWith(LOG_PREFIX)) return null;
+  const logKey = at === -1 ? key : key.slice(at + 1);
+  return parseLogKey(logKey)?.kind === "commit" ? (at === -1 ? "" : key.slice(0, at)) : null;
+}
+
+function parseVersionKey(key: string): number | null {
+  const parsed = parseLogKey(key);
+  return parsed?.kind === "commit" ? parsed.version : null;
+}
+
+function resolver(store: ObjectStore): (path: string) => ReturnType<typeof resolveDeltaPath> {
+  return (path) => resolveDeltaPath(path, [store.uri]);
+}
+
+function toVersionRecord(snapshot: DeltaSnapshot, uri: string): VersionRecord {
+  const info = snapshot.commitInfo;
+  const { millis } = commitTimestamp(timestampPolicy(snapshot.protocol, snapshot.metadata), snapshot.version, info, snapshot.commitFile.lastModified, uri);
+  return {
+    version: snapshot.version,
+    timestamp_millis: millis,
+    ...deltaTotals(snapshot),
+    is_tagged: false,
+    is_cleaned_up: false,
+    transaction_uuid: typeof info?.txnId === "string" ? info.txnId : null,
+    read_version: typeof info?.readVersion === "number" ? info.readVersion : null,
+    operation_type: typeof info?.operation === "string" ? info.operation : null,
+    transaction_properties: flattenParameters(info?.operationParameters),
+    ...numberedVersionIdentity(snapshot.version, snapshot.version > 0 ? snapshot.version - 1 : null),
+    metrics: numericMetrics(info?.operationMetrics),
+  };
+}
+
+interface References {
+  files: FileReference[];
+  unresolved: UnresolvedReference[];
+}
+
+async function referencesOf(store: ObjectStore, snapshot: DeltaSnapshot): Promise<References> {
+  const resolve = resolver(store);
+  const files: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  const seen = new Set<string>();
+  const add = (path: string, role: FileRole, size?: number) => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    files.push(size === undefined ? { path, role } : { path, role, size });
+  };
+  const listing = snapshot.listing;
+  const commit = (v: number) => {
+    const info = listing.commits.get(v);
+    if (info) add(info.key, "commit", info.size);
+  };
+  for (const v of snapshot.replayedCommits) commit(v);
+  commit(snapshot.version);
+  if (snapshot.checkpoint) {
+    for (const key of snapshot.checkpoint.files) add(key, "checkpoint");
+    for (const key of snapshot.checkpoint.sidecars) add(key, "sidecar");
+  }
+  const crc = listing.crcs.get(snapshot.version);
+  if (crc) add(crc.key, "statistics", crc.size);
+
+  const reference = (path: string, role: FileRole, size?: number) => {
+    const resolved = resolve(path);
+    if (resolved.kind === "key") add(resolved.key, role, size);
+    else unresolved.push({ path, kind: resolved.kind, reason: resolved.reason });
+  };
+  const withDv = (action: AddAction) => {
+    reference(action.path, "data", action.size);
+    const dv = deletionVectorKey(action, resolve);
+    if (dv.key) add(dv.key, "delete");
+    if (dv.unresolved) unresolved.push(dv.unresolved);
+  };
+  for (const action of snapshot.adds) withDv(action);
+  // Change-data files are named only by the commit that wrote them.
+  const own = await readCommitActions(store, snapshot.version, snapshot.commitFile);
+  for (const action of own) if ("cdc" in action) reference((action.cdc as CdcAction).path, "change-data", (action.cdc as CdcAction).size);
+  return { files, unresolved };
+}
+
+async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
+  const snapshot = await loadSnapshot(store, file.version);
+  const uri = store.uriOf(file.key);
+  const resolve = resolver(store);
+  const references = await referencesOf(store, snapshot);
+  const live = deltaLiveFiles(snapshot, resolve);
+  const raw = (await store.get(snapshot.commitFile.key)).body;
+  return {
+    record: toVersionRecord(snapshot, uri),
+    referencedFiles: references.files,
+    unresolvedReferences: references.unresolved,
+    liveFiles: live.liveFiles,
+    schema: deltaSchemaFields(snapshot.metadata.schemaString),
+    config: { ...snapshot.metadata.configuration },
+    raw,
+    versionFile: file,
+    sections: deltaSections(snapshot, resolve),
+  };
+}
+
+/** One version's record for history: the replay gives the totals; no raw bytes, sections or change-data read. */
+async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
+  return toVersionRecord(await loadSnapshot(store, file.version), store.uriOf(file.key));
+}
+
+/** The cleanup view: checkpointProtection's V becomes lakewarden's protected boundary unless the table sets its own. */
+async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
+  const snapshot = await loadSnapshot(store, file.version);
+  // Deleting files needs the writer protocol too, for every table (vacuumProtocolCheck's rule),
+  // and for every version cleanup reads (checkpointProtection: never clean versions whose protocol is not supported).
+  assertCleanable(snapshot.protocol, store.uri);
+  const references = await referencesOf(store, snapshot);
+  // Files this version's state still holds tombstones for stay while the version is kept (VACUUM
+  // keeps them until the tombstone expires; a kept version is the conservative proxy for that).
+  const resolve = resolver(store);
+  const known = new Set(references.files.map((f) => f.path));
+  const keep = (key: string, role: FileRole, size?: number | null) => {
+    if (known.has(key)) return;
+    known.add(key);
+    references.files.push(typeof size === "number" ? { path: key, role, size } : { path: key, role });
+  };
+  for (const tombstone of snapshot.tombstones) {
+    const resolved = resolve(tombstone.path);
+    if (resolved.kind === "key") keep(resolved.key, "data", tombstone.size);
+    else references.unresolved.push({ path: tombstone.path, kind: resolved.kind, reason: resolved.reason });
+    const dv = deletionVectorKey(tombstone, resolve);
+    if (dv.key) keep(dv.key, "delete");
+    if (dv.unresolved) references.unresolved.push(dv.unresolved);
+  }
+  const config: Record<string, string> = { ...snapshot.metadata.configuration };
+  const v = config[CHECKPOINT_PROTECTION_VERSION];
+  if (v !== undefined && hasWriterFeature(snapshot.protocol, "checkpointProtection") && config["lakewarden.protect_before"] === undefined) {
+    config["lakewarden.protect_before"] = String(v);
+  }
+  return { record: toVersionRecord(snapshot, store.uriOf(file.key)), referencedFiles: references.files, unresolvedReferences: references.unresolved, config };
+}
+
+function declaredRetention(config: Record<string, string>, uri: string): DeclaredRetention {
+  // Protocol-independent properties only (checkpointProtection's V is handled in readForCleanup).
+  const properties = cleanupProperties({ minReaderVersion: 1, minWriterVersion: 2 }, { id: "", format: { provider: "parquet" }, schemaString: null, partitionColumns: [], configuration: config }, uri);
+  const declared: DeclaredRetention = {
+    olderThanMs: properties.logRetentionMs,
+    safetyWindowMs: properties.deletedFileRetentionMs,
+    sources: {
+      olderThanMs: properties.declared.logRetentionMs ?? "delta.logRetentionDuration (Delta's default)",
+      safetyWindowMs: properties.declared.deletedFileRetentionMs ?? "delta.deletedFileRetentionDuration (Delta's default)",
+    },
+  };
+  if (!properties.expiredLogCleanup) {
+    declared.retainVersions = Number.MAX_SAFE_INTEGER;
+    declared.sources.retainVersions = "delta.enableExpiredLogCleanup = false";
+  }
+  return declared;
+}
+
+function keptTogether(kept: readonly number[], removed: readonly number[]): Map<number, string> {
+  const checkpoints = checkpointsByVersionSet.get(versionSetKey([...kept, ...removed])) ?? [];
+  const removedSet = new Set(removed);
+  const out = new Map<number, string>();
+  for (const [version, neededBy] of versionsNeededBy(kept, checkpoints)) {
+    if (!removedSet.has(version)) continue;
+    const base = checkpoints.filter((c) => c <= neededBy).pop();
+    out.set(version, `version ${neededBy} replays from ${base === undefined ? "commit 0 (no checkpoint known at or below it)" : `checkpoint ${base}`} through this commit`);
+  }
+  return out;
+}
+
+function classify(key: string): FileRole | null {
+  const parsed = parseLogKey(key);
+  if (parsed) {
+    if (parsed.kind === "commit") return "commit";
+    if (parsed.kind === "checkpoint") return "checkpoint";
+    if (parsed.kind === "crc") return "statistics";
+    return null;
+  }
+  if (key.startsWith(SIDECARS_PREFIX)) return key.slice(SIDECARS_PREFIX.length).includes("/") ? null : "sidecar";
+  if (key.startsWith(LOG_PREFIX)) return null;
+  if (key.startsWith("_change_data/")) return "change-data";
+  const name = key.slice(key.lastIndexOf("/") + 1);
+  if (/^deletion_vector_[0-9a-f-]{36}\.bin$/.test(name)) return "delete";
+  return "data";
+}
+
+/**
+ * The format's own files, never candidates and never reported: under `_delta_log/`, everything
+ * but commits, checkpoints, `.crc` files and sidecars; elsewhere, every path with a component VACUUM
+ * treats as hidden (names starting `_` or `.`, except `_change_data` and `_delta_index`; without
+ * the partition columns at hand, a `_col=value` partition folder counts as hidden too, so its
+ * orphans are kept rather than guessed at).
+ */
+function isBookkeepingFile(key: string): boolean {
+  if (key.startsWith(LOG_PREFIX)) {
+    const parsed = parseLogKey(key);
+    if (parsed) return parsed.kind === "compaction";
+    if (key.startsWith(SIDECARS_PREFIX)) return key.slice(SIDECARS_PREFIX.length).includes("/");
+    return true;
+  }
+  return isHiddenFromVacuum(key, []);
+}
+
+export const deltaFormat: TableFormat = {
+  name: "delta",
+  versionsPrefix: LOG_PREFIX,
+  commitPatterns: [{ prefix: LOG_PREFIX, suffix: ".json" }],
+  // Data files live anywhere under the root (partition folders): the whole root is listed, and
+  // isBookkeepingFile keeps the log's own files and hidden paths out.
+  managedPrefixes: [""],
+  removal: "delete-commit-files",
+  detect,
+  tableRootOfCommitKey,
+  parseVersionKey,
+  listVersionFiles,
+  latestVersionFile,
+  findVersionFile,
+  siblingVersionKey: (_like: VersionFile, version: number): string => commitKey(version),
+  isBookkeepingFile,
+  readSnapshot,
+  readRecord,
+  readForCleanup,
+  readRefs: async () => NO_REFS,
+  declaredRetention,
+  keptTogether,
+  classify,
+  readDataFileFooter: readParquetFooter,
+};

@@ -1,0 +1,51 @@
+/**
+ * Reads Delta actions out of a Parquet file (a classic or multi-part checkpoint, a V2 Parquet
+ * checkpoint, a sidecar) with hyparquet: each row has one non-null action column. Only the
+ * action columns are read (not `add.stats_parsed` and the like beyond what the row holds).
+ */
+import { parquetMetadata, parquetReadObjects } from "hyparquet";
+import { compressors } from "hyparquet-compressors";
+import { CorruptFileError } from "../errors.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+import { toAction } from "./actions.ts";
+import type { DeltaAction } from "./actions.ts";
+
+const ACTION_COLUMNS = new Set(["add", "remove", "metaData", "protocol", "txn", "domainMetadata", "checkpointMetadata", "sidecar"]);
+
+export async function readParquetActions(store: ObjectStore, key: string): Promise<DeltaAction[]> {
+  const uri = store.uriOf(key);
+  const { body } = await store.get(key);
+  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
+  let rows: Record<string, unknown>[];
+  try {
+    const metadata = parquetMetadata(file);
+    const columns = topLevelNames(metadata.schema).filter((name) => ACTION_COLUMNS.has(name));
+    rows = await parquetReadObjects({ file, metadata, columns, compressors });
+  } catch (error) {
+    throw new CorruptFileError(uri, `not a readable Parquet checkpoint: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const actions: DeltaAction[] = [];
+  rows.forEach((row, i) => {
+    const action = toAction(row, uri, `row ${i}`);
+    if (action) actions.push(action);
+  });
+  return actions;
+}
+
+/** Names of the root's direct children in a flattened Parquet schema (element 0 is the root). */
+function topLevelNames(elements: readonly { name: string; num_children?: number | undefined }[]): string[] {
+  const names: string[] = [];
+  let position = 1;
+  while (position < elements.length) {
+    names.push(elements[position]!.name);
+    position = skipSubtree(elements, position);
+  }
+  return names;
+}
+
+function skipSubtree(elements: readonly { num_children?: number | undefined }[], position: number): number {
+  const children = elements[position]!.num_children ?? 0;
+  let next = position + 1;
+  for (let i = 0; i < children; i++) next = skipSubtree(elements, next);
+  return next;
+}
