@@ -19,6 +19,7 @@ const BENCHMARKS: Record<string, () => Promise<Benchmark>> = {
   cleanup: async () => (await import("./benchmarks/cleanup.ts")).cleanupBenchmark,
   "head-write": async () => (await import("./benchmarks/head-write.ts")).headWriteBenchmark,
   iceberg: async () => (await import("./benchmarks/iceberg.ts")).icebergBenchmark,
+  delta: async () => (await import("./benchmarks/delta.ts")).deltaBenchmark,
 };
 
 async function main(argv: string[]): Promise<number> {
