@@ -18,6 +18,8 @@ const BENCHMARKS: Record<string, () => Promise<Benchmark>> = {
   "cold-load": async () => (await import("./benchmarks/cold-load.ts")).coldLoadBenchmark,
   cleanup: async () => (await import("./benchmarks/cleanup.ts")).cleanupBenchmark,
   "head-write": async () => (await import("./benchmarks/head-write.ts")).headWriteBenchmark,
+  iceberg: async () => (await import("./benchmarks/iceberg.ts")).icebergBenchmark,
+  delta: async () => (await import("./benchmarks/delta.ts")).deltaBenchmark,
 };
 
 async function main(argv: string[]): Promise<number> {

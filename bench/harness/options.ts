@@ -34,7 +34,7 @@ export class BenchUsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--only name[,name]] [--quick] [--runs N] [--out dir]
                          [--cache dir] [--s3-latency ms] [--local-only]
-  --only        run only these benchmarks: history, cold-load, cleanup, head-write
+  --only        run only these benchmarks: history, cold-load, cleanup, head-write, iceberg, delta
   --quick       small grid and 2 runs per cell: a smoke check, not numbers to publish
   --runs        timed runs per cell (default 5, quick 2); the median is reported
   --out         result directory (default bench/results, quick: <cache>/quick-results)
