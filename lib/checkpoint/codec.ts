@@ -6,7 +6,7 @@
 import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC, vectorFromArray } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { VersionRecord } from "../model/version-record.ts";
-import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS } from "../model/version-record.ts";
+import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from "../model/version-record.ts";
 import { columnValues } from "../head/codecs/arrow-buffers.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
@@ -41,17 +41,7 @@ export interface StoredProtection {
 const ARROW_MAGIC = new TextEncoder().encode("ARROW1");
 
 const COLUMN_STRINGS = new Set(["transaction_uuid", "operation_type", "transaction_properties", "version_id", "parent_ids", "branch", "metrics"]);
-const INT_FIELDS = [
-  "version",
-  "timestamp_millis",
-  "total_fragments",
-  "total_data_files",
-  "total_files_size",
-  "total_deletion_files",
-  "total_data_file_rows",
-  "total_deletion_file_rows",
-  "total_rows",
-] as const;
+const INT_FIELDS = ["version", "timestamp_millis", ...VERSION_TOTAL_FIELDS] as const;
 
 export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   assertAscending(content.records);

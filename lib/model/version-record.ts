@@ -38,10 +38,8 @@ export interface VersionRecord {
   metrics: Record<string, number>;
 }
 
-/** The column order of the contract, for encoders that need one. */
-export const VERSION_RECORD_FIELDS = [
-  "version",
-  "timestamp_millis",
+/** The seven totals of a version: what LanceDB's listVersions() reports as `metadata`. */
+export const VERSION_TOTAL_FIELDS = [
   "total_fragments",
   "total_data_files",
   "total_files_size",
@@ -49,6 +47,13 @@ export const VERSION_RECORD_FIELDS = [
   "total_data_file_rows",
   "total_deletion_file_rows",
   "total_rows",
+] as const satisfies readonly (keyof VersionRecord)[];
+
+/** The column order of the contract, for encoders that need one. */
+export const VERSION_RECORD_FIELDS = [
+  "version",
+  "timestamp_millis",
+  ...VERSION_TOTAL_FIELDS,
   "is_tagged",
   "is_cleaned_up",
   "transaction_uuid",
@@ -63,17 +68,6 @@ export const VERSION_RECORD_FIELDS = [
 
 /** The fields of the first checkpoint format (seed 000); files of that format hold only these. */
 export const SEED_RECORD_FIELDS = VERSION_RECORD_FIELDS.slice(0, 15);
-
-/** The seven totals of a version: what LanceDB's listVersions() reports as `metadata`. */
-export const VERSION_TOTAL_FIELDS = [
-  "total_fragments",
-  "total_data_files",
-  "total_files_size",
-  "total_deletion_files",
-  "total_data_file_rows",
-  "total_deletion_file_rows",
-  "total_rows",
-] as const satisfies readonly (keyof VersionRecord)[];
 
 export type VersionTotals = Pick<VersionRecord, (typeof VERSION_TOTAL_FIELDS)[number]>;
 
