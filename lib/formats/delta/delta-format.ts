@@ -38,6 +38,7 @@ import type { VersionRecord } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import type { AddAction, CdcAction } from "./actions.ts";
 import { commitTimestamp, timestampPolicy } from "./commit-timestamps.ts";
+import type { TimestampPolicy } from "./commit-timestamps.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { deletionVectorKey, deltaLiveFiles, deltaSchemaFields, deltaSections, deltaTotals } from "./head-state.ts";
 import { readLastCheckpoint } from "./last-checkpoint.ts";
@@ -47,11 +48,11 @@ import type { LogListing } from "./log-listing.ts";
 import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
 import { resolveDeltaPath } from "./paths.ts";
 import { assertCleanable, hasWriterFeature } from "./protocol.ts";
-import { loadSnapshot, readCommitActions } from "./snapshot.ts";
+import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { CHECKPOINT_PROTECTION_VERSION, cleanupProperties } from "./table-properties.ts";
 import { isHiddenFromVacuum } from "./vacuum.ts";
-import { flattenParameters, numericMetrics } from "./versions.ts";
+import { flattenParameters, numericMetrics, summarizeCommit } from "./versions.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
@@ -237,8 +238,46 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
 }
 
 /** One version's record for history: the replay gives the totals; no raw bytes, sections or change-data read. */
+/**
+ * A version's record for history from its commit file alone (one GET; the log is not replayed
+ * for each version, which made a long log without a checkpoint quadratic). The timestamp rule
+ * comes from the latest state, read once per store and minute; the totals need a replay, so they
+ * are null here (the head and cleanup's records carry them).
+ */
 async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
-  return toVersionRecord(await loadSnapshot(store, file.version), store.uriOf(file.key));
+  const policy = await timestampPolicyOf(store);
+  const actions = await readCommitActions(store, file.version, { key: file.key, size: file.size, etag: file.etag, lastModified: file.lastModified });
+  const summary = summarizeCommit(file.version, commitInfoOf(actions), { key: file.key, size: file.size, etag: file.etag, lastModified: file.lastModified }, policy, store.uriOf(file.key));
+  return {
+    version: file.version,
+    timestamp_millis: summary.timestampMillis,
+    total_fragments: null,
+    total_data_files: null,
+    total_files_size: null,
+    total_deletion_files: null,
+    total_data_file_rows: null,
+    total_deletion_file_rows: null,
+    total_rows: null,
+    is_tagged: false,
+    is_cleaned_up: false,
+    transaction_uuid: summary.txnId,
+    read_version: summary.readVersion,
+    operation_type: summary.operation,
+    transaction_properties: summary.operationParameters,
+    ...numberedVersionIdentity(file.version, file.version > 0 ? file.version - 1 : null),
+    metrics: summary.metrics,
+  };
+}
+
+const POLICY_TTL_MS = 60_000;
+const policies = new WeakMap<ObjectStore, { at: number; policy: Promise<TimestampPolicy> }>();
+function timestampPolicyOf(store: ObjectStore): Promise<TimestampPolicy> {
+  const cached = policies.get(store);
+  if (cached && Date.now() - cached.at < POLICY_TTL_MS) return cached.policy;
+  const policy = loadSnapshot(store).then((latest) => timestampPolicy(latest.protocol, latest.metadata));
+  policy.catch(() => policies.delete(store));
+  policies.set(store, { at: Date.now(), policy });
+  return policy;
 }
 
 /** The cleanup view: checkpointProtection's V becomes lakewarden's protected boundary unless the table sets its own. */
