@@ -22,9 +22,14 @@ export function formatNames(): string[] {
   return TABLE_FORMATS.map((f) => f.name);
 }
 
+/** The format registered under `name`, or undefined (a head or pin naming a format this build lacks). */
+export function registeredFormat(name: string): TableFormat | undefined {
+  return TABLE_FORMATS.find((format) => format.name === name);
+}
+
 /** The format registered under `name`; throws for an unknown name, listing the known ones. */
 export function formatByName(name: string): TableFormat {
-  const format = TABLE_FORMATS.find((candidate) => candidate.name === name);
+  const format = registeredFormat(name);
   if (!format) {
     throw new UnknownFormatError(`unknown table format "${name}" (known: ${formatNames().join(", ")})`);
   }
@@ -90,7 +95,7 @@ async function readPinnedFormat(store: ObjectStore): Promise<TableFormat | null>
     if (error instanceof NotFoundError) return null;
     throw error;
   }
-  const format = TABLE_FORMATS.find((f) => f.name === text);
+  const format = registeredFormat(text);
   if (!format) {
     throw new TableFormatError(store.uriOf(FORMAT_PIN_KEY), `pins format ${JSON.stringify(text.slice(0, 40))}, which this lakewarden does not know (known: ${formatNames().join(", ")})`);
   }

@@ -15,7 +15,7 @@
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
+import { registeredFormat, resolveFormat } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -277,13 +277,13 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   if (known) void latestOf(known).catch(() => undefined);
   // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
   const isCurrent = async (identity: HeadIdentity) => {
-    known ??= TABLE_FORMATS.find((f) => f.name === identity.format);
+    known ??= registeredFormat(identity.format);
     if (!known) return false;
     const file = await latestOf(known);
     return file !== null && identityDescribesFile(identity, file, known.name);
   };
   const stored = await getHead(store, codecs, isCurrent);
-  if (!known && stored.state === "readable") known = TABLE_FORMATS.find((f) => f.name === stored.content.format);
+  if (!known && stored.state === "readable") known = registeredFormat(stored.content.format);
   const format = known ?? (await resolveFormat(store));
   const latest = await latestOf(format);
   if (!latest) throw noVersionFilesError(store.uri, format);

@@ -5,7 +5,7 @@
  * never history.
  */
 import type { TableFormat } from "../formats/table-format.ts";
-import { resolveFormat, TABLE_FORMATS } from "../formats/index.ts";
+import { registeredFormat, resolveFormat } from "../formats/index.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
@@ -61,7 +61,7 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
     return { ...(await readTimeline(store, given, { ...timelineOptions, recent: headRecentVersions(store, given) })), format: given };
   }
   const head = await readHeadTimelineQuietly(store);
-  const named = head ? TABLE_FORMATS.find((f) => f.name === head.format) : undefined;
+  const named = head ? registeredFormat(head.format) : undefined;
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
   const timeline = await readTimeline(store, format, { ...timelineOptions, ...(recent ? { recent } : {}) });

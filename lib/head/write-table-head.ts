@@ -7,7 +7,7 @@
 import { assertTableRoot } from "../formats/table-root.ts";
 import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import { findFormat, pinFormat, TABLE_FORMATS } from "../formats/index.ts";
+import { findFormat, pinFormat, registeredFormat } from "../formats/index.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { buildHead } from "./builder.ts";
@@ -57,7 +57,7 @@ export interface WriteTableHeadResult extends HeadWriteResult {
 export async function writeTableHead(store: ObjectStore, options: WriteTableHeadOptions = {}): Promise<WriteTableHeadResult> {
   // Without a format, the stored head names it (read first, at no extra request), else the pin or detection.
   const storedFirst = options.format ? null : await readStoredHead(store);
-  const named = storedFirst?.state === "readable" ? TABLE_FORMATS.find((f) => f.name === storedFirst.content.format) : undefined;
+  const named = storedFirst?.state === "readable" ? registeredFormat(storedFirst.content.format) : undefined;
   const resolved = options.format ? { format: options.format, source: "named" as const } : named ? { format: named, source: "pinned" as const } : await findFormat(store);
   const format = resolved.format;
   await assertTableRoot(store, format, "a table has one head, at its root");

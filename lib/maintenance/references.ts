@@ -32,16 +32,17 @@ export class ReferenceSet {
   readonly outside: OutsideReference[] = [];
 
   add(version: number, file: FileReference): void {
-    // Formats resolve paths through the one validator; this re-check is the pipeline's own
-    // guard, so a format bug can never turn into a delete outside the root.
-    const problem = relativeKeyProblem(file.path);
-    if (problem !== null) {
-      this.outside.push({ path: file.path, version, kind: "unresolvable", reason: `the format gave a path that ${problem}` });
-      return;
-    }
     const map = file.path.endsWith("/") ? this.folders : this.files;
     const existing = map.get(file.path);
     if (!existing) {
+      // Formats resolve paths through the one validator; this re-check (once per path: a path
+      // already held passed it) is the pipeline's own guard, so a format bug can never turn
+      // into a delete outside the root.
+      const problem = relativeKeyProblem(file.path);
+      if (problem !== null) {
+        this.outside.push({ path: file.path, version, kind: "unresolvable", reason: `the format gave a path that ${problem}` });
+        return;
+      }
       map.set(file.path, { path: file.path, kind: file.role, versions: [version], count: 1 });
       return;
     }
