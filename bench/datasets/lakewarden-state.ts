@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
+import { numberedVersionIdentity } from "../../lib/model/version-record.ts";
 import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
 import { checkpointKey } from "../../lib/checkpoint/layout.ts";
 import { writeTableHead, type WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
@@ -38,6 +39,7 @@ export async function syntheticRecords(store: ObjectStore, fragments: number, ve
     timestamp_millis: commitTime(version),
     transaction_uuid: transactionUuid(fragments, version),
     read_version: version - 1,
+    ...numberedVersionIdentity(version, version > 1 ? version - 1 : null),
   });
   const records = Array.from({ length: versions }, (_, i) => derive(i + 1));
   const newest = await readRecord(versions);
