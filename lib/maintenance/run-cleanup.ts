@@ -31,6 +31,7 @@ import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
 import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
+import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
 import { readPins } from "./pins.ts";
@@ -219,7 +220,14 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     readPins(store, run.startedAt),
   ]);
   result.warnings.push(...pins.problems);
-  if (!latest) throw noVersionFilesError(store.uri, format);
+  if (!latest) {
+    // A listing taken while a writer renames version files (LanceDB's manifest-path migration)
+    // can miss every one of them; a second look tells that race from a folder with no table.
+    if (await format.latestVersionFile(store)) {
+      throw new TableChangedError(store.uri, "version files moved while cleanup listed them (a rename or migration in progress); nothing was deleted, run again");
+    }
+    throw noVersionFilesError(store.uri, format);
+  }
   // A budget-stopped run's progress: what it read, listed and deleted. Only a shortcut: every
   // decision below is made again on fresh refs, a fresh version listing and a fresh re-plan.
   const loaded = options.dryRun ? { saved: null, problem: null } : await loadProgress(store, runFiles.progress, run.now());
