@@ -131,6 +131,22 @@ export interface CandidateScope {
  */
 export type RemovalKind = "delete-commit-files" | "metadata-commit";
 
+/** Why the format's own rules keep a version, as the plan's word for it (see version-plan.ts KeptBy). */
+export type FormatKeptBy = "latest" | "tag" | "branch" | "retention";
+
+/**
+ * The format's own answer to "which versions may go" (Iceberg: the spec's per-ref snapshot
+ * retention), computed on one version file. Every version it covers is in exactly one map.
+ */
+export interface FormatRemovalRules {
+  /** Versions the format's rules keep, with why. */
+  keep: Map<number, { reason: string; keptBy: FormatKeptBy }>;
+  /** Versions the format's rules let go, with why. */
+  due: Map<number, string>;
+  /** What else the removal commit changes (Iceberg: expired refs it drops), for the report. */
+  notes: string[];
+}
+
 export interface CommitRemovalInput {
   /** Versions to drop (ordering sequences). */
   remove: readonly number[];
@@ -188,6 +204,13 @@ export interface TableFormat {
    * removed sets, returns the removed versions to keep after all, with why.
    */
   keptTogether?(kept: readonly number[], removed: readonly number[]): Map<number, string>;
+  /**
+   * Optional: the format's own retention rules decide which versions are due, instead of
+   * lakewarden's age and count defaults and its tag and branch rules (Iceberg: per-ref snapshot
+   * expiry). `base` is the version file the plan is made on. lakewarden's explicit settings,
+   * reader pins, the latest version, keptTogether and history protection only ever keep more.
+   */
+  removalRules?(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules>;
   /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
   /**

@@ -6,7 +6,7 @@
  * not read yet. The decide half (`decideManifests`) is pure. A version file that cannot be read
  * aborts the run: without it we cannot know which files it needs.
  */
-import type { CleanupView, FileReference, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
+import type { CleanupView, FileReference, FormatRemovalRules, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { UnresolvableReferenceError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -148,6 +148,8 @@ export interface DecideInput {
   pins?: readonly VersionPin[];
   /** Versions interrupted runs removed (their intents, or the protection state they left): see planVersions. */
   removedEarlier?: readonly number[];
+  /** The format's own retention rules, computed on the scanned version files (TableFormat.removalRules). */
+  formatRules?: FormatRemovalRules;
 }
 
 export function decideManifests(scan: ManifestScan, input: DecideInput): ProcessedManifests {
@@ -160,6 +162,7 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
     ...(input.keptTogether ? { keptTogether: input.keptTogether } : {}),
     ...(input.pins ? { pins: input.pins } : {}),
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier.filter((version) => !scan.has(version)) } : {}),
+    ...(input.formatRules ? { formatRules: input.formatRules } : {}),
   });
   const decisions = new Map(plan.decisions.map((d) => [d.version, d]));
   const kept = new ReferenceSet();
@@ -207,7 +210,11 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const policy =
     input.policy ??
     resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined);
+  // Asked on the same version file the scan read, so the rules and the references agree.
+  const base = scan.get(input.latestAtStart)?.file ?? [...scan.values()].at(-1)?.file;
+  const formatRules = format.removalRules && base ? await format.removalRules(store, base, input.now) : undefined;
   const processed = decideManifests(scan, {
+    ...(formatRules ? { formatRules } : {}),
     policy,
     refs: input.refs,
     latestAtStart: input.latestAtStart,

@@ -7,6 +7,7 @@
  * of the main branch, and versions a branch was created from. A tagged version the policy
  * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
  */
+import type { FormatRemovalRules } from "../formats/table-format.ts";
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
 import { describePin } from "./pins.ts";
@@ -34,6 +35,12 @@ export interface VersionPlanInput {
    * kept): below a protected boundary they mean its history is partial already.
    */
   removedEarlier?: readonly number[];
+  /**
+   * The format's own retention rules (TableFormat.removalRules): for the versions they cover they
+   * replace the age and count defaults and the tag, branch and "new" rules. Only what the caller
+   * set explicitly (a policy field whose source is not "default") and reader pins keep more.
+   */
+  formatRules?: FormatRemovalRules;
 }
 
 /** A reader pin as the plan needs it. */
@@ -92,6 +99,8 @@ export interface VersionPlan {
   taggedOld: TaggedOldVersion[];
   protection: ProtectionOutcome | null;
   cutoffMillis: number;
+  /** What the format's rules change besides versions (Iceberg: expired refs its commit drops). */
+  formatNotes: string[];
 }
 
 /** Tag names by version, for tags on the main branch only (other tags pin other lineages). */
@@ -131,10 +140,30 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   for (const pin of input.pins ?? []) pins.set(pin.version, [...(pins.get(pin.version) ?? []), pin]);
   const taggedOld: TaggedOldVersion[] = [];
 
+  const rules = input.formatRules;
+  const explicitAge = policy.sources.olderThanMs !== "default";
+  const explicitCount = policy.sources.retainVersions !== "default";
+
   const decisions: VersionDecision[] = versions.map(({ version, timestampMillis }) => {
     const committed = new Date(timestampMillis).toISOString();
     const dueByPolicy = !newestRetained.has(version) && timestampMillis < cutoffMillis;
     const decide = (keep: boolean, reason: string, keptBy: KeptBy): VersionDecision => ({ version, timestampMillis, keep, reason, keptBy });
+    const formatKeep = rules?.keep.get(version);
+    const formatDue = rules?.due.get(version);
+    if (formatKeep !== undefined) return decide(true, formatKeep.reason, formatKeep.keptBy);
+    if (formatDue !== undefined) {
+      // The format's rules let it go; only what the caller asked for, or a reader, keeps it.
+      if (version === latestAtStart) return decide(true, "latest version", "latest");
+      const pinned = pins.get(version);
+      if (pinned) return decide(true, `pinned by a reader: ${pinned.map(describePin).join("; ")}`, "pin");
+      if (explicitCount && newestRetained.has(version)) {
+        return decide(true, `${formatDue}, but among the newest ${policy.retainVersions} versions (retain-versions, ${policy.sources.retainVersions})`, "retention");
+      }
+      if (explicitAge && timestampMillis >= cutoffMillis) {
+        return decide(true, `${formatDue}, but committed ${committed}, within older-than ${olderThan} (${policy.sources.olderThanMs})`, "retention");
+      }
+      return decide(false, formatDue, "removed");
+    }
     if (version === latest) return decide(true, "latest version", "latest");
     if (version >= latestAtStart) return decide(true, `at or above version ${latestAtStart}, the latest when this run started`, "new");
     const tagNames = tags.get(version);
@@ -173,6 +202,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     taggedOld,
     protection,
     cutoffMillis,
+    formatNotes: rules?.notes ?? [],
   };
 }
 

@@ -105,6 +105,15 @@ export interface AppendOptions {
   timestampMs?: number;
   /** Refs to set or replace in the new metadata (main follows the new snapshot unless given). */
   refs?: Record<string, Record<string, string | number | bigint>>;
+  /**
+   * Commit to this branch instead of main: the parent is the branch's head (or `parentId`), the
+   * branch ref moves to the new snapshot (keeping its retention settings, and taking those `refs`
+   * gives for it) and main, the current
+   * snapshot and the snapshot log stay as they are.
+   */
+  branch?: string;
+  /** The new snapshot's parent (default: the head of the branch committed to). */
+  parentId?: string;
   properties?: Record<string, string>;
   /**
    * Deletion vectors (spec v3: a Puffin blob per data file) to add in a delete manifest whose
@@ -181,7 +190,9 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
   const json = parseJsonLossless(await readFile(join(dir, `metadata/v${current}.metadata.json`), "utf8")) as Record<string, JsonValue>;
   const location = String(json.location).replace(/\/+$/, "");
   const snapshots = json.snapshots as Record<string, JsonValue>[];
-  const currentId = String(json["current-snapshot-id"]);
+  const onBranch = options.branch !== undefined && options.branch !== "main" ? options.branch : null;
+  const existingRefs = (json.refs as Record<string, Record<string, JsonValue>> | undefined) ?? {};
+  const currentId = options.parentId ?? (onBranch !== null && existingRefs[onBranch] ? String(existingRefs[onBranch]["snapshot-id"]) : String(json["current-snapshot-id"]));
   const parent = snapshots.find((s) => String(s["snapshot-id"]) === currentId)!;
   const keyOf = (path: string) => path.slice(location.length + 1);
   const snapshotId = options.snapshotId ?? (1n << 60n) + BigInt(Math.floor(Math.random() * 1e15));
@@ -310,11 +321,17 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
       "schema-id": parent["schema-id"] ?? 0,
     },
   ];
-  next["current-snapshot-id"] = snapshotId;
   next["last-sequence-number"] = sequence;
   next["last-updated-ms"] = timestampMs;
-  next.refs = { ...((json.refs as Record<string, JsonValue>) ?? {}), main: { "snapshot-id": snapshotId, type: "branch" }, ...(options.refs as Record<string, JsonValue> | undefined) };
-  next["snapshot-log"] = [...((json["snapshot-log"] as JsonValue[]) ?? []), { "timestamp-ms": timestampMs, "snapshot-id": snapshotId }];
+  if (onBranch !== null) {
+    // Settings given for the branch committed to apply to it; its head is the new snapshot.
+    const given = (options.refs?.[onBranch] ?? {}) as Record<string, JsonValue>;
+    next.refs = { ...existingRefs, ...(options.refs as Record<string, JsonValue> | undefined), [onBranch]: { ...existingRefs[onBranch], ...given, "snapshot-id": snapshotId, type: "branch" } };
+  } else {
+    next["current-snapshot-id"] = snapshotId;
+    next.refs = { ...existingRefs, main: { ...existingRefs.main, "snapshot-id": snapshotId, type: "branch" }, ...(options.refs as Record<string, JsonValue> | undefined) };
+    next["snapshot-log"] = [...((json["snapshot-log"] as JsonValue[]) ?? []), { "timestamp-ms": timestampMs, "snapshot-id": snapshotId }];
+  }
   next["metadata-log"] = [...((json["metadata-log"] as JsonValue[]) ?? []), { "timestamp-ms": Number(json["last-updated-ms"]), "metadata-file": `${location}/metadata/v${current}.metadata.json` }];
   if (options.properties) next.properties = { ...(json.properties as Record<string, JsonValue>), ...options.properties };
   await writeFile(join(dir, metadataKey), stringifyJsonLossless(next, 2));

@@ -21,7 +21,7 @@ import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError }
 import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
 import { METADATA_PREFIX, nextHadoopMetadataKey, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { reachableFiles, type Reachable } from "./reachable.ts";
-import { tableRetention, type TableRetention } from "./retention.ts";
+import { formatMs, tableRetention, type TableRetention } from "./retention.ts";
 import { IcebergFileReader } from "./snapshot-files.ts";
 import { decodeTableMetadata, type IcebergTableMetadata, type JsonObject } from "./table-metadata.ts";
 import { openIcebergTable, type IcebergTable } from "./table-state.ts";
@@ -33,6 +33,18 @@ export interface ExpiryPlan {
   expire: string[];
   /** Non-main refs dropped for age or a missing snapshot. */
   dropRefs: string[];
+  /** Why each dropped ref is dropped, by name. */
+  refReasons: Map<string, string>;
+  /** Why each snapshot is retained or expires, by snapshot id (the first rule that decided it). */
+  why: Map<string, SnapshotVerdict>;
+}
+
+/** How a rule keeps a snapshot: as a ref's head, or as a branch ancestor (main's or another's), or unreferenced but young. */
+export type RetainedBy = "main" | "tag" | "branch" | "main-history" | "branch-history" | "young";
+
+export interface SnapshotVerdict {
+  retainedBy: RetainedBy | null;
+  reason: string;
 }
 
 export interface ExpiryOverrides {
@@ -42,42 +54,103 @@ export interface ExpiryOverrides {
   retainLast?: number;
 }
 
+/** A retention setting as the reasons say it: value and where it came from. */
+function setting(name: string, value: number, source: string, unit: "ms" | "count"): string {
+  return `${name} ${unit === "ms" ? formatMs(value) : value} (${source})`;
+}
+
+/**
+ * The spec's retention rules, as iceberg-java's RemoveSnapshots applies them: non-main refs older
+ * than their max-ref-age-ms (or naming a missing snapshot) are dropped; every remaining ref's
+ * snapshot is kept; each remaining branch keeps its ancestors, newest first, while fewer than
+ * min-snapshots-to-keep are kept or they are no older than max-snapshot-age-ms (the ref's values,
+ * else the table's `history.expire.*`, else the defaults), stopping at the first that fails both;
+ * snapshots on no remaining ref's history are kept when no older than the table's cutoff.
+ */
 export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retention: TableRetention, overrides: ExpiryOverrides = {}): ExpiryPlan {
   const byId = new Map(metadata.snapshots.map((s) => [s.id, s]));
-  const defaultCutoff = overrides.expireOlderThanMs ?? nowMs - retention.maxSnapshotAgeMs;
-  const defaultMinKeep = overrides.retainLast ?? retention.minSnapshotsToKeep;
+  const tableAge =
+    overrides.expireOlderThanMs !== undefined
+      ? { cutoff: overrides.expireOlderThanMs, text: `older than ${new Date(overrides.expireOlderThanMs).toISOString()} (override)` }
+      : { cutoff: nowMs - retention.maxSnapshotAgeMs, text: setting("max-snapshot-age-ms", retention.maxSnapshotAgeMs, retention.sources.maxSnapshotAgeMs ?? "Iceberg default", "ms") };
+  const tableMinKeep =
+    overrides.retainLast !== undefined
+      ? { count: overrides.retainLast, text: `min-snapshots-to-keep ${overrides.retainLast} (override)` }
+      : { count: retention.minSnapshotsToKeep, text: setting("min-snapshots-to-keep", retention.minSnapshotsToKeep, retention.sources.minSnapshotsToKeep ?? "Iceberg default", "count") };
   const dropRefs: string[] = [];
-  const refs = metadata.refs.filter((ref) => {
-    if (ref.name === "main") return true;
-    const snapshot = byId.get(ref.snapshotId);
-    const maxAge = ref.maxRefAgeMs ?? retention.maxRefAgeMs;
-    if (!snapshot || nowMs - snapshot.timestampMs > maxAge) {
-      dropRefs.push(ref.name);
-      return false;
-    }
-    return true;
-  });
+  const dropped = new Map<string, string>();
+  const refs = [...metadata.refs]
+    .sort((a, b) => (a.name === "main" ? -1 : b.name === "main" ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .filter((ref) => {
+      if (ref.name === "main") return true;
+      const snapshot = byId.get(ref.snapshotId);
+      const maxAge = ref.maxRefAgeMs ?? retention.maxRefAgeMs;
+      if (!snapshot || nowMs - snapshot.timestampMs > maxAge) {
+        dropRefs.push(ref.name);
+        const source = ref.maxRefAgeMs !== null ? `ref "${ref.name}"` : (retention.sources.maxRefAgeMs ?? "Iceberg default");
+        dropped.set(ref.name, snapshot ? `its snapshot is older than ${setting("max-ref-age-ms", maxAge, source, "ms")}` : "it names a missing snapshot");
+        return false;
+      }
+      return true;
+    });
+  dropRefs.sort();
 
-  const retain = new Set<string>();
+  const why = new Map<string, SnapshotVerdict>();
+  const keep = (id: string, retainedBy: RetainedBy, reason: string): void => {
+    if (!why.has(id)) why.set(id, { retainedBy, reason });
+  };
   for (const ref of refs) {
-    if (byId.has(ref.snapshotId)) retain.add(ref.snapshotId);
+    if (!byId.has(ref.snapshotId)) continue;
+    if (ref.type === "tag") keep(ref.snapshotId, "tag", `tagged "${ref.name}"`);
+    else keep(ref.snapshotId, ref.name === "main" ? "main" : "branch", `head of branch "${ref.name}"`);
+  }
+  /** Why each snapshot a branch walk passed over was not kept by it (the first branch that saw it). */
+  const passedOver = new Map<string, string>();
+  for (const ref of refs) {
     if (ref.type !== "branch") continue;
-    const cutoff = ref.maxSnapshotAgeMs !== null ? nowMs - ref.maxSnapshotAgeMs : defaultCutoff;
-    const minKeep = ref.minSnapshotsToKeep ?? defaultMinKeep;
+    const age =
+      ref.maxSnapshotAgeMs !== null ? { cutoff: nowMs - ref.maxSnapshotAgeMs, text: setting("max-snapshot-age-ms", ref.maxSnapshotAgeMs, `ref "${ref.name}"`, "ms") } : tableAge;
+    const minKeep = ref.minSnapshotsToKeep !== null ? { count: ref.minSnapshotsToKeep, text: setting("min-snapshots-to-keep", ref.minSnapshotsToKeep, `ref "${ref.name}"`, "count") } : tableMinKeep;
+    const history: RetainedBy = ref.name === "main" ? "main-history" : "branch-history";
     let kept = 0;
+    let stopped = false;
     for (const id of ancestry(metadata, ref.snapshotId)) {
-      if (kept < minKeep || byId.get(id)!.timestampMs >= cutoff) {
-        retain.add(id);
+      const committed = new Date(byId.get(id)!.timestampMs).toISOString();
+      if (!stopped && kept < minKeep.count) {
+        keep(id, history, `on branch "${ref.name}": among its newest ${minKeep.count} (${minKeep.text})`);
         kept++;
-      } else break;
+      } else if (!stopped && byId.get(id)!.timestampMs >= age.cutoff) {
+        keep(id, history, `on branch "${ref.name}": committed ${committed}, within ${age.text}`);
+        kept++;
+      } else {
+        stopped = true;
+        if (!passedOver.has(id)) passedOver.set(id, `on branch "${ref.name}", older than its ${age.text} and beyond its ${minKeep.text}`);
+      }
     }
   }
   const referenced = new Set<string>();
   for (const ref of refs) for (const id of ref.type === "branch" ? ancestry(metadata, ref.snapshotId) : [ref.snapshotId]) referenced.add(id);
   for (const snapshot of metadata.snapshots) {
-    if (!referenced.has(snapshot.id) && snapshot.timestampMs >= defaultCutoff) retain.add(snapshot.id);
+    if (!referenced.has(snapshot.id) && snapshot.timestampMs >= tableAge.cutoff) {
+      keep(snapshot.id, "young", `on no ref's history, committed ${new Date(snapshot.timestampMs).toISOString()}, within ${tableAge.text}`);
+    }
   }
-  return { retain, expire: metadata.snapshots.filter((s) => !retain.has(s.id)).map((s) => s.id), dropRefs };
+  // What expires, and why: passed over by a branch, left by an expired ref, or on no ref's history and old.
+  const droppedReach = new Map<string, string>();
+  for (const ref of metadata.refs) {
+    const reason = dropped.get(ref.name);
+    if (reason === undefined) continue;
+    for (const id of ref.type === "branch" ? ancestry(metadata, ref.snapshotId) : [ref.snapshotId]) if (!droppedReach.has(id)) droppedReach.set(id, `${ref.type} "${ref.name}" expired: ${reason}`);
+  }
+  for (const snapshot of metadata.snapshots) {
+    if (why.has(snapshot.id)) continue;
+    const reason =
+      passedOver.get(snapshot.id) ??
+      (droppedReach.has(snapshot.id) ? `${droppedReach.get(snapshot.id)!}, and no other ref keeps it` : `on no ref's history, older than ${tableAge.text}`);
+    why.set(snapshot.id, { retainedBy: null, reason: `expires by the table's snapshot retention: ${reason}` });
+  }
+  const retain = new Set([...why].filter(([, v]) => v.retainedBy !== null).map(([id]) => id));
+  return { retain, expire: metadata.snapshots.filter((s) => !retain.has(s.id)).map((s) => s.id), dropRefs, refReasons: dropped, why };
 }
 
 /** The metadata path of a file name the way this table writes them (its metadata log's folder, else `<location>/metadata/`). */

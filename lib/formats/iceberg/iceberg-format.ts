@@ -22,10 +22,10 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
-import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
-import type { CleanupView, CommitRemovalInput, DeclaredRetention, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
+import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRemovalRules, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
-import { writeExpiryCommit } from "./expire-snapshots.ts";
+import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
 import { latestMetadataFile } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
@@ -174,32 +174,56 @@ async function readRefs(store: ObjectStore, pointer?: string): Promise<Refs> {
   return table ? icebergRefs(table.read.metadata, table.ordered) : { tags: [], branches: [] };
 }
 
-function declaredRetention(config: Record<string, string>): DeclaredRetention {
-  const r = tableRetention(config);
-  const out: DeclaredRetention = { sources: {} };
-  if (r.sources.maxSnapshotAgeMs) {
-    out.olderThanMs = r.maxSnapshotAgeMs;
-    out.sources.olderThanMs = r.sources.maxSnapshotAgeMs;
+const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
+  main: "latest",
+  tag: "tag",
+  branch: "branch",
+  "branch-history": "branch",
+  "main-history": "retention",
+  young: "retention",
+};
+
+/**
+ * Which snapshots may go is the spec's per-ref retention (planExpiry, iceberg-java's
+ * RemoveSnapshots), not lakewarden's age and count defaults: the table's `history.expire.*` and
+ * each ref's own settings decide; lakewarden's explicit flags only keep more.
+ */
+async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+  const table = await tableAt(store, base.key);
+  const { metadata } = table.read;
+  const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties));
+  const keep: FormatRemovalRules["keep"] = new Map();
+  const due: FormatRemovalRules["due"] = new Map();
+  for (const [id, verdict] of plan.why) {
+    const version = table.ordered.versionOf.get(id)!;
+    if (verdict.retainedBy === null) due.set(version, verdict.reason);
+    else keep.set(version, { reason: verdict.reason, keptBy: KEPT_BY[verdict.retainedBy] });
   }
-  if (r.sources.minSnapshotsToKeep) {
-    out.retainVersions = r.minSnapshotsToKeep;
-    out.sources.retainVersions = r.sources.minSnapshotsToKeep;
-  }
-  return out;
+  return { keep, due, notes: plan.dropRefs.map((name) => `ref "${name}" expired (${plan.refReasons.get(name)}): the expiry commit drops it`) };
 }
 
-/** Writes the metadata commit that drops `remove` (versions) on top of `base`; fails if `base` is no longer current. */
+/**
+ * Writes the metadata commit that drops `remove` (versions) on top of `base`; fails if `base` is
+ * no longer current, or if the table's own retention keeps one of them. The refs the spec
+ * expires at `now` are dropped with them.
+ */
 async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }> {
   const latest = await latestMetadataFile(store);
   if (latest?.key !== input.base.key) {
     throw new PreconditionFailedError(`the current metadata is ${latest?.key ?? "gone"}, not ${input.base.key}: re-plan`, { uri: store.uriOf(input.base.key) });
   }
   const table = await openIcebergTable(store, { metadataKey: input.base.key });
+  const retention = tableRetention(table.read.metadata.properties);
+  const rules = planExpiry(table.read.metadata, input.now.getTime(), retention);
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
   const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
   if (expire.length === 0) return { key: input.base.key };
-  const written = await writeExpiryCommit(table, { expire, dropRefs: [] }, input.now, tableRetention(table.read.metadata.properties), { dryRun: false });
+  const retained = expire.find((id) => rules.retain.has(id));
+  if (retained !== undefined) {
+    throw new TableFormatError(store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);
+  }
+  const written = await writeExpiryCommit(table, { expire, dropRefs: rules.dropRefs }, input.now, retention, { dryRun: false });
   return { key: written.key! };
 }
 
@@ -270,7 +294,7 @@ export const icebergFormat: TableFormat = {
   readForCleanup,
   readRecord,
   readRefs,
-  declaredRetention,
+  removalRules,
   commitRemoval,
   classify,
   readDataFileFooter: readParquetFooter,

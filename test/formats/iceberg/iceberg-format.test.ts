@@ -20,6 +20,8 @@ import {
   fixturePath,
   ICEBERG_FIXTURES,
   icebirdLiveFiles,
+  listFiles as listFilesOf,
+  rewriteMetadata,
   snapshotsByTextPass,
   type FixtureCopy,
 } from "../../support/iceberg-fixtures.ts";
@@ -182,13 +184,37 @@ describe("the current snapshot's state for the head", () => {
 });
 
 describe("refs, retention and removal", () => {
-  it("declares the table's history.expire.* retention", () => {
-    expect(icebergFormat.declaredRetention!({ "history.expire.max-snapshot-age-ms": "3600000", "history.expire.min-snapshots-to-keep": "4" }, "")).toEqual({
-      olderThanMs: 3600000,
-      retainVersions: 4,
-      sources: { olderThanMs: "history.expire.max-snapshot-age-ms", retainVersions: "history.expire.min-snapshots-to-keep" },
+  it("the table's history.expire.* settings are the spec's per-ref snapshot retention (removalRules), not lakewarden's age and count policy", async () => {
+    expect(icebergFormat.declaredRetention).toBeUndefined();
+    const c = await copy("spark-bunnies");
+    await rewriteMetadata(c.dir, (json) => {
+      json.properties = { ...(json.properties as object), "history.expire.min-snapshots-to-keep": "2" } as never;
     });
-    expect(icebergFormat.declaredRetention!({}, "")).toEqual({ sources: {} });
+    const store = openStore(c.dir);
+    const files = await icebergFormat.listVersionFiles(store);
+    const rules = await icebergFormat.removalRules!(store, files.at(-1)!, new Date());
+    expect(rules.keep.get(3)).toEqual({ keptBy: "latest", reason: 'head of branch "main"' });
+    expect(rules.keep.get(2)).toEqual({ keptBy: "retention", reason: 'on branch "main": among its newest 2 (min-snapshots-to-keep 2 (history.expire.min-snapshots-to-keep))' });
+    expect([...rules.due.keys()]).toEqual([1]);
+    expect(rules.due.get(1)).toMatch(/^expires by the table's snapshot retention: on branch "main", older than its max-snapshot-age-ms 5d \(Iceberg default\)/);
+    expect(rules.notes).toEqual([]);
+  });
+
+  it("commitRemoval refuses to expire a snapshot the table's retention keeps, and drops the refs it expires", async () => {
+    const c = await copy("spark-bunnies");
+    await rewriteMetadata(c.dir, (json) => {
+      json.refs = { ...(json.refs as object), old: { "snapshot-id": 469881615898633426n, type: "tag", "max-ref-age-ms": 1 } } as never;
+      json.properties = { ...(json.properties as object), "history.expire.min-snapshots-to-keep": "2" } as never;
+    });
+    const store = openStore(c.dir);
+    const files = await icebergFormat.listVersionFiles(store);
+    const before = await listFilesOf(c.dir);
+    await expect(icebergFormat.commitRemoval!(store, { remove: [2], base: files.at(-1)!, now: new Date() })).rejects.toThrow(/cannot expire snapshot 469881615898633426: the table's snapshot retention keeps it/);
+    expect(await listFilesOf(c.dir)).toEqual(before);
+    const { key } = await icebergFormat.commitRemoval!(store, { remove: [1], base: files.at(-1)!, now: new Date() });
+    const text = await readFile(join(c.dir, key), "utf8");
+    expect(text).not.toContain('"old"');
+    expect((await snapshotsByTextPass(join(c.dir, key))).map((s) => s.id)).toEqual(["469881615898633426", "2701171901096418979"]);
   });
 
   it("commitRemoval writes the next metadata without the removed snapshots, create-only on the base it planned on", async () => {

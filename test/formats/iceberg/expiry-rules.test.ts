@@ -1,0 +1,328 @@
+/**
+ * `cleanup` (runCleanup, the pipeline the CLI and the Lambdas run) expires exactly the snapshots
+ * the Iceberg spec's per-ref retention expires, table-driven after iceberg-java's
+ * TestRemoveSnapshots: branches with their own max-snapshot-age-ms and min-snapshots-to-keep,
+ * tags kept, refs past max-ref-age-ms dropped, main never dropped, ancestry beyond the age kept by
+ * the minimum count; lakewarden's explicit flags only ever keep more, and --protect-before applies
+ * to the outcome all at once or not at all.
+ *
+ * Histories are built on copies of the spark-bunnies fixture (s1 ← s2 ← s3, committed 2025-03-30)
+ * with the appendSnapshot helper. Every outcome is checked against an independent reading: the
+ * remaining snapshots and refs from the metadata text, every remaining snapshot's manifest list,
+ * manifests, data and delete files read by icebird and found on disk, the files deleted equal to
+ * what only expired snapshots reached (icebird on the old metadata), the order of writes (the new
+ * metadata file, create-only, is the only write inside metadata/ before any delete), and history:
+ * every snapshot ever seen is still listed, the expired ones cleaned up.
+ */
+import { copyFile, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
+import { DAY_MS } from "../../../lib/formats/iceberg/retention.ts";
+import type { CleanupSettings } from "../../../lib/maintenance/policy.ts";
+import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
+import type { CleanupReport } from "../../../lib/maintenance/report.ts";
+import { openStore } from "../../../lib/store/index.ts";
+import type { DeleteResult, ObjectStore, PutOptions, PutResult } from "../../../lib/store/object-store.ts";
+import { readTimeline } from "../../../lib/versions/timeline.ts";
+import {
+  appendSnapshot,
+  copyIcebergFixture,
+  fileExists,
+  icebirdLiveFiles,
+  icebirdMetadataFiles,
+  listFiles,
+  rewriteMetadata,
+  snapshotsByTextPass,
+  type FixtureCopy,
+} from "../../support/iceberg-fixtures.ts";
+
+const copies: FixtureCopy[] = [];
+afterAll(async () => {
+  await Promise.all(copies.map((c) => c.remove()));
+});
+
+const NOW = Date.now();
+const HOUR = 3600_000;
+const BUNNIES = "s3a://hyperparam-iceberg/spark/bunnies";
+const LIVE_DATA = "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet";
+const FIXTURE_IDS = { s1: "7505300640432048841", s2: "469881615898633426", s3: "2701171901096418979" };
+
+/** A history under construction: snapshot ids by the case's names for them. */
+type Ids = Record<string, string>;
+
+interface Commit {
+  name: string;
+  ageMs: number;
+  branch?: string;
+  parent?: string;
+  /** Refs to set with this commit (the branch committed to takes its settings from here). */
+  refs?: Record<string, Record<string, string | number>>;
+}
+
+interface Case {
+  name: string;
+  /** Commits on top of s1 ← s2 ← s3 (main), oldest first. `parent` and ref snapshot ids name earlier snapshots as `@name`. */
+  commits: Commit[];
+  /** Refs to set after the commits (snapshot ids as `@name`), and table properties. */
+  refs?: Record<string, Record<string, string | number>>;
+  properties?: Record<string, string>;
+  settings?: CleanupSettings;
+  /** The snapshots left, by name. */
+  remain: string[];
+  /** The refs left, by name. */
+  refsAfter: string[];
+  /** The protection outcome, where the case sets --protect-before. */
+  protection?: string;
+}
+
+const refTo = (ids: Ids, value: string | number): string | number | bigint => (typeof value === "string" && value.startsWith("@") ? BigInt(ids[value.slice(1)]!) : value);
+function refsWith(ids: Ids, refs: Record<string, Record<string, string | number>>): Record<string, Record<string, string | number | bigint>> {
+  return Object.fromEntries(Object.entries(refs).map(([name, ref]) => [name, Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, refTo(ids, v)]))]));
+}
+
+/** The copy with the case's history; returns the ids by name and the current metadata file's name. */
+async function build(dir: string, c: Case): Promise<{ ids: Ids; metadata: string }> {
+  const ids: Ids = { ...FIXTURE_IDS };
+  for (const commit of c.commits) {
+    const file = `data/${commit.name}-00001.parquet`;
+    await copyFile(join(dir, LIVE_DATA), join(dir, file));
+    const appended = await appendSnapshot(dir, {
+      files: [{ path: `${BUNNIES}/${file}`, recordCount: 20, sizeInBytes: 3560 }],
+      timestampMs: NOW - commit.ageMs,
+      ...(commit.branch ? { branch: commit.branch } : {}),
+      ...(commit.parent ? { parentId: ids[commit.parent.slice(1)]! } : {}),
+      ...(commit.refs ? { refs: refsWith(ids, commit.refs as never) } : {}),
+    });
+    ids[commit.name] = appended.snapshotId;
+  }
+  // Refs and table properties last, as a writer's separate metadata commit.
+  if (c.refs || c.properties) {
+    await rewriteMetadata(dir, (json) => {
+      if (c.refs) json.refs = { ...(json.refs as object), ...refsWith(ids, c.refs!) } as never;
+      if (c.properties) json.properties = { ...(json.properties as object), ...c.properties } as never;
+    });
+  }
+  return { ids, metadata: await currentMetadataName(dir) };
+}
+
+async function currentMetadataName(dir: string): Promise<string> {
+  return `v${(await readFile(join(dir, "metadata/version-hint.text"), "utf8")).trim()}.metadata.json`;
+}
+
+/** Refs of a metadata file by name, read from its text (ids quoted before JSON.parse). */
+async function refNames(dir: string, metadata: string): Promise<string[]> {
+  const text = (await readFile(join(dir, "metadata", metadata), "utf8")).replace(/("snapshot-id"\s*:\s*)(-?\d+)/g, '$1"$2"');
+  return Object.keys((JSON.parse(text) as { refs?: object }).refs ?? {}).sort();
+}
+
+/** What snapshot `i` of `metadata` reaches, read by icebird: manifest list, manifests, data and delete files. */
+async function reach(dir: string, metadata: string, i: number): Promise<string[]> {
+  return [...(await icebirdMetadataFiles(dir, metadata, i)), ...(await icebirdLiveFiles(dir, metadata, i)).map((f) => f.key)];
+}
+
+/** Every snapshot of the current metadata reads with icebird, and every file it names exists. */
+async function everySnapshotReads(dir: string): Promise<void> {
+  const metadata = await currentMetadataName(dir);
+  const snapshots = await snapshotsByTextPass(join(dir, "metadata", metadata));
+  for (let i = 0; i < snapshots.length; i++) {
+    for (const key of await reach(dir, metadata, i)) expect(await fileExists(dir, key), `${key} (snapshot ${snapshots[i]!.id})`).toBe(true);
+  }
+}
+
+/** The store the pipeline runs on, recording every put (with its options) and delete in order. */
+function recording(inner: ObjectStore): { store: ObjectStore; log: { op: "put" | "delete"; key: string; options?: PutOptions }[] } {
+  const log: { op: "put" | "delete"; key: string; options?: PutOptions }[] = [];
+  const store = Object.create(inner) as ObjectStore;
+  store.put = (key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> => {
+    log.push({ op: "put", key, ...(options ? { options } : {}) });
+    return inner.put(key, body, options);
+  };
+  store.deleteMany = (keys: readonly string[]): Promise<DeleteResult> => {
+    for (const key of keys) log.push({ op: "delete", key });
+    return inner.deleteMany(keys);
+  };
+  return { store, log };
+}
+
+const CASES: Case[] = [
+  {
+    name: "main: snapshots within max-snapshot-age-ms (default 5 days) stay, the older ancestors go once min-snapshots-to-keep (1) is met",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    remain: ["a", "b"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "main: the table's history.expire.min-snapshots-to-keep keeps ancestry beyond the age",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    properties: { "history.expire.min-snapshots-to-keep": "4" },
+    remain: ["s2", "s3", "a", "b"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "main: the ref's own max-snapshot-age-ms and min-snapshots-to-keep win over the table's history.expire.*",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: 30 * 60_000 },
+    ],
+    properties: { "history.expire.max-snapshot-age-ms": String(1000 * DAY_MS), "history.expire.min-snapshots-to-keep": "5" },
+    refs: { main: { "snapshot-id": "@b", type: "branch", "max-snapshot-age-ms": HOUR, "min-snapshots-to-keep": 2 } },
+    remain: ["a", "b"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "a branch with its own max-snapshot-age-ms keeps its older commits; main's history goes by the table's",
+    commits: [
+      { name: "c1", ageMs: 8 * DAY_MS, branch: "audit", parent: "@s2", refs: { audit: { type: "branch", "max-snapshot-age-ms": 9 * DAY_MS } } },
+      { name: "c2", ageMs: 6 * DAY_MS, branch: "audit" },
+    ],
+    remain: ["s3", "c1", "c2"],
+    refsAfter: ["audit", "main"],
+  },
+  {
+    name: "a branch with min-snapshots-to-keep keeps its ancestry down into main's history",
+    commits: [
+      { name: "c1", ageMs: 10 * DAY_MS, branch: "audit", parent: "@s2", refs: { audit: { type: "branch", "min-snapshots-to-keep": 3 } } },
+      { name: "c2", ageMs: 8 * DAY_MS, branch: "audit" },
+    ],
+    remain: ["s2", "s3", "c1", "c2"],
+    refsAfter: ["audit", "main"],
+  },
+  {
+    name: "tags keep their snapshot; a tag and a branch past max-ref-age-ms are dropped, and what only they held goes unless it is younger than max-snapshot-age-ms",
+    commits: [
+      { name: "x1", ageMs: 7 * DAY_MS, branch: "stale", parent: "@s3", refs: { stale: { type: "branch", "max-ref-age-ms": 2 * DAY_MS } } },
+      { name: "x2", ageMs: 3 * DAY_MS, branch: "stale" },
+    ],
+    refs: { first: { "snapshot-id": "@s1", type: "tag" }, old: { "snapshot-id": "@s2", type: "tag", "max-ref-age-ms": DAY_MS } },
+    remain: ["s1", "s3", "x2"],
+    refsAfter: ["first", "main"],
+  },
+  {
+    name: "main is never dropped, whatever max-ref-age-ms says; a tag on its head past the table's max-ref-age-ms is",
+    commits: [],
+    properties: { "history.expire.max-ref-age-ms": "1" },
+    refs: { main: { "snapshot-id": "@s3", type: "branch", "max-ref-age-ms": 1 }, head: { "snapshot-id": "@s3", type: "tag" } },
+    remain: ["s3"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "--retain-versions only keeps more: the newest 3 stay although the spec lets s3 go",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    settings: { retainVersions: 3 },
+    remain: ["s3", "a", "b"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "--older-than shorter than the spec's age never expires what the spec keeps",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    settings: { olderThanMs: DAY_MS },
+    remain: ["a", "b"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "--older-than longer than every snapshot's age keeps them all: no commit",
+    commits: [{ name: "a", ageMs: 2 * DAY_MS }],
+    settings: { olderThanMs: 3000 * DAY_MS },
+    remain: ["s1", "s2", "s3", "a"],
+    refsAfter: ["main"],
+  },
+  {
+    name: "--protect-before: only part of the history below it is due (a tag keeps s1), so all of it stays",
+    commits: [],
+    refs: { first: { "snapshot-id": "@s1", type: "tag" } },
+    settings: { protectBefore: 3 },
+    remain: ["s1", "s2", "s3"],
+    refsAfter: ["first", "main"],
+    protection: "kept-all",
+  },
+  {
+    name: "--protect-before: everything below it is due, so it goes in the one expiry commit",
+    commits: [],
+    settings: { protectBefore: 3 },
+    remain: ["s3"],
+    refsAfter: ["main"],
+    protection: "removed-all",
+  },
+];
+
+describe("cleanup expires snapshots by the spec's per-ref retention", () => {
+  for (const c of CASES) {
+    it(c.name, async () => {
+      const copy = await copyIcebergFixture("spark-bunnies");
+      copies.push(copy);
+      const { dir } = copy;
+      const { ids, metadata } = await build(dir, c);
+      const nameOf = new Map(Object.entries(ids).map(([name, id]) => [id, name]));
+      const before = await snapshotsByTextPass(join(dir, "metadata", metadata));
+      const expired = before.filter((s) => !c.remain.includes(nameOf.get(s.id)!));
+      expect(before.map((s) => nameOf.get(s.id)).filter((n) => n !== undefined)).toHaveLength(before.length);
+
+      // What only the expired snapshots reach, read by icebird on the metadata the run starts from.
+      const reached = await Promise.all(before.map((_, i) => reach(dir, metadata, i)));
+      const kept = new Set(before.flatMap((s, i) => (expired.includes(s) ? [] : reached[i]!)));
+      const onlyExpired = [...new Set(before.flatMap((s, i) => (expired.includes(s) ? reached[i]! : [])))].filter((k) => !kept.has(k)).sort();
+      const liveBefore = await icebirdLiveFiles(dir, metadata);
+      const filesBefore = await listFiles(dir);
+      const versionOf = new Map((await icebergFormat.listVersionFiles(openStore(dir))).map((f) => [f.id!, f.version]));
+
+      const settings = c.settings ?? {};
+      const dry = await runCleanup(openStore(dir), { settings, dryRun: true, now: () => new Date(NOW) });
+      expect(await listFiles(dir)).toEqual(filesBefore);
+      const { store, log } = recording(openStore(dir));
+      const report: CleanupReport = await runCleanup(store, { settings, now: () => new Date(NOW) });
+      expect(report.status, report.errors.join("; ")).toBe("completed");
+      expect(report.versions).toEqual(dry.versions);
+      if (c.protection) expect(report.protection?.result).toBe(c.protection);
+
+      // The plan: exactly the expected snapshots removed, each with the rule's reason.
+      expect(report.versions.filter((v) => !v.keep).map((v) => v.version).sort((a, b) => a - b)).toEqual(expired.map((s) => versionOf.get(s.id)!).sort((a, b) => a - b));
+      for (const v of report.versions.filter((d) => !d.keep)) expect(v.reason).toMatch(/expires by the table's snapshot retention/);
+
+      const after = await currentMetadataName(dir);
+      const remaining = await snapshotsByTextPass(join(dir, "metadata", after));
+      expect(remaining.map((s) => nameOf.get(s.id)).sort()).toEqual([...c.remain].sort());
+      expect(await refNames(dir, after)).toEqual(c.refsAfter);
+
+      const metadataWrites = log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
+      if (expired.length === 0) {
+        expect(after).toBe(metadata);
+        expect(metadataWrites).toEqual([]);
+        expect((await listFiles(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(filesBefore);
+        return;
+      }
+      // The commit first: the next metadata file, create-only, then the hint; no other write in
+      // metadata/ and no delete before it.
+      const firstDelete = log.findIndex((e) => e.op === "delete");
+      expect(firstDelete).toBeGreaterThan(-1);
+      const beforeDeletes = log.slice(0, firstDelete).filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
+      expect(beforeDeletes.map((e) => e.key)).toEqual([`metadata/${after}`, "metadata/version-hint.text"]);
+      expect(beforeDeletes[0]!.options?.ifNoneMatch).toBe("*");
+      expect(metadataWrites).toEqual(beforeDeletes);
+
+      // The table reads at the new metadata with the same live files; every remaining snapshot is whole.
+      expect(await icebirdLiveFiles(dir, after)).toEqual(liveBefore);
+      await everySnapshotReads(dir);
+      // Deleted: exactly what only expired snapshots reached (metadata JSON never).
+      const filesAfter = new Set(await listFiles(dir));
+      expect(filesBefore.filter((k) => !filesAfter.has(k)).sort()).toEqual(onlyExpired);
+
+      // History survives: every snapshot is still listed, the expired ones cleaned up.
+      const timeline = await readTimeline(openStore(dir), icebergFormat);
+      expect(timeline.records.map((r) => r.version_id).sort()).toEqual(before.map((s) => s.id).sort());
+      for (const r of timeline.records) expect(r.is_cleaned_up, nameOf.get(r.version_id!)).toBe(expired.some((s) => s.id === r.version_id));
+    });
+  }
+});
