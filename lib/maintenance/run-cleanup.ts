@@ -323,6 +323,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
   });
   result.deletion = deletion;
+  // What the format's removal commit changed besides versions (Iceberg: the expired refs it dropped).
+  if (deletion.removalCommit !== null) result.warnings.push(...plan.processed.plan.formatNotes.map((note) => `${deletion.removalCommit}: ${note}`));
   result.removed = removalStats(deletion.deleted, deletion.removedVersions, deletion.failed);
   if (deletion.filesHeldBack) result.warnings.push(`${deletion.filesHeldBack}, so the files of removed versions were left for the next run, which finishes the job`);
   describeReferenceCheck(deletion, result);

@@ -295,6 +295,9 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       const remaining = await snapshotsByTextPass(join(dir, "metadata", after));
       expect(remaining.map((s) => nameOf.get(s.id)).sort()).toEqual([...c.remain].sort());
       expect(await refNames(dir, after)).toEqual(c.refsAfter);
+      // The report says which refs the commit dropped, and why.
+      const dropped = (await refNames(dir, metadata)).filter((name) => !c.refsAfter.includes(name));
+      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(expired.length > 0 ? dropped : []);
 
       const metadataWrites = log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
       if (expired.length === 0) {
