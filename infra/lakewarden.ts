@@ -144,8 +144,10 @@ export class Lakewarden extends Construct {
       environment: {
         ...scopeEnvironment,
         // The table's own `lakewarden.*` config still overrides these defaults.
-        [ENVIRONMENT_KEYS.olderThanMs]: this.settings.retention.olderThan,
-        [ENVIRONMENT_KEYS.retainVersions]: String(this.settings.retention.retainVersions),
+        // Unset ones stay unset: a value in the environment counts as the operator's choice, which
+        // on an Iceberg table keeps snapshots beyond the table's own retention.
+        ...(this.settings.retention.olderThan !== undefined ? { [ENVIRONMENT_KEYS.olderThanMs]: this.settings.retention.olderThan } : {}),
+        ...(this.settings.retention.retainVersions !== undefined ? { [ENVIRONMENT_KEYS.retainVersions]: String(this.settings.retention.retainVersions) } : {}),
         [ENVIRONMENT_KEYS.safetyWindowMs]: this.settings.retention.safetyWindow,
         // A run stopped for time continues through the cleanup queue.
         [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,

@@ -14,10 +14,13 @@ export const LAKEWARDEN_FOLDER = LAKEWARDEN_PREFIX;
 export type HeadCodec = "arrow" | "json";
 
 export interface RetentionSettings {
-  /** Versions older than this may be removed, e.g. "7d", "36h". */
-  olderThan: string;
-  /** Always keep at least this many newest versions. */
-  retainVersions: number;
+  /**
+   * Versions older than this may be removed, e.g. "7d", "36h". Unset: lakewarden's default (7d);
+   * an Iceberg table's snapshots then go by the table's own snapshot retention alone (set, it only keeps more).
+   */
+  olderThan?: string;
+  /** Always keep at least this many newest versions. Unset: lakewarden's default (1), and for Iceberg the table's own retention. */
+  retainVersions?: number;
   /** Unreferenced files younger than this are kept unless a removed version proves they were committed. */
   safetyWindow: string;
   /** A safety window below 1 hour only with this set: a younger file may belong to a commit still being written. */
@@ -50,7 +53,9 @@ export interface LakewardenSettings {
 
 export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes"> = {
   cleanupSchedule: "rate(1 day)",
-  retention: { olderThan: "7d", retainVersions: 1, safetyWindow: "7d" },
+  // olderThan and retainVersions unset: the functions use lakewarden's own defaults, and an
+  // Iceberg table's snapshot retention is its own (an explicit value only ever keeps more).
+  retention: { safetyWindow: "7d" },
   head: {},
   discoveryDepth: 4,
 };
@@ -89,11 +94,12 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
   }
   const retention: RetentionSettings = { ...DEFAULT_SETTINGS.retention, ...definedOnly(input.retention ?? {}) };
   for (const setting of ["olderThan", "safetyWindow"] as const) {
-    if (parseDuration(retention[setting]) === null) {
-      throw new InvalidSettingError(setting, `"${retention[setting]}" is not a duration like 7d, 36h or 90m`);
+    const value = retention[setting];
+    if (value !== undefined && parseDuration(value) === null) {
+      throw new InvalidSettingError(setting, `"${value}" is not a duration like 7d, 36h or 90m`);
     }
   }
-  requirePositiveInteger("retainVersions", retention.retainVersions);
+  if (retention.retainVersions !== undefined) requirePositiveInteger("retainVersions", retention.retainVersions);
   if ((parseDuration(retention.safetyWindow) ?? 0) < 3_600_000 && retention.allowShortSafetyWindow !== true) {
     throw new InvalidSettingError(
       "safetyWindow",

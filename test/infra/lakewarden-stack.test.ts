@@ -188,7 +188,10 @@ describe("LakewardenStack on a bucket it creates", () => {
     expect(render(env("OnCommit").LAKEWARDEN_TABLES)).toBe(`["s3://<${bucket}>/lake/orders.lance"]`);
     expect(render(env("OnCommit").LAKEWARDEN_TABLE_PREFIXES)).toBe(`["s3://<${bucket}>/warehouse/"]`);
     expect(env("OnCommit")).not.toHaveProperty("LAKEWARDEN_HEAD_CODEC"); // each table's own config decides
-    expect(env("CleanupTable")).toMatchObject({ LAKEWARDEN_OLDER_THAN: "7d", LAKEWARDEN_RETAIN_VERSIONS: "1", LAKEWARDEN_SAFETY_WINDOW: "7d" });
+    expect(env("CleanupTable")).toMatchObject({ LAKEWARDEN_SAFETY_WINDOW: "7d" });
+    // Not set unless given: lakewarden's defaults apply, and an Iceberg table's own snapshot retention.
+    expect(env("CleanupTable")).not.toHaveProperty("LAKEWARDEN_OLDER_THAN");
+    expect(env("CleanupTable")).not.toHaveProperty("LAKEWARDEN_RETAIN_VERSIONS");
     expect(render(env("ScheduleCleanup").LAKEWARDEN_CLEANUP_QUEUE_URL)).toBe(`<${logicalId("AWS::SQS::Queue", "CleanupQueue")}>`);
   });
 
@@ -280,6 +283,14 @@ describe("LakewardenStack settings", () => {
     template.hasResourceProperties("AWS::Lambda::Function", {
       Description: "lakewarden on-commit",
       Environment: { Variables: Match.objectLike({ LAKEWARDEN_HEAD_CODEC: "json", LAKEWARDEN_HEAD_INLINE_BYTES: "4096" }) },
+    });
+  });
+
+  it("passes the retention given to cleanup-table", () => {
+    const { template } = synthStack({ settings: { ...settings, retention: { olderThan: "10d", retainVersions: 2 } } });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: "lakewarden cleanup-table",
+      Environment: { Variables: Match.objectLike({ LAKEWARDEN_OLDER_THAN: "10d", LAKEWARDEN_RETAIN_VERSIONS: "2", LAKEWARDEN_SAFETY_WINDOW: "7d" }) },
     });
   });
 });

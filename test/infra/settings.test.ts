@@ -52,7 +52,7 @@ describe("settingsFromContext", () => {
     const settings = settingsFromContext((key) => context[key]);
     expect(settings.tables).toEqual(["a.lance", "b.lance"]);
     expect(settings.tablePrefixes).toEqual(["lake/"]);
-    expect(settings.retention).toEqual({ olderThan: "7d", retainVersions: 3, safetyWindow: "7d" });
+    expect(settings.retention).toEqual({ retainVersions: 3, safetyWindow: "7d" });
     expect(settings.head).toEqual({ codec: "json", inlineBytes: 2048 });
     expect(settings.cleanupSchedule).toBe("cron(0 3 * * ? *)");
   });
