@@ -14,7 +14,6 @@
  * metadata file, create-only, is the only write inside metadata/ before any delete), and history:
  * every snapshot ever seen is still listed, the expired ones cleaned up.
  */
-import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
@@ -25,17 +24,8 @@ import type { CleanupReport } from "../../../lib/maintenance/report.ts";
 import { openStore } from "../../../lib/store/index.ts";
 import type { DeleteResult, ObjectStore, PutOptions, PutResult } from "../../../lib/store/object-store.ts";
 import { readTimeline } from "../../../lib/versions/timeline.ts";
-import {
-  appendSnapshot,
-  copyIcebergFixture,
-  fileExists,
-  icebirdLiveFiles,
-  icebirdMetadataFiles,
-  listFiles,
-  rewriteMetadata,
-  snapshotsByTextPass,
-  type FixtureCopy,
-} from "../../support/iceberg-fixtures.ts";
+import { copyIcebergFixture, icebirdLiveFiles, listFiles, snapshotsByTextPass, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
+import { buildHistory, currentMetadataName, everySnapshotReads, reach, refNames, type History } from "../../support/iceberg-histories.ts";
 
 const copies: FixtureCopy[] = [];
 afterAll(async () => {
@@ -44,29 +34,9 @@ afterAll(async () => {
 
 const NOW = Date.now();
 const HOUR = 3600_000;
-const BUNNIES = "s3a://hyperparam-iceberg/spark/bunnies";
-const LIVE_DATA = "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet";
-const FIXTURE_IDS = { s1: "7505300640432048841", s2: "469881615898633426", s3: "2701171901096418979" };
 
-/** A history under construction: snapshot ids by the case's names for them. */
-type Ids = Record<string, string>;
-
-interface Commit {
+interface Case extends History {
   name: string;
-  ageMs: number;
-  branch?: string;
-  parent?: string;
-  /** Refs to set with this commit (the branch committed to takes its settings from here). */
-  refs?: Record<string, Record<string, string | number>>;
-}
-
-interface Case {
-  name: string;
-  /** Commits on top of s1 ← s2 ← s3 (main), oldest first. `parent` and ref snapshot ids name earlier snapshots as `@name`. */
-  commits: Commit[];
-  /** Refs to set after the commits (snapshot ids as `@name`), and table properties. */
-  refs?: Record<string, Record<string, string | number>>;
-  properties?: Record<string, string>;
   settings?: CleanupSettings;
   /** The snapshots left, by name. */
   remain: string[];
@@ -74,60 +44,6 @@ interface Case {
   refsAfter: string[];
   /** The protection outcome, where the case sets --protect-before. */
   protection?: string;
-}
-
-const refTo = (ids: Ids, value: string | number): string | number | bigint => (typeof value === "string" && value.startsWith("@") ? BigInt(ids[value.slice(1)]!) : value);
-function refsWith(ids: Ids, refs: Record<string, Record<string, string | number>>): Record<string, Record<string, string | number | bigint>> {
-  return Object.fromEntries(Object.entries(refs).map(([name, ref]) => [name, Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, refTo(ids, v)]))]));
-}
-
-/** The copy with the case's history; returns the ids by name and the current metadata file's name. */
-async function build(dir: string, c: Case): Promise<{ ids: Ids; metadata: string }> {
-  const ids: Ids = { ...FIXTURE_IDS };
-  for (const commit of c.commits) {
-    const file = `data/${commit.name}-00001.parquet`;
-    await copyFile(join(dir, LIVE_DATA), join(dir, file));
-    const appended = await appendSnapshot(dir, {
-      files: [{ path: `${BUNNIES}/${file}`, recordCount: 20, sizeInBytes: 3560 }],
-      timestampMs: NOW - commit.ageMs,
-      ...(commit.branch ? { branch: commit.branch } : {}),
-      ...(commit.parent ? { parentId: ids[commit.parent.slice(1)]! } : {}),
-      ...(commit.refs ? { refs: refsWith(ids, commit.refs as never) } : {}),
-    });
-    ids[commit.name] = appended.snapshotId;
-  }
-  // Refs and table properties last, as a writer's separate metadata commit.
-  if (c.refs || c.properties) {
-    await rewriteMetadata(dir, (json) => {
-      if (c.refs) json.refs = { ...(json.refs as object), ...refsWith(ids, c.refs!) } as never;
-      if (c.properties) json.properties = { ...(json.properties as object), ...c.properties } as never;
-    });
-  }
-  return { ids, metadata: await currentMetadataName(dir) };
-}
-
-async function currentMetadataName(dir: string): Promise<string> {
-  return `v${(await readFile(join(dir, "metadata/version-hint.text"), "utf8")).trim()}.metadata.json`;
-}
-
-/** Refs of a metadata file by name, read from its text (ids quoted before JSON.parse). */
-async function refNames(dir: string, metadata: string): Promise<string[]> {
-  const text = (await readFile(join(dir, "metadata", metadata), "utf8")).replace(/("snapshot-id"\s*:\s*)(-?\d+)/g, '$1"$2"');
-  return Object.keys((JSON.parse(text) as { refs?: object }).refs ?? {}).sort();
-}
-
-/** What snapshot `i` of `metadata` reaches, read by icebird: manifest list, manifests, data and delete files. */
-async function reach(dir: string, metadata: string, i: number): Promise<string[]> {
-  return [...(await icebirdMetadataFiles(dir, metadata, i)), ...(await icebirdLiveFiles(dir, metadata, i)).map((f) => f.key)];
-}
-
-/** Every snapshot of the current metadata reads with icebird, and every file it names exists. */
-async function everySnapshotReads(dir: string): Promise<void> {
-  const metadata = await currentMetadataName(dir);
-  const snapshots = await snapshotsByTextPass(join(dir, "metadata", metadata));
-  for (let i = 0; i < snapshots.length; i++) {
-    for (const key of await reach(dir, metadata, i)) expect(await fileExists(dir, key), `${key} (snapshot ${snapshots[i]!.id})`).toBe(true);
-  }
 }
 
 /** The store the pipeline runs on, recording every put (with its options) and delete in order. */
@@ -264,7 +180,7 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       const copy = await copyIcebergFixture("spark-bunnies");
       copies.push(copy);
       const { dir } = copy;
-      const { ids, metadata } = await build(dir, c);
+      const { ids, metadata } = await buildHistory(dir, c, NOW);
       const nameOf = new Map(Object.entries(ids).map(([name, id]) => [id, name]));
       const before = await snapshotsByTextPass(join(dir, "metadata", metadata));
       const expired = before.filter((s) => !c.remain.includes(nameOf.get(s.id)!));
