@@ -122,7 +122,9 @@ function withEarlierDeletes(listing: readonly ObjectInfo[], deleted: ReadonlySet
 /** For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any delete. */
 async function commitRemoval(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, now: Date): Promise<string | null> {
   if (format.removal !== "metadata-commit" || processed.plan.removed.length === 0 || !format.commitRemoval) return null;
-  const base = await format.latestVersionFile(store);
+  // The version file the plan read, not the latest now: a commit that landed since makes the
+  // removal commit fail instead of applying the plan to a table it did not read.
+  const base = processed.scan.get(processed.latestAtStart)?.file ?? (await format.latestVersionFile(store));
   if (!base) return null;
   return (await format.commitRemoval(store, { remove: processed.plan.removed, base: base as VersionFile, now })).key;
 }

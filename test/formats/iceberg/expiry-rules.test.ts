@@ -14,6 +14,7 @@
  * metadata file, create-only, is the only write inside metadata/ before any delete), and history:
  * every snapshot ever seen is still listed, the expired ones cleaned up.
  */
+import { copyFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
@@ -24,8 +25,8 @@ import type { CleanupReport } from "../../../lib/maintenance/report.ts";
 import { openStore } from "../../../lib/store/index.ts";
 import type { DeleteResult, ObjectStore, PutOptions, PutResult } from "../../../lib/store/object-store.ts";
 import { readTimeline } from "../../../lib/versions/timeline.ts";
-import { copyIcebergFixture, icebirdLiveFiles, listFiles, snapshotsByTextPass, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
-import { buildHistory, currentMetadataName, everySnapshotReads, reach, refNames, type History } from "../../support/iceberg-histories.ts";
+import { appendSnapshot, copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles, snapshotsByTextPass, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
+import { BUNNIES, buildHistory, currentMetadataName, everySnapshotReads, reach, refNames, type History } from "../../support/iceberg-histories.ts";
 
 const copies: FixtureCopy[] = [];
 afterAll(async () => {
@@ -244,4 +245,38 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       for (const r of timeline.records) expect(r.is_cleaned_up, nameOf.get(r.version_id!)).toBe(expired.some((s) => s.id === r.version_id));
     });
   }
+});
+
+describe("a writer commits after cleanup planned", () => {
+  it("the expiry commit applies only on the metadata the plan read: a newer one stops the run before it writes or deletes anything", async () => {
+    const copy = await copyIcebergFixture("spark-bunnies");
+    copies.push(copy);
+    const { dir } = copy;
+    const { ids } = await buildHistory(dir, { commits: [{ name: "a", ageMs: 2 * DAY_MS }] }, NOW);
+    const { store, log } = recording(openStore(dir));
+    let writerCommitted = "";
+    // The writer lands right after the plan settled (its intent is the last write before the commit).
+    const put = store.put.bind(store);
+    store.put = async (key, body, options) => {
+      const result = await put(key, body, options);
+      if (key.endsWith(".intent.json") && writerCommitted === "") {
+        await copyFile(join(dir, "data/a-00001.parquet"), join(dir, "data/w-00001.parquet"));
+        const files = [{ path: `${BUNNIES}/data/w-00001.parquet`, recordCount: 20, sizeInBytes: 3560 }];
+        writerCommitted = (await appendSnapshot(dir, { files, timestampMs: NOW, refs: { pinned: { "snapshot-id": BigInt(ids.s2!), type: "tag" } } })).metadataKey;
+      }
+      return result;
+    };
+    const before = await listFiles(dir);
+    await expect(runCleanup(store, { now: () => new Date(NOW) })).rejects.toThrow(/not metadata\/v\d+\.metadata\.json: re-plan/);
+    expect(writerCommitted).toBe("metadata/v7.metadata.json");
+    expect(log.filter((e) => e.op === "delete")).toEqual([]);
+    expect(log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"))).toEqual([]);
+    for (const key of before) expect(await fileExists(dir, key), key).toBe(true);
+    // The writer's tag keeps s2, which the plan had let go: the next run sees it and keeps it.
+    const report = await runCleanup(openStore(dir), { now: () => new Date(NOW) });
+    expect(report.status).toBe("completed");
+    const remaining = await snapshotsByTextPass(join(dir, "metadata", await currentMetadataName(dir)));
+    expect(remaining.map((s) => s.id)).toContain(ids.s2);
+    await everySnapshotReads(dir);
+  });
 });
