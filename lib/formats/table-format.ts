@@ -8,7 +8,9 @@
  *   - its versions: the latest, the live ones in order, each one's record, config and the files
  *     it references (already resolved to keys by the one path validator, lib/model/table-path.ts);
  *   - refs (tags, branches, with the retention the format gives them);
- *   - the retention the table itself declares, merged under lakewarden's policy;
+ *   - the retention the table itself declares, merged under lakewarden's policy, or the
+ *     format's own rules for which versions are due (Iceberg's per-ref snapshot retention),
+ *     which lakewarden's explicit settings only extend;
  *   - which versions must be kept together, and which of a kept version's files cleanup must
  *     keep (the format's own removal rules: Delta keeps data only within its VACUUM retention);
  *   - the candidate listing (which folders, which names are hidden) and each file's role;

@@ -1,6 +1,8 @@
 /**
  * Snapshot expiry for tables without a catalog (spec "Snapshot Retention Policy", iceberg-java
- * RemoveSnapshots, iceberg.md §5). Expiring is a metadata commit:
+ * RemoveSnapshots, iceberg.md §5). The cleanup pipeline uses planExpiry (through the format's
+ * removalRules) and writeExpiryCommit (through commitRemoval); expireSnapshots is the same on
+ * its own, with iceberg-java's overrides. Expiring is a metadata commit:
  *   1. plan (pure): drop non-main refs older than their max-ref-age-ms (or whose snapshot is
  *      gone); keep every remaining ref's snapshot; per branch keep ancestors while fewer than
  *      min-snapshots-to-keep are kept or they are newer than now - max-snapshot-age-ms (ref

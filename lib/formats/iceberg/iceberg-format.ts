@@ -13,8 +13,11 @@
  *   - `parseVersionKey` is null for every key: no key names a snapshot (a metadata file name
  *     carries the metadata file's sequence, not a snapshot's). Metadata files are classified
  *     "metadata" and kept by reference (the current file, the metadata log, the version hint);
+ *   - which snapshots are due is the spec's per-ref retention (`removalRules`, planExpiry), not
+ *     lakewarden's age and count defaults;
  *   - removing versions is a metadata commit (`commitRemoval`): the next
- *     `v<N+1>.metadata.json`, written create-only, for tables without a catalog only.
+ *     `v<N+1>.metadata.json`, written create-only, for tables without a catalog only; it also
+ *     drops the refs the retention expires.
  * The latest version is the current snapshot of the metadata file with the highest sequence
  * (metadata-files.ts); a table without a current snapshot has no latest version.
  */
