@@ -38,6 +38,8 @@ export interface DeltaCleanupOptions {
   allowShortRetention?: boolean;
   /** lakewarden's own protected boundary; combined with the table's checkpointProtection V (the larger wins). */
   protectBefore?: number;
+  /** The newest version the kept checkpoint may be at (see LogCleanupInput.newestKept). */
+  newestKept?: { version: number; reason: string };
 }
 
 export interface DeltaCleanupResult {
@@ -93,12 +95,14 @@ export async function planDeltaLogCleanup(
   properties: CleanupProperties,
   options: DeltaCleanupOptions,
   listing?: LogListing,
+  sidecarObjects?: readonly ObjectInfo[],
 ): Promise<LogCleanupPlan> {
   const log = listing ?? (await listLog(store));
   const protectBefore = Math.max(properties.checkpointProtectionBefore, options.protectBefore ?? 0);
   const v2 = hasWriterFeature(snapshot.protocol, "v2Checkpoint");
-  const sidecars = v2 ? await listAll(store, SIDECARS_PREFIX) : [];
+  const sidecars = v2 ? (sidecarObjects ?? (await listAll(store, SIDECARS_PREFIX))) : [];
   const base = {
+    ...(options.newestKept ? { newestKept: options.newestKept } : {}),
     listing: log,
     sidecars,
     now: options.now,
