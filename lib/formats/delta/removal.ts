@@ -31,9 +31,9 @@ const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
 const ROLE_OF: Record<LogDeletion["kind"], FileRole> = { commit: "commit", crc: "statistics", checkpoint: "checkpoint", compaction: "commit", sidecar: "sidecar" };
 
 export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan> {
-  const newest = input.versions.at(-1);
-  if (!newest) throw new TableFormatError(store.uri, "no version to plan cleanup from: nothing deleted");
-  const snapshot = await loadSnapshot(store, newest.file.version);
+  // With no rebuildable version read, loading the latest one says why, naming the object.
+  const newest = input.versions.at(-1)?.file.version ?? input.latestAtStart;
+  const snapshot = await loadSnapshot(store, newest);
   assertCleanable(snapshot.protocol, store.uri);
   const properties = cleanupProperties(snapshot.protocol, snapshot.metadata, store.uri);
   const options = { now: input.now, protectBefore: input.policy.protectBefore ?? 0 };
@@ -63,7 +63,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   const decisions = input.versions.map(({ file }) => {
     const removed = removedCommits.get(file.version);
     if (removed) return { version: file.version, keep: false, reason: removed.reason };
-    return { version: file.version, keep: true, reason: file.version === newest.file.version ? "latest version" : keptReason(log) };
+    return { version: file.version, keep: true, reason: file.version === newest ? "latest version" : keptReason(log) };
   });
 
   const files: RemovalFile[] = log.deletions.map((d) => ({ key: d.key, role: ROLE_OF[d.kind], reason: d.reason, ...(d.kind === "commit" ? { version: d.version } : {}) }));
