@@ -5,7 +5,7 @@
  * (with the live files DuckDB finds, not lakewarden); afterwards every version that should stay
  * readable replays (DuckDB) to the same live files as before and every file it names exists.
  */
-import { existsSync } from "node:fs";
+import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import { readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -253,6 +253,41 @@ describe("Delta cleanup through the pipeline: log cleanup", () => {
     await assertReadableAfter(dir, before, { from: 20, deleted: expected, latest: 20 });
     const records = JSON.parse((await cli("versions", dir, "--json")).stdout) as { version: number; is_cleaned_up: boolean }[];
     expect(records.map((r) => [r.version, r.is_cleaned_up])).toEqual(range(0, 21).map((v) => [v, v < 20]));
+  });
+});
+
+describe("Delta cleanup through the pipeline: a commit lands while it plans", () => {
+  it("the run plans again on the new latest state: a file the new commit adds is kept, though old and absent from the state first read", async () => {
+    const dir = await copyFixture("delta", "simple_table");
+    const now = new Date("2027-03-01T12:00:00Z");
+    const old = new Date(now.getTime() - 60 * DAY);
+    await setAllTimes(dir, old);
+    const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
+    const added = "part-99999-landed-while-planning.snappy.parquet";
+    let landed = false;
+    const progress = {
+      stage: (name: string) => {
+        if (name !== "listing files" || landed) return;
+        landed = true;
+        // A writer's data file first (its time old, as a copied file can be), then its commit.
+        writeFileSync(join(dir, added), "x");
+        utimesSync(join(dir, added), old, old);
+        writeFileSync(join(dir, "_delta_log", `${pad(latest + 1)}.json`), `${JSON.stringify({ commitInfo: { operation: "WRITE" } })}\n${JSON.stringify({ add: { path: added, size: 1, modificationTime: old.getTime(), dataChange: true, partitionValues: {} } })}\n`);
+      },
+      advance: () => {},
+      finish: () => {},
+    };
+    const report = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, progress })) as unknown as Report & { replans: string[] };
+    expect(landed).toBe(true);
+    expect(report.status).toBe("completed");
+    expect(report.replans.join("; ")).toMatch(/version \d+ was committed/);
+    expect(deletedBy(report)).not.toContain(added);
+    expect(existsSync(join(dir, added))).toBe(true);
+    // From the rules, on the state after the commit: everything visible but its live files goes.
+    const live = await oracleLiveFiles(dir);
+    expect(live.files.map((f) => f.path)).toContain(added);
+    expect(await vacuumAllExpired(dir, live.files)).toEqual([]);
+    for (const file of live.files) expect(existsSync(join(dir, file.path)), file.path).toBe(true);
   });
 });
 
