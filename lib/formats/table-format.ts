@@ -9,8 +9,7 @@
  *     it references (already resolved to keys by the one path validator, lib/model/table-path.ts);
  *   - refs (tags, branches, with the retention the format gives them);
  *   - the retention the table itself declares, merged under lakewarden's policy;
- *   - which versions must be kept together, and which of a kept version's files cleanup must
- *     keep (the format's own removal rules: Delta keeps data only within its VACUUM retention);
+ *   - which versions must be kept together (Iceberg: a removed snapshot a kept one still needs);
  *   - the candidate listing (which folders, which names are hidden) and each file's role;
  *   - how removal is carried out: delete the removed versions' commit files first, or write a
  *     new metadata commit that drops them;
@@ -225,9 +224,9 @@ export interface TableFormat {
   /** Optional: the retention the table declares in the format's own config keys. */
   declaredRetention?(config: Record<string, string>, uri: string): DeclaredRetention;
   /**
-   * Optional: versions that must be kept because a kept version needs them (Delta: the
-   * checkpoint a kept version replays from and the commits after it). Given the kept and
-   * removed sets, returns the removed versions to keep after all, with why.
+   * Optional: versions that must be kept because a kept version needs them. Given the kept and
+   * removed sets, returns the removed versions to keep after all, with why. (A format whose rule
+   * needs more than version numbers, as Delta's needs its checkpoints, plans with planRemoval.)
    */
   keptTogether?(kept: readonly number[], removed: readonly number[]): Map<number, string>;
   /**
