@@ -150,6 +150,11 @@ export function planDeltaVacuum(store: ObjectStore, snapshot: DeltaSnapshot, pro
   });
 }
 
+/**
+ * The planners driven alone, deleting in their order: not what `cleanup` runs (that is
+ * planRemoval through the pipeline, removal.ts, with its lease, intent, history and checks),
+ * but the rules on their own, for the table-driven tests of VACUUM and log cleanup.
+ */
 export async function runDeltaCleanup(store: ObjectStore, options: DeltaCleanupOptions): Promise<DeltaCleanupResult> {
   const snapshot = await loadSnapshot(store);
   assertCleanable(snapshot.protocol, store.uri);
