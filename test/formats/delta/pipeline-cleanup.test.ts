@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
 import { runCli } from "../../../lib/cli/run-cli.ts";
 import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
+import { createPin } from "../../../lib/maintenance/pins.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyFixture } from "../../support/fixtures.ts";
@@ -198,6 +199,32 @@ describe("Delta cleanup through the pipeline: log cleanup", () => {
     const records = JSON.parse(versions.stdout) as { version: number; timestamp_millis: number; operation_type: string | null; is_cleaned_up: boolean }[];
     expect(records.map((r) => [r.version, r.timestamp_millis, r.operation_type])).toEqual(commits.map((x) => [x.version, x.modifiedMillis, x.operation]));
     expect(records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual(range(0, kept));
+  });
+
+  it.each([
+    { name: "--retain-versions 8 keeps versions 13-20 readable: the kept checkpoint is 10, not 20", retain: 8, pin: null },
+    { name: "a reader pin on version 15 keeps it readable: the kept checkpoint is 10, and the files 15 names stay", retain: undefined, pin: 15 },
+  ])("$name", async (c) => {
+    const dir = await copyFixture("delta", "table_with_deletion_logs");
+    await setAllTimes(dir, new Date(BASE));
+    await setLogTimes(dir, (v) => new Date(BASE + v * DAY));
+    const now = nowForCutoffCommit(20);
+    const store = new LocalStore(dir);
+    if (c.pin !== null) await createPin(store, { version: c.pin, ttlMs: 3_600_000, now });
+    const before = await replayAll(dir, range(0, 21));
+    // Rules: Delta alone would keep checkpoint 20; lakewarden keeps the newest checkpoint at or
+    // below the oldest version that must stay readable (13, or the pinned 15): checkpoint 10.
+    // VACUUM spares the files of the versions that stay readable for lakewarden's own reasons.
+    const mustStay = c.pin !== null ? [c.pin, 20] : range(13, 21);
+    const spared = mustStay.flatMap((v) => namedBy(before.get(v)!));
+    const expected = [...range(0, 10).flatMap((v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]), ...(await vacuumAllExpired(dir, before.get(20)!, spared))].sort();
+
+    const report = (await runCleanup(store, { format: deltaFormat, now: () => now, ...(c.retain ? { settings: { retainVersions: c.retain } } : {}) })) as unknown as Report;
+    expect(report.status).toBe("completed");
+    expect(report.versions_removed).toEqual(range(0, 10));
+    expect(deletedBy(report)).toEqual(expected);
+    const readable = await assertReadableAfter(dir, before, { from: 10, deleted: expected, latest: 20 });
+    for (const v of mustStay) expect(readable).toContain(v);
   });
 
   it("a dry run reports every file with its reason and changes nothing", async () => {
