@@ -7,6 +7,8 @@
  * The pipeline's own guarantees are checked here, not trusted to the format: the latest version,
  * versions at or above the latest when the run started and pinned versions are never removed, a
  * kept version's commit file is never deleted, and only listed keys outside `_lakewarden/` go.
+ * An interrupted run's intent is not needed as proof here: the format's rules decide again from
+ * the table as it is now, and the intent's records still reach the history (run-cleanup.ts).
  */
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
