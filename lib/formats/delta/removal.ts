@@ -3,10 +3,12 @@
  * log cleanup and checkpointProtection allow (the planners in cleanup.ts, vacuum.ts and
  * log-cleanup.ts), decided on the pipeline's own listing of the table root.
  *
- * lakewarden's policy takes the place of the table's properties where the user set it (its
- * defaults are the table's properties, through declaredRetention): older-than is the log
- * retention, the safety window the VACUUM retention, protect-before joins checkpointProtection's
- * V (the larger wins). What lakewarden keeps on top of Delta's rules, never less:
+ * lakewarden's policy can only lengthen what the table's properties say, never shorten it: the
+ * log retention is the longer of `delta.logRetentionDuration` and older-than, the VACUUM
+ * retention the longer of `delta.deletedFileRetentionDuration` and the safety window (a
+ * deployment's defaults, such as the Lambda's 7 days, must not undercut a table's own 30), and
+ * protect-before joins checkpointProtection's V (the larger wins). A shorter retention is set the
+ * Delta way, on the table's properties. What lakewarden keeps on top of Delta's rules, never less:
  *   - the kept checkpoint is at or below the latest version when the run started, the oldest of
  *     the newest `retainVersions` versions and every pinned version, so those stay readable;
  *   - files those versions (and every version committed since the run started) name are never
@@ -42,13 +44,12 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   const log = await planDeltaLogCleanup(
     store,
     snapshot,
-    { ...properties, logRetentionMs: input.policy.olderThanMs },
+    { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
     { ...options, ...(cap ? { newestKept: cap } : {}) },
     sortLog(input.listing),
     input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
   );
-  // The policy's safety window is the VACUUM retention; the CLI and the Lambda guard short ones.
-  const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: input.policy.safetyWindowMs, allowShortRetention: true });
+  const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: Math.max(properties.deletedFileRetentionMs, input.policy.safetyWindowMs) });
   if (vacuum.blocked) throw new TableFormatError(store.uri, `VACUUM stopped before any delete: ${vacuum.blocked}`);
 
   const readable = mustStayReadable(input);

@@ -149,6 +149,49 @@ describe("Delta cleanup through the pipeline: VACUUM", () => {
   });
 });
 
+describe("Delta cleanup through the pipeline: lakewarden's settings never shorten the table's retentions", () => {
+  // As the Lambda runs it: its deployment defaults (7 days, here 1 day for the safety window) arrive as settings.
+  const settings = { olderThanMs: 7 * DAY, safetyWindowMs: DAY };
+
+  it("delta.deletedFileRetentionDuration = 30 days keeps a 10-day-old tombstone's file, whatever the safety window", async () => {
+    const dir = await copyFixture("delta", "simple_table");
+    const now = new Date("2027-03-01T12:00:00Z");
+    await setAllTimes(dir, new Date(now.getTime() - 60 * DAY));
+    const { metaData } = await latestProtocolAndMetadata(dir);
+    const live = await oracleLiveFiles(dir);
+    const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
+    const removed = live.files[0]!.path;
+    await appendCommit(dir, latest + 1, [
+      { commitInfo: { operation: "DELETE" } },
+      { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.deletedFileRetentionDuration": "interval 30 days" } } },
+      { remove: { path: removed, deletionTimestamp: now.getTime() - 10 * DAY, dataChange: true } },
+    ], new Date(now.getTime() - 10 * DAY));
+    const after = await oracleLiveFiles(dir);
+    // Rules: the table's 30 days, not the 1-day setting: the tombstone holds its file.
+    const expected = await vacuumAllExpired(dir, after.files, [removed]);
+    const report = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, settings })) as unknown as Report;
+    expect(report.status).toBe("completed");
+    expect(deletedBy(report)).toEqual(expected);
+    expect(existsSync(join(dir, removed))).toBe(true);
+  });
+
+  it("delta.logRetentionDuration = 60 days keeps every commit younger than that, whatever older-than says", async () => {
+    const dir = await copyFixture("delta", "table_with_deletion_logs");
+    const BASE = Date.parse("2026-01-01T06:00:00Z");
+    const { metaData } = await latestProtocolAndMetadata(dir);
+    await appendCommit(dir, 21, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.logRetentionDuration": "interval 60 days" } } }]);
+    await setAllTimes(dir, new Date(BASE));
+    await setLogTimes(dir, (v) => new Date(BASE + v * DAY));
+    // 40 days after the last commit: 7 days would take commits 0-19; the table's 60 days takes none.
+    const now = new Date(BASE + 21 * DAY + 40 * DAY);
+    const expected = await vacuumAllExpired(dir, (await oracleLiveFiles(dir)).files);
+    const report = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, settings })) as unknown as Report;
+    expect(report.status).toBe("completed");
+    expect(report.versions_removed).toEqual([]);
+    expect(deletedBy(report)).toEqual(expected);
+  });
+});
+
 describe("Delta cleanup through the pipeline: log cleanup", () => {
   // table_with_deletion_logs: commits 0-20 one day apart, checkpoints 10 and 20, a .crc per version.
   const BASE = Date.parse("2026-01-01T06:00:00Z");
