@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { parseIntervalMs } from "../../../lib/formats/delta/table-properties.ts";
 import { readDeltaVersions } from "../../../lib/formats/delta/versions.ts";
-import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
+import { runDeltaCleanup } from "./run-planners.ts";
 import { listLog } from "../../../lib/formats/delta/log-listing.ts";
 import { loadSnapshot } from "../../../lib/formats/delta/snapshot.ts";
 import { copyFixture } from "../../support/fixtures.ts";
