@@ -11,14 +11,16 @@
  *   - the retention the table itself declares, merged under lakewarden's policy, or the
  *     format's own rules for which versions are due (Iceberg's per-ref snapshot retention),
  *     which lakewarden's explicit settings only extend;
- *   - which versions must be kept together, and which of a kept version's files cleanup must
- *     keep (the format's own removal rules: Delta keeps data only within its VACUUM retention);
+ *   - which versions must be kept together (Iceberg: a removed snapshot a kept one still needs),
+ *     or the whole removal planned by the format from the listing (Delta: VACUUM, log cleanup);
  *   - the candidate listing (which folders, which names are hidden) and each file's role;
  *   - how removal is carried out: delete the removed versions' commit files first, or write a
  *     new metadata commit that drops them;
+ *   - optionally, the whole removal plan by the format's own rules (Delta: VACUUM and log
+ *     cleanup), which the pipeline then carries out instead of its generic version and file rules;
  *   - the table state that goes into the head.
  */
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
@@ -157,6 +159,46 @@ export interface CommitRemovalInput {
   now: Date;
 }
 
+/** What a format that plans its own removal is given (TableFormat.planRemoval). */
+export interface RemovalInput {
+  /** The candidate listing (every object under the managed prefixes): nothing outside it is deleted. */
+  listing: readonly ObjectInfo[];
+  /** Every version the run read, ascending, with the files it references. */
+  versions: readonly { file: VersionFile; references: readonly FileReference[] }[];
+  /** The latest version when the run started: it and every version above it stay readable. */
+  latestAtStart: number;
+  now: Date;
+  /** lakewarden's effective policy (its defaults come from the format's declaredRetention). */
+  policy: { olderThanMs: number; retainVersions: number; protectBefore: number | null; safetyWindowMs: number };
+  /** Versions reader pins hold, with why: they stay readable. */
+  pinned: ReadonlyMap<number, string>;
+}
+
+export interface RemovalFile {
+  key: string;
+  role: FileRole;
+  reason: string;
+  /** Set on commit files: they go first, oldest first (for a version the run read, that version is removed). */
+  version?: number;
+}
+
+/** The format's own history protection outcome (the pipeline's ProtectionResult words). */
+export interface RemovalProtection {
+  boundary: number;
+  result: "not-applicable" | "nothing-due" | "removed-all" | "kept-all" | "partial";
+  reason: string;
+}
+
+export interface RemovalPlan {
+  /** One per version given: removed ones lose their commit file. */
+  decisions: { version: number; keep: boolean; reason: string }[];
+  /** Every file to delete, in the order they may go. */
+  files: RemovalFile[];
+  /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
+  kept: ReadonlyMap<number, readonly FileReference[]>;
+  protection: RemovalProtection | null;
+}
+
 export interface TableFormat {
   readonly name: string;
   /** Prefix holding the commit files, e.g. `_versions/`. */
@@ -201,9 +243,9 @@ export interface TableFormat {
   /** Optional: the retention the table declares in the format's own config keys. */
   declaredRetention?(config: Record<string, string>, uri: string): DeclaredRetention;
   /**
-   * Optional: versions that must be kept because a kept version needs them (Delta: the
-   * checkpoint a kept version replays from and the commits after it). Given the kept and
-   * removed sets, returns the removed versions to keep after all, with why.
+   * Optional: versions that must be kept because a kept version needs them. Given the kept and
+   * removed sets, returns the removed versions to keep after all, with why. (A format whose rule
+   * needs more than version numbers, as Delta's needs its checkpoints, plans with planRemoval.)
    */
   keptTogether?(kept: readonly number[], removed: readonly number[]): Map<number, string>;
   /**
@@ -213,6 +255,14 @@ export interface TableFormat {
    * reader pins, the latest version, keptTogether and history protection only ever keep more.
    */
   removalRules?(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules>;
+  /**
+   * Optional: the format decides the whole removal from the candidate listing by its own rules
+   * (Delta: VACUUM by tombstones, log cleanup below a kept checkpoint, checkpointProtection);
+   * the pipeline then uses this plan instead of its generic version and file rules, and keeps
+   * everything else (intent, history archived first, re-plans, budget, lease, report).
+   * It throws a format error naming the object on bad input: nothing is deleted.
+   */
+  planRemoval?(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
   /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
   /**

@@ -157,7 +157,10 @@ export function versionsRemovedBy(plan: DeletePlan, deleted: readonly PlannedFil
 function keptReferencesReadBeforeListing(processed: ProcessedManifests): ReferenceSet {
   const set = new ReferenceSet();
   for (const [version, scanned] of processed.scan) {
-    if (scanned.round === 0 && processed.decisions.get(version)?.keep) set.addAll(version, scanned.references, scanned.unresolved);
+    if (scanned.round !== 0 || !processed.decisions.get(version)?.keep) continue;
+    // A format that planned its own removal says what it keeps (Delta: not every file an old version names).
+    if (processed.keptByFormat) set.addAll(version, processed.keptByFormat.get(version) ?? []);
+    else set.addAll(version, scanned.references, scanned.unresolved);
   }
   return set;
 }

@@ -6,6 +6,7 @@
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
+import { planRemovalByFormat } from "./format-removal.ts";
 import { planFiles } from "./file-plan.ts";
 import type { ListingCursor } from "./listing.ts";
 import { listManagedFilesFrom } from "./listing.ts";
@@ -43,8 +44,15 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
   });
   const listing = options.resume ? [...options.resume.listed, ...part.objects] : part.objects;
   // A partial listing is no plan: nothing is decided on it.
-  const files = part.cursor.done ? replanFiles({ listing }, format, processed, options).files : { files: [], toDelete: [], reported: [] };
-  return { processed, listing, files, cursor: part.cursor, listedNow: part.objects };
+  if (!part.cursor.done) return { processed, listing, files: { files: [], toDelete: [], reported: [] }, cursor: part.cursor, listedNow: part.objects };
+  const planned = await planListing(store, { listing }, format, processed, options);
+  return { ...planned, cursor: part.cursor, listedNow: part.objects };
+}
+
+/** Plans a listing: by the format's own removal rules when it has them, else by the generic ones. */
+export async function planListing(store: ObjectStore, plan: Pick<DeletePlan, "listing">, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
+  if (format.planRemoval) return planRemovalByFormat(store, format, processed, plan.listing, options);
+  return replanFiles(plan, format, processed, options);
 }
 
 /** The same listing, planned again for new version decisions (after a re-plan). */

@@ -135,6 +135,8 @@ export interface ProcessedManifests {
   removedEarlier: readonly number[];
   /** False when the run's budget stopped the scan: the decisions then cover only what was read, and must not be acted on. */
   scanComplete?: boolean;
+  /** Set when the format planned the removal (format-removal.ts): the files it keeps per kept version, which the post-delete check looks for. */
+  keptByFormat?: ReadonlyMap<number, readonly FileReference[]>;
 }
 
 export interface DecideInput {

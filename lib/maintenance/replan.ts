@@ -8,7 +8,7 @@ import { refsFingerprint } from "../model/refs.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { TableChangedError } from "./errors.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
-import { replanFiles } from "./plan-deletes.ts";
+import { planListing } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import { processManifests } from "./process-manifests.ts";
 
@@ -43,7 +43,7 @@ export async function replanUntilSettled(store: ObjectStore, format: TableFormat
       previous: plan.processed.scan,
       ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
     });
-    plan = replanFiles(plan, format, processed, options);
+    plan = await planListing(store, plan, format, processed, options);
   }
   return { plan, replans };
 }

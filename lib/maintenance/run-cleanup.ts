@@ -279,6 +279,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     return saveAndStop(`while listing files (${listed.listing.length} listed so far)`, { scan: processed.scan, plan: listed });
   }
   result.plan = listed;
+  result.processed = listed.processed;
   if (options.dryRun) {
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.

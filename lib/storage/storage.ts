@@ -20,7 +20,7 @@ import { findFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import { replanFiles } from "../maintenance/plan-deletes.ts";
+import { planListing } from "../maintenance/plan-deletes.ts";
 import { readPins } from "../maintenance/pins.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
 import { describePolicy } from "../maintenance/policy.ts";
@@ -72,7 +72,7 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
   if (!latest) throw noVersionFilesError(store.uri, format);
   const intents = await readIntents(store, runFiles.intents);
   // The same inputs cleanup's run gives processManifests (run-cleanup.ts), so the plans agree.
-  const processed = await processManifests(store, format, {
+  const scanned = await processManifests(store, format, {
     settings: options.settings ?? {},
     storedConfig,
     removedEarlier: [...intents.read.flatMap((intent) => intent.records.map((record) => record.version)), ...(history.checkpoint?.protection?.removed_earlier ?? [])],
@@ -82,7 +82,8 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
     now,
   });
   const managed = listing.filter((object) => format.managedPrefixes.some((prefix) => object.key.startsWith(prefix)));
-  const plan = replanFiles({ listing: managed }, format, processed, { now, proven: provenByIntents(intents.read) });
+  const plan = await planListing(store, { listing: managed }, format, scanned, { now, proven: provenByIntents(intents.read) });
+  const processed = plan.processed;
   const { parts, byVersion } = classify(plan, format, listing, Boolean(options.byVersion));
   const listed = zero();
   for (const object of listing) add(listed, object.size);

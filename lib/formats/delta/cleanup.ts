@@ -1,9 +1,7 @@
 /**
- * Delta cleanup on a store: reads what the pure planners need (latest snapshot, listings, the
- * `.crc` protocols checkpointProtection asks for, the sidecars remaining checkpoints name),
- * plans VACUUM and log cleanup, and, unless it is a dry run, deletes in a safe order.
- * The protocol is checked first (reader and writer features, every table: vacuumProtocolCheck's
- * rule), and any problem stops the run before the first delete.
+ * Delta cleanup planning on a store: reads what the pure planners need (listings, the `.crc`
+ * protocols checkpointProtection asks for, the sidecars remaining checkpoints name) and plans
+ * VACUUM and log cleanup. Deleting is the pipeline's (removal.ts plans through planRemoval).
  */
 import { TableFormatError } from "../errors.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
@@ -28,25 +26,13 @@ import type { VacuumPlan } from "./vacuum.ts";
 
 export interface DeltaCleanupOptions {
   now: Date;
-  dryRun?: boolean;
-  /** Default true. */
-  vacuum?: boolean;
-  /** Default true. */
-  logs?: boolean;
   /** A VACUUM retention other than the table's; shorter than the table's only with `allowShortRetention`. */
   retentionMs?: number;
   allowShortRetention?: boolean;
   /** lakewarden's own protected boundary; combined with the table's checkpointProtection V (the larger wins). */
   protectBefore?: number;
-}
-
-export interface DeltaCleanupResult {
-  snapshot: DeltaSnapshot;
-  properties: CleanupProperties;
-  vacuum: VacuumPlan | null;
-  log: LogCleanupPlan | null;
-  deleted: string[];
-  failed: { key: string; message: string }[];
+  /** The newest version the kept checkpoint may be at (see LogCleanupInput.newestKept). */
+  newestKept?: { version: number; reason: string };
 }
 
 const CONCURRENCY = 8;
@@ -93,12 +79,14 @@ export async function planDeltaLogCleanup(
   properties: CleanupProperties,
   options: DeltaCleanupOptions,
   listing?: LogListing,
+  sidecarObjects?: readonly ObjectInfo[],
 ): Promise<LogCleanupPlan> {
   const log = listing ?? (await listLog(store));
   const protectBefore = Math.max(properties.checkpointProtectionBefore, options.protectBefore ?? 0);
   const v2 = hasWriterFeature(snapshot.protocol, "v2Checkpoint");
-  const sidecars = v2 ? await listAll(store, SIDECARS_PREFIX) : [];
+  const sidecars = v2 ? (sidecarObjects ?? (await listAll(store, SIDECARS_PREFIX))) : [];
   const base = {
+    ...(options.newestKept ? { newestKept: options.newestKept } : {}),
     listing: log,
     sidecars,
     now: options.now,
@@ -144,32 +132,4 @@ export function planDeltaVacuum(store: ObjectStore, snapshot: DeltaSnapshot, pro
     retentionMs,
     resolve: (path) => resolveDeltaPath(path, [store.uri]),
   });
-}
-
-export async function runDeltaCleanup(store: ObjectStore, options: DeltaCleanupOptions): Promise<DeltaCleanupResult> {
-  const snapshot = await loadSnapshot(store);
-  assertCleanable(snapshot.protocol, store.uri);
-  const properties = cleanupProperties(snapshot.protocol, snapshot.metadata, store.uri);
-  const vacuum = options.vacuum === false ? null : planDeltaVacuum(store, snapshot, properties, await listAll(store, ""), options);
-  if (vacuum?.blocked) throw new TableFormatError(store.uri, `VACUUM stopped before any delete: ${vacuum.blocked}`);
-  const log = options.logs === false ? null : await planDeltaLogCleanup(store, snapshot, properties, options);
-  const result: DeltaCleanupResult = { snapshot, properties, vacuum, log, deleted: [], failed: [] };
-  if (options.dryRun) return result;
-
-  // Log first, in the plan's order (commits before checkpoints), group by group; a failed group stops the rest.
-  const groups: string[][] = [];
-  if (log) {
-    for (const kinds of [["commit"], ["crc", "compaction"], ["checkpoint"], ["sidecar"]]) {
-      const keys = log.deletions.filter((d) => kinds.includes(d.kind)).map((d) => d.key);
-      if (keys.length > 0) groups.push(keys);
-    }
-  }
-  if (vacuum && vacuum.candidates.length > 0) groups.push(vacuum.candidates.map((c) => c.key));
-  for (const keys of groups) {
-    const outcome = await store.deleteMany(keys);
-    result.deleted.push(...outcome.deleted);
-    result.failed.push(...outcome.failed);
-    if (outcome.failed.length > 0) break;
-  }
-  return result;
 }

@@ -15,12 +15,11 @@
  * Cleanup reads every version through readForCleanup, which refuses (UnsupportedFeatureError)
  * any version whose reader or writer features lakewarden does not support: no file is deleted.
  *
- * Retention the table declares: versions older than `delta.logRetentionDuration` (default 30
- * days) may go, none when `delta.enableExpiredLogCleanup` is false; unreferenced files younger
- * than `delta.deletedFileRetentionDuration` (default 7 days) stay. checkpointProtection's boundary
- * V reaches the pipeline as lakewarden's own protected boundary (`lakewarden.protect_before` in
- * the cleanup view's config, unless the table sets one): history below V goes all at once or not
- * at all.
+ * What cleanup removes is Delta's own rules, planned by planRemoval (removal.ts) on the
+ * pipeline's listing: VACUUM by tombstones, log cleanup below a kept checkpoint, and
+ * checkpointProtection. The table's `delta.logRetentionDuration` and
+ * `delta.deletedFileRetentionDuration` are the policy's defaults (declaredRetention), so a flag
+ * or a `lakewarden.*` key can still say otherwise.
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import type {
@@ -42,15 +41,15 @@ import type { TimestampPolicy } from "./commit-timestamps.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { deletionVectorKey, deltaLiveFiles, deltaSchemaFields, deltaSections, deltaTotals } from "./head-state.ts";
 import { readLastCheckpoint } from "./last-checkpoint.ts";
-import { versionsNeededBy } from "./log-cleanup.ts";
 import { latestCommitVersion, listLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
 import { resolveDeltaPath } from "./paths.ts";
-import { assertCleanable, hasWriterFeature } from "./protocol.ts";
+import { planDeltaRemoval } from "./removal.ts";
+import { assertCleanable } from "./protocol.ts";
 import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
-import { CHECKPOINT_PROTECTION_VERSION, cleanupProperties } from "./table-properties.ts";
+import { cleanupProperties } from "./table-properties.ts";
 import { isHiddenFromVacuum } from "./vacuum.ts";
 import { flattenParameters, numericMetrics, summarizeCommit } from "./versions.ts";
 
@@ -58,30 +57,6 @@ export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
 function toVersionFile(object: ObjectInfo, version: number): VersionFile {
   return { version, key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified };
-}
-
-/**
- * The checkpoints complete enough to replay from, per table version set, remembered from the last
- * listings: `keptTogether` receives only version numbers, so it looks the table's checkpoints up
- * by the set of versions it was given. Two tables with the same version set keep only the
- * checkpoints both have (always safe: a kept version then replays from an older checkpoint, and
- * more commits are kept); an unknown set means no checkpoint is known, so nothing below a kept
- * version is removed.
- */
-const checkpointsByVersionSet = new Map<string, number[]>();
-const MAX_REMEMBERED = 64;
-
-function versionSetKey(versions: Iterable<number>): string {
-  return [...versions].sort((a, b) => a - b).join(",");
-}
-
-function rememberCheckpoints(versions: number[], checkpoints: number[]): void {
-  const key = versionSetKey(versions);
-  const known = checkpointsByVersionSet.get(key);
-  const value = known ? checkpoints.filter((c) => known.includes(c)) : checkpoints;
-  checkpointsByVersionSet.delete(key);
-  checkpointsByVersionSet.set(key, value);
-  while (checkpointsByVersionSet.size > MAX_REMEMBERED) checkpointsByVersionSet.delete(checkpointsByVersionSet.keys().next().value!);
 }
 
 /** Complete checkpoints whose own commit is listed: the points a replay can start from. */
@@ -99,12 +74,7 @@ function rebuildableCommits(listing: LogListing): [number, ObjectInfo][] {
 
 async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
   const listing = await listLog(store);
-  const commits = rebuildableCommits(listing);
-  rememberCheckpoints(
-    commits.map(([v]) => v),
-    replayStarts(listing),
-  );
-  return commits.map(([version, info]) => toVersionFile(info, version));
+  return rebuildableCommits(listing).map(([version, info]) => toVersionFile(info, version));
 }
 
 /** The newest commit: listed from `_last_checkpoint`'s version when it is valid, else the whole log. */
@@ -280,36 +250,18 @@ function timestampPolicyOf(store: ObjectStore): Promise<TimestampPolicy> {
   return policy;
 }
 
-/** The cleanup view: checkpointProtection's V becomes lakewarden's protected boundary unless the table sets its own. */
+/**
+ * The cleanup view: the files this version needs (its log files, live data and their deletion
+ * vectors, the change data its commit wrote). What VACUUM keeps beyond them (unexpired
+ * tombstones) and checkpointProtection are planRemoval's (removal.ts), from the latest state.
+ */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const snapshot = await loadSnapshot(store, file.version);
   // Deleting files needs the writer protocol too, for every table (vacuumProtocolCheck's rule),
   // and for every version cleanup reads (checkpointProtection: never clean versions whose protocol is not supported).
   assertCleanable(snapshot.protocol, store.uri);
   const references = await referencesOf(store, snapshot);
-  // Files this version's state still holds tombstones for stay while the version is kept (VACUUM
-  // keeps them until the tombstone expires; a kept version is the conservative proxy for that).
-  const resolve = resolver(store);
-  const known = new Set(references.files.map((f) => f.path));
-  const keep = (key: string, role: FileRole, size?: number | null) => {
-    if (known.has(key)) return;
-    known.add(key);
-    references.files.push(typeof size === "number" ? { path: key, role, size } : { path: key, role });
-  };
-  for (const tombstone of snapshot.tombstones) {
-    const resolved = resolve(tombstone.path);
-    if (resolved.kind === "key") keep(resolved.key, "data", tombstone.size);
-    else references.unresolved.push({ path: tombstone.path, kind: resolved.kind, reason: resolved.reason });
-    const dv = deletionVectorKey(tombstone, resolve);
-    if (dv.key) keep(dv.key, "delete");
-    if (dv.unresolved) references.unresolved.push(dv.unresolved);
-  }
-  const config: Record<string, string> = { ...snapshot.metadata.configuration };
-  const v = config[CHECKPOINT_PROTECTION_VERSION];
-  if (v !== undefined && hasWriterFeature(snapshot.protocol, "checkpointProtection") && config["lakewarden.protect_before"] === undefined) {
-    config["lakewarden.protect_before"] = String(v);
-  }
-  return { record: toVersionRecord(snapshot, store.uriOf(file.key)), referencedFiles: references.files, unresolvedReferences: references.unresolved, config };
+  return { record: toVersionRecord(snapshot, store.uriOf(file.key)), referencedFiles: references.files, unresolvedReferences: references.unresolved, config: { ...snapshot.metadata.configuration } };
 }
 
 function declaredRetention(config: Record<string, string>, uri: string): DeclaredRetention {
@@ -328,18 +280,6 @@ function declaredRetention(config: Record<string, string>, uri: string): Declare
     declared.sources.retainVersions = "delta.enableExpiredLogCleanup = false";
   }
   return declared;
-}
-
-function keptTogether(kept: readonly number[], removed: readonly number[]): Map<number, string> {
-  const checkpoints = checkpointsByVersionSet.get(versionSetKey([...kept, ...removed])) ?? [];
-  const removedSet = new Set(removed);
-  const out = new Map<number, string>();
-  for (const [version, neededBy] of versionsNeededBy(kept, checkpoints)) {
-    if (!removedSet.has(version)) continue;
-    const base = checkpoints.filter((c) => c <= neededBy).pop();
-    out.set(version, `version ${neededBy} replays from ${base === undefined ? "commit 0 (no checkpoint known at or below it)" : `checkpoint ${base}`} through this commit`);
-  }
-  return out;
 }
 
 function classify(key: string): FileRole | null {
@@ -396,7 +336,7 @@ export const deltaFormat: TableFormat = {
   readForCleanup,
   readRefs: async () => NO_REFS,
   declaredRetention,
-  keptTogether,
+  planRemoval: planDeltaRemoval,
   classify,
   readDataFileFooter: readParquetFooter,
 };

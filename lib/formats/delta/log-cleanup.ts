@@ -38,6 +38,11 @@ export interface LogCleanupInput {
   protectBefore: number;
   /** Protocol per version from `.crc` files (null: the file is missing or has none); only asked for partial cleanup below V. */
   protocolAt?: (version: number) => ProtocolAction | null;
+  /**
+   * The newest version the kept checkpoint may be at, with why: versions from it on must stay
+   * readable (lakewarden's retain count, reader pins, the latest version when the run started).
+   */
+  newestKept?: { version: number; reason: string };
 }
 
 export interface LogDeletion {
@@ -89,6 +94,11 @@ export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
   if (plan.cutoffCommit === null) {
     plan.notes.push(`no commit is older than the cutoff ${cutoff.toISOString()}`);
     return plan;
+  }
+  const cap = input.newestKept;
+  if (cap !== undefined && cap.version < plan.cutoffCommit) {
+    plan.notes.push(`the kept checkpoint is at or below version ${cap.version}: ${cap.reason}`);
+    plan.cutoffCommit = cap.version;
   }
   const checkpoint = input.listing.checkpoints.filter((c) => c.complete && c.version <= plan.cutoffCommit!).map((c) => c.version).sort((a, b) => b - a)[0];
   if (checkpoint === undefined) {
@@ -153,20 +163,4 @@ export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
 
 function sortedEntries(map: ReadonlyMap<number, ObjectInfo>): [number, ObjectInfo][] {
   return [...map.entries()].sort((a, b) => a[0] - b[0]);
-}
-
-/**
- * Versions a set of kept versions needs besides themselves (for keptTogether): each kept version
- * replays from the newest complete checkpoint at or below it plus every commit after it.
- */
-export function versionsNeededBy(kept: readonly number[], checkpoints: readonly number[]): Map<number, number> {
-  const needed = new Map<number, number>();
-  const sorted = [...checkpoints].sort((a, b) => a - b);
-  for (const version of kept) {
-    let base: number | null = null;
-    for (const c of sorted) if (c <= version) base = c;
-    const from = base ?? 0;
-    for (let v = from; v < version; v++) if (!needed.has(v)) needed.set(v, version);
-  }
-  return needed;
 }

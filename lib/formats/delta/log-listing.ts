@@ -36,6 +36,17 @@ export interface LogListing {
 
 /** Lists the log; with `fromVersion`, only files of versions >= it (plus compactions starting there). */
 export async function listLog(store: ObjectStore, fromVersion = 0): Promise<LogListing> {
+  const options = fromVersion > 0 ? { delimiter: "/", startAfter: `${LOG_PREFIX}${padVersion(fromVersion - 1)}.~` } : { delimiter: "/" };
+  const objects: ObjectInfo[] = [];
+  for await (const info of store.list(LOG_PREFIX, options)) objects.push(info);
+  return sortLog(objects, fromVersion);
+}
+
+/**
+ * Sorts listed objects into a LogListing: only direct children of `_delta_log/` count, so a
+ * listing of the whole table root (cleanup's) gives the same answer as a listing of the log.
+ */
+export function sortLog(objects: Iterable<ObjectInfo>, fromVersion = 0): LogListing {
   const commits = new Map<number, ObjectInfo>();
   const crcs = new Map<number, ObjectInfo>();
   const compactions: CompactionFile[] = [];
@@ -43,8 +54,8 @@ export async function listLog(store: ObjectStore, fromVersion = 0): Promise<LogL
   const uuid: { version: number; file: ObjectInfo }[] = [];
   const multipart = new Map<string, { version: number; parts: number; found: Map<number, ObjectInfo> }>();
 
-  const options = fromVersion > 0 ? { delimiter: "/", startAfter: `${LOG_PREFIX}${padVersion(fromVersion - 1)}.~` } : { delimiter: "/" };
-  for await (const info of store.list(LOG_PREFIX, options)) {
+  for (const info of objects) {
+    if (!info.key.startsWith(LOG_PREFIX) || info.key.slice(LOG_PREFIX.length).includes("/")) continue;
     const parsed = parseLogKey(info.key);
     if (!parsed || parsed.version < fromVersion) continue;
     switch (parsed.kind) {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
 import { loadSnapshot } from "../../../lib/formats/delta/snapshot.ts";
-import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
+import { runDeltaCleanup } from "./run-planners.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "./duckdb-oracle.ts";
 import { listKeys, setAllTimes } from "./log-surgery.ts";

@@ -11,6 +11,7 @@ import { runCli } from "../../../lib/cli/run-cli.ts";
 import { copyFixture, fixtureNames } from "../../support/fixtures.ts";
 import { oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
 import { listKeys, setAllTimes } from "./log-surgery.ts";
+import { vacuumAllExpired } from "./vacuum-rules.ts";
 
 async function cli(...argv: string[]) {
   const io = new BufferIO();
@@ -65,13 +66,16 @@ describe("lakewarden on a Delta table", () => {
     expect(planned).not.toContain("_delta_log/00000000000000000020.json");
     expect(planned).not.toContain("_delta_log/00000000000000000020.checkpoint.parquet");
     for (const file of live.files) expect(planned).not.toContain(file.path);
-    // From the rules: commits and .crc files 0-19 and checkpoint 10, nothing else (the data file
-    // and both DV files are live or held by a tombstone of version 20); a dry run changes nothing.
+    // From the rules: log cleanup takes commits and .crc files 0-19 and checkpoint 10; VACUUM
+    // (every tombstone long expired) takes every visible file that is neither live nor a live
+    // file's DV (here the DV file version 20 tombstoned); a dry run changes nothing.
     const pad = (v: number) => String(v).padStart(20, "0");
     const expected = [
       ...Array.from({ length: 20 }, (_, v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]).flat(),
       `_delta_log/${pad(10)}.checkpoint.parquet`,
+      ...(await vacuumAllExpired(dir, live.files)),
     ].sort();
+    expect(expected.filter((k) => !k.startsWith("_delta_log/"))).toHaveLength(1);
     expect(planned.sort()).toEqual(expected);
     expect(await listKeys(dir)).toEqual(keys);
   });

@@ -20,6 +20,7 @@ import { deletionVectorLocation } from "../../../lib/formats/delta/deletion-vect
 import { copyFixture, fixtureNames } from "../../support/fixtures.ts";
 import { oracleCommits, oracleIctEnabled, oracleLiveFiles } from "./duckdb-oracle.ts";
 import { appendCommit, latestProtocolAndMetadata, listKeys, setAllTimes, setLogTimes } from "./log-surgery.ts";
+import { vacuumAllExpired } from "./vacuum-rules.ts";
 
 const names = (await fixtureNames("delta")).filter((n) => n !== "simple_table_features");
 const DAY = 86_400_000;
@@ -113,18 +114,7 @@ describe("Delta through the TableFormat interface", () => {
     expect(deltaFormat.declaredRetention!({ "delta.enableExpiredLogCleanup": "false" }, "t").retainVersions).toBe(Number.MAX_SAFE_INTEGER);
   });
 
-  it("keptTogether: a kept version keeps the checkpoint it replays from and the commits after it", async () => {
-    const dir = await copyFixture("delta", "table_with_deletion_logs");
-    const files = await deltaFormat.listVersionFiles(new LocalStore(dir));
-    const all = files.map((f) => f.version);
-    const kept = all.filter((v) => v >= 14);
-    const removed = all.filter((v) => v < 14);
-    expect([...deltaFormat.keptTogether!(kept, removed).keys()].sort((a, b) => a - b)).toEqual([10, 11, 12, 13]);
-    // An unknown version set: no checkpoint known, everything below a kept version stays.
-    expect([...deltaFormat.keptTogether!([50], [48, 49]).keys()].sort((a, b) => a - b)).toEqual([48, 49]);
-  });
-
-  it("cleanup through the pipeline (dry run): old commits and their .crc below the checkpoint kept versions replay from, nothing a kept version needs", async () => {
+  it("cleanup through the pipeline (dry run): old commits and their .crc below the kept checkpoint, and VACUUM's candidates", async () => {
     const dir = await copyFixture("delta", "table_with_deletion_logs");
     const base = Date.parse("2026-01-01T06:00:00Z");
     await setAllTimes(dir, new Date(base));
@@ -132,20 +122,22 @@ describe("Delta through the TableFormat interface", () => {
     const now = new Date(base + 15 * DAY + 30 * DAY);
     const keys = await listKeys(dir);
     const report = await runCleanup(new LocalStore(dir), { format: deltaFormat, dryRun: true, now: () => now });
-    // Rules: versions older than delta.logRetentionDuration (30 days) are 0-14; 15 replays from
-    // checkpoint 10, so 10-14 stay; 0-9 go with their .crc; the data file and both DV files are
-    // live or held by a tombstone of a kept version.
+    // Rules: the cutoff (midnight UTC 30 days back) falls after commit 14; the newest checkpoint
+    // at or below it is 10, so commits and .crc files 0-9 go; VACUUM (tombstones long expired)
+    // takes every visible file neither live nor a live file's DV.
     const pad = (v: number) => String(v).padStart(20, "0");
-    const expected = Array.from({ length: 10 }, (_, v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]).flat().sort();
+    const live = await oracleLiveFiles(dir);
+    const expected = [...Array.from({ length: 10 }, (_, v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]).flat(), ...(await vacuumAllExpired(dir, live.files))].sort();
     expect(report.versions_removed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(report.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
     expect(await listKeys(dir)).toEqual(keys);
   });
 
-  it("checkpointProtection reaches the pipeline as the protected boundary: history below V goes all at once or not at all", async () => {
-    for (const [v, expectedRemoved] of [
-      [15, [] as number[]],
-      [5, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]],
+  it("checkpointProtection reaches the pipeline natively: V at or below the kept checkpoint takes all history below V; above it, only with every removed protocol known", async () => {
+    for (const [v, removeCrc, expectedRemoved, result] of [
+      [5, null, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "removed-all"],
+      [15, null, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "partial"],
+      [15, 3, [] as number[], "kept-all"],
     ] as const) {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
       const { protocol, metaData } = await latestProtocolAndMetadata(dir);
@@ -154,11 +146,12 @@ describe("Delta through the TableFormat interface", () => {
         { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
         { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": String(v) } } },
       ]);
+      if (removeCrc !== null) await rm(join(dir, "_delta_log", `${String(removeCrc).padStart(20, "0")}.crc`));
       const base = Date.parse("2026-01-01T06:00:00Z");
       await setAllTimes(dir, new Date(base));
       await setLogTimes(dir, (version) => new Date(base + version * DAY));
       const report = await runCleanup(new LocalStore(dir), { format: deltaFormat, dryRun: true, now: () => new Date(base + 15 * DAY + 30 * DAY) });
-      expect(report.policy?.protect_before.value).toBe(v);
+      expect(report.protection).toMatchObject({ boundary: v, result });
       expect(report.versions_removed).toEqual(expectedRemoved);
     }
   });

@@ -12,7 +12,7 @@ import { rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
-import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
+import { runDeltaCleanup } from "./run-planners.ts";
 import { deletionVectorLocation } from "../../../lib/formats/delta/deletion-vectors.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "./duckdb-oracle.ts";

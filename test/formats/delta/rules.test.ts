@@ -9,8 +9,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { parseIntervalMs } from "../../../lib/formats/delta/table-properties.ts";
 import { readDeltaVersions } from "../../../lib/formats/delta/versions.ts";
-import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
-import { versionsNeededBy } from "../../../lib/formats/delta/log-cleanup.ts";
+import { runDeltaCleanup } from "./run-planners.ts";
 import { listLog } from "../../../lib/formats/delta/log-listing.ts";
 import { loadSnapshot } from "../../../lib/formats/delta/snapshot.ts";
 import { copyFixture } from "../../support/fixtures.ts";
@@ -99,14 +98,5 @@ describe("log compaction files", () => {
     expect(result.deleted).toContain(`_delta_log/${below}`);
     expect(result.deleted).not.toContain(`_delta_log/${above}`);
     expect((await loadSnapshot(new LocalStore(dir))).adds).toEqual(before.adds);
-  });
-});
-
-describe("versions a kept version needs", () => {
-  it("its newest checkpoint at or below it and every commit after that checkpoint", () => {
-    // Checkpoints at 10 and 20; keeping 14 needs 10-13; keeping 20 needs nothing more; keeping 5 needs 0-4.
-    expect([...versionsNeededBy([14], [10, 20]).keys()].sort((a, b) => a - b)).toEqual([10, 11, 12, 13]);
-    expect([...versionsNeededBy([20, 21], [10, 20]).keys()].sort((a, b) => a - b)).toEqual([20]);
-    expect([...versionsNeededBy([5], [10, 20]).keys()].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4]);
   });
 });

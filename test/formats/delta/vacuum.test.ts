@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
-import { runDeltaCleanup } from "../../../lib/formats/delta/cleanup.ts";
+import { runDeltaCleanup } from "./run-planners.ts";
 import { deletionVectorLocation } from "../../../lib/formats/delta/deletion-vectors.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "./duckdb-oracle.ts";

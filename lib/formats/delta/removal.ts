@@ -1,0 +1,129 @@
+/**
+ * Delta's removal plan for the cleanup pipeline (TableFormat.planRemoval): exactly what VACUUM,
+ * log cleanup and checkpointProtection allow (the planners in cleanup.ts, vacuum.ts and
+ * log-cleanup.ts), decided on the pipeline's own listing of the table root.
+ *
+ * lakewarden's policy can only lengthen what the table's properties say, never shorten it: the
+ * log retention is the longer of `delta.logRetentionDuration` and older-than, the VACUUM
+ * retention the longer of `delta.deletedFileRetentionDuration` and the safety window (a
+ * deployment's defaults, such as the Lambda's 7 days, must not undercut a table's own 30), and
+ * protect-before joins checkpointProtection's V (the larger wins). A shorter retention is set the
+ * Delta way, on the table's properties. What lakewarden keeps on top of Delta's rules, never less:
+ *   - the kept checkpoint is at or below the latest version when the run started, the oldest of
+ *     the newest `retainVersions` versions and every pinned version, so those stay readable;
+ *   - files those versions (and every version committed since the run started) name are never
+ *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them.
+ */
+import type { ObjectStore } from "../../store/object-store.ts";
+import { TableFormatError } from "../errors.ts";
+import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
+import { planDeltaLogCleanup, planDeltaVacuum } from "./cleanup.ts";
+import type { LogCleanupPlan, LogDeletion } from "./log-cleanup.ts";
+import { sortLog } from "./log-listing.ts";
+import { SIDECARS_PREFIX } from "./log-names.ts";
+import { assertCleanable } from "./protocol.ts";
+import { loadSnapshot } from "./snapshot.ts";
+import { cleanupProperties } from "./table-properties.ts";
+
+/** Roles of the log files a kept version replays from. */
+const LOG_ROLES: ReadonlySet<FileRole> = new Set(["commit", "checkpoint", "statistics", "sidecar"]);
+/** Roles of the data a readable version needs. */
+const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
+
+const ROLE_OF: Record<LogDeletion["kind"], FileRole> = { commit: "commit", crc: "statistics", checkpoint: "checkpoint", compaction: "commit", sidecar: "sidecar" };
+
+export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan> {
+  // With no rebuildable version read, loading the latest one says why, naming the object.
+  const newest = input.versions.at(-1)?.file.version ?? input.latestAtStart;
+  const snapshot = await loadSnapshot(store, newest);
+  assertCleanable(snapshot.protocol, store.uri);
+  const properties = cleanupProperties(snapshot.protocol, snapshot.metadata, store.uri);
+  const options = { now: input.now, protectBefore: input.policy.protectBefore ?? 0 };
+  const cap = newestKept(input);
+
+  const log = await planDeltaLogCleanup(
+    store,
+    snapshot,
+    { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
+    { ...options, ...(cap ? { newestKept: cap } : {}) },
+    sortLog(input.listing),
+    input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
+  );
+  const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: Math.max(properties.deletedFileRetentionMs, input.policy.safetyWindowMs) });
+  if (vacuum.blocked) throw new TableFormatError(store.uri, `VACUUM stopped before any delete: ${vacuum.blocked}`);
+
+  const readable = mustStayReadable(input);
+  const needed = new Set<string>();
+  for (const version of input.versions) {
+    if (!readable.has(version.file.version)) continue;
+    for (const reference of version.references) if (DATA_ROLES.has(reference.role)) needed.add(reference.path);
+  }
+
+  const removedCommits = new Map<number, LogDeletion>();
+  for (const deletion of log.deletions) if (deletion.kind === "commit") removedCommits.set(deletion.version, deletion);
+  const decisions = input.versions.map(({ file }) => {
+    const removed = removedCommits.get(file.version);
+    if (removed) return { version: file.version, keep: false, reason: removed.reason };
+    return { version: file.version, keep: true, reason: file.version === newest ? "latest version" : keptReason(log) };
+  });
+
+  const files: RemovalFile[] = log.deletions.map((d) => ({ key: d.key, role: ROLE_OF[d.kind], reason: d.reason, ...(d.kind === "commit" ? { version: d.version } : {}) }));
+  for (const candidate of vacuum.candidates) {
+    if (needed.has(candidate.key)) continue;
+    files.push({ key: candidate.key, role: dataRole(candidate.key), reason: `VACUUM: ${candidate.reason}` });
+  }
+
+  const kept = new Map<number, FileReference[]>();
+  for (const { file, references } of input.versions) {
+    if (removedCommits.has(file.version)) continue;
+    const roles = readable.has(file.version) ? (role: FileRole) => LOG_ROLES.has(role) || DATA_ROLES.has(role) : (role: FileRole) => LOG_ROLES.has(role);
+    kept.set(file.version, references.filter((reference) => roles(reference.role)));
+  }
+  return { decisions, files, kept, protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log) };
+}
+
+/** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */
+function newestKept(input: RemovalInput): { version: number; reason: string } | null {
+  const caps: { version: number; reason: string }[] = [{ version: input.latestAtStart, reason: "the latest version when this run started" }];
+  const atStart = input.versions.filter((v) => v.file.version <= input.latestAtStart);
+  const oldestRetained = atStart.slice(-input.policy.retainVersions)[0];
+  if (oldestRetained) caps.push({ version: oldestRetained.file.version, reason: `the newest ${input.policy.retainVersions} version(s) stay readable` });
+  for (const [version, why] of input.pinned) caps.push({ version, reason: `version ${version} is pinned by a reader (${why})` });
+  return caps.reduce((a, b) => (b.version < a.version ? b : a));
+}
+
+/** Versions whose data VACUUM must leave whole: pinned ones and every one from the latest at the run's start on. */
+function mustStayReadable(input: RemovalInput): Set<number> {
+  const out = new Set<number>(input.pinned.keys());
+  for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
+  return out;
+}
+
+function keptReason(log: LogCleanupPlan): string {
+  if (log.keptCheckpoint !== null) return `at or above the kept checkpoint ${log.keptCheckpoint}: log cleanup keeps it and every commit after it`;
+  return `log cleanup removes no version: ${log.notes.join("; ") || "nothing is due"}`;
+}
+
+function dataRole(key: string): FileRole {
+  if (key.startsWith("_change_data/")) return "change-data";
+  return /(^|\/)deletion_vector_[0-9a-f-]{36}\.bin$/.test(key) ? "delete" : "data";
+}
+
+/** checkpointProtection's outcome in the pipeline's words (null: no boundary in force). */
+function protectionOf(boundary: number, input: RemovalInput, log: LogCleanupPlan): RemovalProtection | null {
+  if (boundary <= 0) return null;
+  const below = input.versions.filter((v) => v.file.version < boundary).length;
+  if (below === 0) return { boundary, result: "not-applicable", reason: `no version below ${boundary} remains: protection no longer applies` };
+  const note = log.notes.find((n) => n.startsWith("checkpointProtection:"));
+  if (log.keptCheckpoint === null) {
+    return note
+      ? { boundary, result: "kept-all", reason: note }
+      : { boundary, result: "nothing-due", reason: `log cleanup removes nothing: ${log.notes.join("; ") || "nothing is due"}` };
+  }
+  const removed = log.deletions.filter((d) => d.kind === "commit").length;
+  if (removed === 0) return { boundary, result: "nothing-due", reason: `no commit below the kept checkpoint ${log.keptCheckpoint} remains` };
+  if (log.keptCheckpoint >= boundary) {
+    return { boundary, result: "removed-all", reason: `the kept checkpoint ${log.keptCheckpoint} is at or above ${boundary}: all history below ${boundary} goes in this run` };
+  }
+  return { boundary, result: "partial", reason: note ?? `history below ${boundary} is removed up to the kept checkpoint ${log.keptCheckpoint}` };
+}
