@@ -83,7 +83,7 @@ try {
   const same = left.length === right.length && left.every((key, i) => key === right[i]);
   const lance = await lanceCheck(budgetedTable, s3);
   const lines = [
-    `## Scale: ${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions, ${storage === "s3" ? `emulated S3 (fauxqs, ${s3Backend} backend)` : "local disk"}, budget ${values.budget}`,
+    `## Scale: ${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions, ${storage === "s3" ? `emulated S3 (fauxqs, ${s3Backend} backend, +${s3!.delayMs} ms per request)` : "local disk"}, budget ${values.budget}`,
     "",
     "```",
     command,
