@@ -13,8 +13,8 @@
  *
  * Why `memory` exists: fauxqs 2.4.1's file backend removes one object with two unlinks and then
  * reads the whole parent directory (to prune it if empty), so every key deleted from a directory
- * of n objects costs O(n): a 1,000-key DeleteObjects takes 30-50 s with 20,000 objects in one
- * `data/` directory, against ~10 ms in memory (bench/results/scale-cleanup.md).
+ * of n objects costs O(n): 31 keys a second with 10,000 objects in one folder, against ~20,000
+ * in memory (bench/tools/emulator-deletes.ts, bench/results/scale-cleanup.md).
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
