@@ -10,7 +10,9 @@
  *   node bench/scale-cleanup.ts --files 100000 --versions 1000 --storage s3 --budget 20s
  *
  * Options: --fragments F (per version, default 4), --cache dir (default $TMPDIR/lakewarden-bench-cache),
- * --s3-latency ms (default 0), --out file (default: print only). Writes a markdown section.
+ * --s3-latency ms (default 0), --s3-backend memory|files (default memory: the emulator's file
+ * backend deletes in O(objects in the directory) per key, see bench/harness/s3-server.ts),
+ * --out file (default: print only). Writes a markdown section.
  */
 import { spawn } from "node:child_process";
 import { appendFile, link, mkdir, rm, utimes, writeFile } from "node:fs/promises";
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     budget: { type: "string", default: "60s" },
     cache: { type: "string", default: join(tmpdir(), "lakewarden-bench-cache") },
     "s3-latency": { type: "string", default: "0" },
+    "s3-backend": { type: "string", default: "memory" },
     out: { type: "string" },
   },
 });
@@ -42,10 +45,12 @@ const versions = Number(values.versions);
 const fragments = Number(values.fragments);
 const storage = values.storage === "s3" ? "s3" : "local";
 const budgetMs = parseDuration(values.budget!);
+const s3Backend = values["s3-backend"];
 if (budgetMs === null || !(files > 0) || !(versions > 1)) throw new Error("bad --files, --versions or --budget");
+if (s3Backend !== "memory" && s3Backend !== "files") throw new Error(`--s3-backend: expected memory or files, got ${s3Backend}`);
 const command = `node bench/scale-cleanup.ts ${process.argv.slice(2).join(" ")}`;
 
-const s3 = storage === "s3" ? await S3Env.start(Number(values["s3-latency"])) : null;
+const s3 = storage === "s3" ? await S3Env.start(Number(values["s3-latency"]), s3Backend) : null;
 try {
   const template = await loadManifestTemplate(join(values.cache!, "template"));
   const build = async (name: string): Promise<SyntheticTable> => {
@@ -78,7 +83,7 @@ try {
   const same = left.length === right.length && left.every((key, i) => key === right[i]);
   const lance = await lanceCheck(budgetedTable, s3);
   const lines = [
-    `## Scale: ${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions, ${storage === "s3" ? "emulated S3 (fauxqs)" : "local disk"}, budget ${values.budget}`,
+    `## Scale: ${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions, ${storage === "s3" ? `emulated S3 (fauxqs, ${s3Backend} backend, +${s3!.delayMs} ms per request)` : "local disk"}, budget ${values.budget}`,
     "",
     "```",
     command,

@@ -32,7 +32,7 @@ const FORBIDDEN_SOURCES: { pattern: RegExp; reason: string }[] = [
 
 export async function bundleFunctions(outdir: string, context: Record<string, unknown>): Promise<FunctionBundle[]> {
   const app = new App({ outdir, context });
-  const stack = new LakewardenStack(app, "LakewardenBundles", { settings: { tablePrefixes: ["lake/"] } });
+  const stack = new LakewardenStack(app, "LakewardenBundles", { settings: { tablePrefixes: ["lake/"], tableRoots: ["lake/orders.lance"] } });
   app.synth();
   const functions: Record<FunctionName, NodejsFunction> = {
     "on-commit": stack.lakewarden.onCommitFunction,

@@ -217,6 +217,10 @@ export class Lakewarden extends Construct {
     return {
       [ENV.tables]: JSON.stringify(this.settings.tables.map(uri)),
       [ENV.tablePrefixes]: JSON.stringify(this.settings.tablePrefixes.map(uri)),
+      // Absent with prefixWideAccess: every table under the prefixes may be changed.
+      ...(this.settings.tablePrefixes.length > 0 && !this.settings.prefixWideAccess
+        ? { [ENV.tableRoots]: JSON.stringify(this.settings.tableRoots.map(uri)) }
+        : {}),
     };
   }
 

@@ -43,6 +43,20 @@ export interface LakewardenSettings {
   tables: string[];
   /** Prefixes under which every table is looked after, each ending in "/": `lake/`. */
   tablePrefixes: string[];
+  /**
+   * The roots of the tables under `tablePrefixes` that lakewarden may change (write its
+   * `_lakewarden/` folder, delete files): IAM names each one. Tables discovered under a prefix
+   * but not listed are read only and skipped. Required with `tablePrefixes` unless
+   * `prefixWideAccess` is set.
+   */
+  tableRoots: string[];
+  /**
+   * Grant writes to `_lakewarden/` and deletes on every key under the `tablePrefixes` instead
+   * of per table root. S3 ARN wildcards cross "/", so `lake/*` also covers keys of things
+   * under `lake/` that are not tables; off by default, for prefixes whose tables are not known
+   * at deploy time.
+   */
+  prefixWideAccess: boolean;
   /** EventBridge schedule expression for cleanup: `rate(1 day)`, `cron(0 3 * * ? *)`. */
   cleanupSchedule: string;
   retention: RetentionSettings;
@@ -51,7 +65,8 @@ export interface LakewardenSettings {
   discoveryDepth: number;
 }
 
-export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes"> = {
+export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots"> = {
+  prefixWideAccess: false,
   cleanupSchedule: "rate(1 day)",
   // olderThan and retainVersions unset: the functions use lakewarden's own defaults, and an
   // Iceberg table's snapshot retention is its own (an explicit value only ever keeps more).
@@ -73,6 +88,8 @@ export class InvalidSettingError extends Error {
 export interface SettingsInput {
   tables?: readonly string[];
   tablePrefixes?: readonly string[];
+  tableRoots?: readonly string[];
+  prefixWideAccess?: boolean;
   cleanupSchedule?: string;
   retention?: Partial<RetentionSettings>;
   head?: Partial<HeadSettings>;
@@ -87,6 +104,9 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
     throw new InvalidSettingError("tables", "name at least one table or table prefix to look after");
   }
   rejectOverlaps(tables, tablePrefixes);
+  const tableRoots = (input.tableRoots ?? []).map((root) => normalizeTableRoot(root, "tableRoots"));
+  const prefixWideAccess = input.prefixWideAccess ?? DEFAULT_SETTINGS.prefixWideAccess;
+  checkTableRoots(tableRoots, tablePrefixes, prefixWideAccess);
 
   const cleanupSchedule = input.cleanupSchedule ?? DEFAULT_SETTINGS.cleanupSchedule;
   if (!/^(rate|cron)\(.+\)$/.test(cleanupSchedule)) {
@@ -118,7 +138,7 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
 
   const discoveryDepth = input.discoveryDepth ?? DEFAULT_SETTINGS.discoveryDepth;
   requirePositiveInteger("discoveryDepth", discoveryDepth);
-  return { tables, tablePrefixes, cleanupSchedule, retention, head, discoveryDepth };
+  return { tables, tablePrefixes, tableRoots, prefixWideAccess, cleanupSchedule, retention, head, discoveryDepth };
 }
 
 /**
@@ -130,6 +150,8 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
   return resolveSettings({
     tables: contextList("tables", get("tables")),
     tablePrefixes: contextList("tablePrefixes", get("tablePrefixes")),
+    tableRoots: contextList("tableRoots", get("tableRoots")),
+    prefixWideAccess: contextBoolean("prefixWideAccess", get("prefixWideAccess")),
     cleanupSchedule: contextString("cleanupSchedule", get("cleanupSchedule")),
     retention: {
       olderThan: contextString("olderThan", get("olderThan")),
@@ -145,11 +167,38 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
   });
 }
 
-function normalizeTableRoot(table: string): string {
+function normalizeTableRoot(table: string, setting = "tables"): string {
   const root = table.replace(/\/+$/, "");
-  checkPath("tables", table, root);
-  if (root === "") throw new InvalidSettingError("tables", `"${table}" is the bucket root; name the table's folder`);
+  checkPath(setting, table, root);
+  if (root === "") throw new InvalidSettingError(setting, `"${table}" is the bucket root; name the table's folder`);
   return root;
+}
+
+/**
+ * IAM cannot say "one folder level" (ARN wildcards cross "/"), so a prefix's tables can be
+ * granted one by one only if they are named: refuse a prefix whose writable tables are unknown
+ * rather than grant deletes on the whole prefix unasked.
+ */
+function checkTableRoots(roots: readonly string[], prefixes: readonly string[], prefixWide: boolean): void {
+  if (prefixWide && roots.length > 0) {
+    throw new InvalidSettingError("tableRoots", "prefixWideAccess already grants every key under the prefixes; set one or the other");
+  }
+  if (prefixes.length > 0 && roots.length === 0 && !prefixWide) {
+    throw new InvalidSettingError(
+      "tableRoots",
+      `name the tables under ${prefixes.join(", ")} that lakewarden may change (lakewarden:tableRoots=lake/orders.lance,...), ` +
+        "or set lakewarden:prefixWideAccess to true to allow writes and deletes on every key under the prefixes",
+    );
+  }
+  const seen = new Set<string>();
+  for (const root of roots) {
+    if (seen.has(root)) throw new InvalidSettingError("tableRoots", `"${root}" is listed twice`);
+    seen.add(root);
+    const under = prefixes.find((prefix) => root.startsWith(prefix));
+    if (!under) throw new InvalidSettingError("tableRoots", `"${root}" is under none of the tablePrefixes; list a table outside them in tables`);
+    const nested = roots.find((other) => other !== root && root.startsWith(`${other}/`));
+    if (nested) throw new InvalidSettingError("tableRoots", `"${root}" is inside table "${nested}"`);
+  }
 }
 
 function normalizePrefix(prefix: string): string {
@@ -217,6 +266,13 @@ function contextString(setting: string, value: unknown): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value === "string") return value;
   throw new InvalidSettingError(setting, `expected a string, got ${JSON.stringify(value)}`);
+}
+
+function contextBoolean(setting: string, value: unknown): boolean | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw new InvalidSettingError(setting, `expected true or false, got ${JSON.stringify(value)}`);
 }
 
 function contextNumber(setting: string, value: unknown): number | undefined {

@@ -1,26 +1,42 @@
 /**
- * Least-privilege S3 statements for the functions, one builder per kind of access. Every
- * resource is scoped to the configured tables or prefixes: reads on the table prefixes, writes
- * only under each table's `_lakewarden/`, deletes only under the table prefixes. No statement
- * ever names `s3:*` or a whole-bucket object ARN.
+ * Least-privilege S3 statements for the functions, one builder per kind of access. Reads and
+ * listings cover the configured tables and prefixes; writes (only under `<root>/_lakewarden/`)
+ * and deletes (only under `<root>/`) name each writable table root, one resource per root,
+ * because an S3 ARN wildcard crosses "/" and so cannot stop at a table's folder. Only
+ * `prefixWideAccess` widens writes and deletes to whole prefixes. No statement ever names
+ * `s3:*` or a whole-bucket object ARN.
  */
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { LAKEWARDEN_FOLDER, type LakewardenSettings } from "./settings.ts";
 
 type Scopes = Pick<LakewardenSettings, "tables" | "tablePrefixes">;
+type WriteScopes = Pick<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots" | "prefixWideAccess">;
 
-/** Key patterns matching every object of every configured table. */
+/** Key patterns matching every object of every configured table (reads and listings). */
 export function tableObjectPatterns(scopes: Scopes): string[] {
   return [...scopes.tables.map((table) => `${table}/*`), ...scopes.tablePrefixes.map((prefix) => `${prefix}*`)];
 }
 
-/** Key patterns matching lakewarden's own objects inside every configured table. */
-export function lakewardenObjectPatterns(scopes: Scopes): string[] {
+/** The table roots lakewarden may change: the named tables and the roots listed under prefixes. */
+export function writableTableRoots(scopes: WriteScopes): string[] {
+  return [...scopes.tables, ...scopes.tableRoots];
+}
+
+/** Key patterns matching every object lakewarden may delete. */
+export function deletableObjectPatterns(scopes: WriteScopes): string[] {
   return [
-    ...scopes.tables.map((table) => `${table}/${LAKEWARDEN_FOLDER}*`),
-    // S3 ARN wildcards cross "/", so this matches `_lakewarden/` of a table at any depth.
-    ...scopes.tablePrefixes.map((prefix) => `${prefix}*/${LAKEWARDEN_FOLDER}*`),
+    ...writableTableRoots(scopes).map((root) => `${root}/*`),
+    ...(scopes.prefixWideAccess ? scopes.tablePrefixes.map((prefix) => `${prefix}*`) : []),
+  ];
+}
+
+/** Key patterns matching lakewarden's own objects inside every writable table. */
+export function lakewardenObjectPatterns(scopes: WriteScopes): string[] {
+  return [
+    ...writableTableRoots(scopes).map((root) => `${root}/${LAKEWARDEN_FOLDER}*`),
+    // Only with prefixWideAccess: the "*" crosses "/", so this matches a `_lakewarden/` folder at any depth.
+    ...(scopes.prefixWideAccess ? scopes.tablePrefixes.map((prefix) => `${prefix}*/${LAKEWARDEN_FOLDER}*`) : []),
   ];
 }
 
@@ -43,7 +59,7 @@ export function readTablesStatements(bucket: IBucket, scopes: Scopes): PolicySta
 }
 
 /** PutObject only under `_lakewarden/` of the tables (head, lease, checkpoints, receipts). */
-export function writeLakewardenStatement(bucket: IBucket, scopes: Scopes): PolicyStatement {
+export function writeLakewardenStatement(bucket: IBucket, scopes: WriteScopes): PolicyStatement {
   return new PolicyStatement({
     sid: "WriteLakewardenObjects",
     actions: ["s3:PutObject"],
@@ -51,12 +67,12 @@ export function writeLakewardenStatement(bucket: IBucket, scopes: Scopes): Polic
   });
 }
 
-/** DeleteObject (which also authorizes each key of DeleteObjects) under the table prefixes only. */
-export function deleteTableObjectsStatement(bucket: IBucket, scopes: Scopes): PolicyStatement {
+/** DeleteObject (which also authorizes each key of DeleteObjects) under the writable table roots only. */
+export function deleteTableObjectsStatement(bucket: IBucket, scopes: WriteScopes): PolicyStatement {
   return new PolicyStatement({
     sid: "DeleteTableObjects",
     actions: ["s3:DeleteObject"],
-    resources: tableObjectPatterns(scopes).map((pattern) => bucket.arnForObjects(pattern)),
+    resources: deletableObjectPatterns(scopes).map((pattern) => bucket.arnForObjects(pattern)),
   });
 }
 

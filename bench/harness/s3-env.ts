@@ -25,6 +25,13 @@ const REGION = "us-east-1";
 /** fauxqs 2.4.1 refuses request bodies over 11 MiB (413); bigger files go up in parts, as LanceDB writes them. */
 const SINGLE_PUT_LIMIT = 8 * 1024 * 1024;
 
+/**
+ * Where the emulator keeps objects. `files` (the default) bounds its memory by disk for large
+ * datasets; `memory` is for many small objects, whose deletes the file backend makes quadratic
+ * (see s3-server.ts).
+ */
+export type S3Backend = "files" | "memory";
+
 export class S3Env {
   readonly endpoint: string;
   readonly directEndpoint: string;
@@ -33,9 +40,9 @@ export class S3Env {
   /** Undelayed client for setup (uploading datasets); never used for measurements. */
   readonly setupClient: S3Client;
   private readonly child: ChildProcess;
-  private readonly storageDir: string;
+  private readonly storageDir: string | null;
 
-  private constructor(child: ChildProcess, storageDir: string, endpoint: string, direct: string, delayMs: number) {
+  private constructor(child: ChildProcess, storageDir: string | null, endpoint: string, direct: string, delayMs: number) {
     this.child = child;
     this.storageDir = storageDir;
     this.endpoint = endpoint;
@@ -44,11 +51,11 @@ export class S3Env {
     this.setupClient = new S3Client({ endpoint: direct, region: REGION, credentials: CREDENTIALS, forcePathStyle: true });
   }
 
-  static async start(delayMs: number): Promise<S3Env> {
-    const storageDir = await mkdtemp(join(tmpdir(), "lakewarden-bench-s3-"));
+  static async start(delayMs: number, backend: S3Backend = "files"): Promise<S3Env> {
+    const storageDir = backend === "files" ? await mkdtemp(join(tmpdir(), "lakewarden-bench-s3-")) : null;
     const server = new URL("./s3-server.ts", import.meta.url).pathname;
     // fauxqs loads node:sqlite, which warns on every start: noise in bench output.
-    const args = ["--disable-warning=ExperimentalWarning", server, storageDir, String(delayMs), BENCH_BUCKET];
+    const args = ["--disable-warning=ExperimentalWarning", server, storageDir ?? "memory", String(delayMs), BENCH_BUCKET];
     const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
     const lines = createInterface({ input: child.stdout! });
     const ready = await new Promise<{ endpoint: string; direct: string }>((resolve, reject) => {
@@ -145,7 +152,7 @@ export class S3Env {
     this.child.kill("SIGTERM");
     await exited;
     this.setupClient.destroy();
-    await rm(this.storageDir, { recursive: true, force: true });
+    if (this.storageDir) await rm(this.storageDir, { recursive: true, force: true });
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Child-process entry: the emulated S3 of the benchmarks. Starts fauxqs (objects stored as
- * files under the given directory) and, in front of it, an HTTP proxy that holds every
+ * files under the given directory, or held in memory when it is `memory`) and, in front of it, an HTTP proxy that holds every
  * request for a fixed delay before forwarding it, so each round trip costs what an S3
  * request does. Both tools talk to the proxy, so both pay the same per-request price, and
  * the proxy counts requests by kind for the tool whose own counters we cannot read (LanceDB).
@@ -9,7 +9,12 @@
  * code being timed. Prints one JSON line `{"endpoint": "http://127.0.0.1:PORT", "direct": ...}` when ready.
  * Control endpoints (not delayed, not forwarded): GET /__bench/stats, POST /__bench/reset.
  *
- * Usage: node bench/harness/s3-server.ts <storage-dir> <delay-ms> <bucket>
+ * Usage: node bench/harness/s3-server.ts <storage-dir|memory> <delay-ms> <bucket>
+ *
+ * Why `memory` exists: fauxqs 2.4.1's file backend removes one object with two unlinks and then
+ * reads the whole parent directory (to prune it if empty), so every key deleted from a directory
+ * of n objects costs O(n): 31 keys a second with 10,000 objects in one folder, against ~20,000
+ * in memory (bench/tools/emulator-deletes.ts, bench/results/scale-cleanup.md).
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,12 +23,12 @@ import { classifyS3Request, emptyCounts, type ProxyCounts } from "./s3-request-k
 
 const [storageDir, delayArg, bucket] = process.argv.slice(2);
 if (!storageDir || !delayArg || !bucket) {
-  process.stderr.write("usage: s3-server.ts <storage-dir> <delay-ms> <bucket>\n");
+  process.stderr.write("usage: s3-server.ts <storage-dir|memory> <delay-ms> <bucket>\n");
   process.exit(2);
 }
 const delayMs = Number(delayArg);
 
-const fauxqs = await startFauxqs({ port: 0, logger: false, s3StorageDir: storageDir });
+const fauxqs = await startFauxqs({ port: 0, logger: false, ...(storageDir === "memory" ? {} : { s3StorageDir: storageDir }) });
 fauxqs.createBucket(bucket);
 const upstream = new URL(fauxqs.address);
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });

@@ -10,7 +10,7 @@ import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
-import type { TableScopes } from "../shared/table-scopes.ts";
+import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
 
 export interface ScheduleCleanupDependencies {
   scopes: TableScopes;
@@ -46,8 +46,15 @@ export function createScheduleCleanupHandler(deps: ScheduleCleanupDependencies):
       const store = deps.openStore(prefixUri);
       try {
         const roots = await discoverTables(store, deps.formats, { maxDepth: deps.discoveryDepth });
-        for (const root of roots) tables.add(root === "" ? store.uri : store.scope(root).uri);
+        const skipped: string[] = [];
+        for (const root of roots) {
+          const uri = root === "" ? store.uri : store.scope(root).uri;
+          // A table outside the deployment's table roots: IAM lets its cleanup change nothing.
+          if (isInScope(uri, deps.scopes)) tables.add(uri);
+          else skipped.push(uri);
+        }
         deps.log.info("tables discovered", { prefix: prefixUri, tables: roots.length });
+        if (skipped.length > 0) deps.log.warn("tables outside the configured table roots skipped", { prefix: prefixUri, tables: skipped });
       } catch (error) {
         failedPrefixes.push(prefixUri);
         deps.log.error("table discovery failed", { prefix: prefixUri, error: errorSummary(error) });

@@ -8,6 +8,11 @@ export const ENV = {
   tables: "LAKEWARDEN_TABLES",
   /** JSON array of URIs under which tables are discovered: `["s3://bucket/lake/"]`. */
   tablePrefixes: "LAKEWARDEN_TABLE_PREFIXES",
+  /**
+   * JSON array of the table URIs under the prefixes that may be changed (IAM grants writes and
+   * deletes on these roots only); unset: every table under the prefixes.
+   */
+  tableRoots: "LAKEWARDEN_TABLE_ROOTS",
   /** How many folder levels under a prefix discovery descends. */
   discoveryDepth: "LAKEWARDEN_DISCOVERY_DEPTH",
   /** Queue the scheduler sends one message per table to. */

@@ -5,14 +5,21 @@
  * that needs three Lambda lifetimes ends in three runs, two continuations and one completed
  * receipt; a chain past its cap raises the alarm metric instead of continuing.
  *
- * Time is a clock that moves one millisecond each time it is read (the handler's deadline and the
- * pipeline's clock), so "needs three budgets" is a count of steps, the same on every machine.
+ * Time is a clock that moves only when the run deletes a table file, one millisecond per key
+ * (deletes go one key per request), and reading it never moves it: a budget of K milliseconds
+ * is "delete K files, then stop". K is derived from the table (a third of what a dry run would
+ * delete, plus one), so the three runs hold however often the pipeline reads the clock and
+ * however many other requests it makes; the same on every machine.
  */
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeCleanupRequest, fifoAttributesOf } from "../../functions/shared/cleanup-request.ts";
 import type { HandlerMetrics } from "../../functions/shared/observability.ts";
 import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.ts";
+import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
+import { filesRemovedCount } from "../../lib/maintenance/report.ts";
+import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
+import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
@@ -32,8 +39,7 @@ const HISTORY: DatasetStep[] = [
   { op: "overwrite", rows: 3 },
   { op: "append", rows: 2 },
 ];
-/** Steps of the stepping clock one Lambda lifetime allows: the remaining time minus the handler's margin. */
-const BUDGET = 24;
+/** What the Lambda context says is left; the handler's margin takes all of it but the budget. */
 const REMAINING = 600_000;
 
 let fauxqs: FauxqsHandle;
@@ -67,12 +73,49 @@ function recordingMetrics(): HandlerMetrics & { sums: Record<string, number> } {
   return { sums, addMetric: (name, _unit, value) => void (sums[name] = (sums[name] ?? 0) + value) };
 }
 
-function handlerFor(metrics: HandlerMetrics, overrides: { maxContinuations?: number } = {}): SqsHandler {
-  let now = Date.now() + 1_000;
+/** A clock (milliseconds) that table-file deletes advance, one per key; reads leave it alone. */
+interface DeletionClock {
+  now: number;
+}
+
+/** `store`, and every store scoped from it, moving `clock` by the table files each delete removed. */
+function advancingOnDeletes(store: ObjectStore, clock: DeletionClock): ObjectStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "deleteMany") {
+        return async (keys: readonly string[]) => {
+          const result = await target.deleteMany(keys);
+          // lakewarden's own bookkeeping (progress, intents, lease) is not the work being budgeted.
+          clock.now += result.deleted.filter((key) => !target.uriOf(key).includes("/_lakewarden/")).length;
+          return result;
+        };
+      }
+      if (property === "scope") return (subpath: string) => advancingOnDeletes(target.scope(subpath), clock);
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Files one budget may delete so that the table needs exactly three: more than a third, less than a half. */
+async function budgetForThreeRuns(name: string): Promise<number> {
+  const store = withS3ConditionalSemantics(openStore(`${WAREHOUSE}/${name}.lance`));
+  const dryRun = await runCleanup(store, { settings: settingsFromEnvironment(process.env), dryRun: true });
+  const files = filesRemovedCount(dryRun);
+  const budget = Math.floor(files / 3) + 1;
+  // Below 5 files no budget gives three runs that each make progress.
+  expect(2 * budget, `${name}: ${files} files to delete`).toBeLessThan(files);
+  return budget;
+}
+
+function handlerFor(metrics: HandlerMetrics, budget: number, overrides: { maxContinuations?: number } = {}): SqsHandler {
+  const clock: DeletionClock = { now: Date.now() + 1_000 };
   return createCleanupTableLambda(process.env, {
-    openStore: (uri) => withS3ConditionalSemantics(openStore(uri)),
-    now: () => now++,
-    stopMarginMs: REMAINING - BUDGET,
+    openStore: (uri) => advancingOnDeletes(withS3ConditionalSemantics(openStore(uri)), clock),
+    // One key per delete request, one request at a time: the run checks its deadline between keys.
+    runCleanup: (store, options) => runCleanup(store, { ...options, deleteBatchSize: 1, deleteConcurrency: 1 }),
+    now: () => clock.now,
+    stopMarginMs: REMAINING - budget,
     metrics,
     ...overrides,
   }) as unknown as SqsHandler;
@@ -100,7 +143,7 @@ const versionCount = async (name: string): Promise<number> =>
 describe("cleanup-table continuations", () => {
   it("a table that needs three budgets: three runs, two continuations, one receipt marked complete", async () => {
     const metrics = recordingMetrics();
-    const handler = handlerFor(metrics);
+    const handler = handlerFor(metrics, await budgetForThreeRuns("long"));
     await requestCleanup("long");
     const polls = await drain(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
     expect(polls).toHaveLength(3);
@@ -124,7 +167,7 @@ describe("cleanup-table continuations", () => {
 
   it("a chain past its cap stops continuing and raises the ContinuationCapReached metric", async () => {
     const metrics = recordingMetrics();
-    const handler = handlerFor(metrics, { maxContinuations: 1 });
+    const handler = handlerFor(metrics, await budgetForThreeRuns("capped"), { maxContinuations: 1 });
     await requestCleanup("capped");
     const polls = await drain(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
     expect(polls).toHaveLength(2);

@@ -76,4 +76,19 @@ describe("schedule-cleanup", () => {
     const tables = messages.map((m) => parseCleanupRequest(m.Body ?? "", m.MessageId ?? "").table).sort();
     expect(tables).toEqual(expected);
   });
+
+  it("with table roots configured (IAM names only those), skips discovered tables outside them", async () => {
+    const { createScheduleCleanupLambda } = await import("../../functions/schedule-cleanup/lambda.ts");
+    const rootsQueue = (await fauxqs.createQueue("cleanup-requests-roots")).queueUrl;
+    const handler = createScheduleCleanupLambda({
+      ...process.env,
+      LAKEWARDEN_TABLE_ROOTS: JSON.stringify([`s3://${BUCKET}/warehouse/orders.lance`]),
+      LAKEWARDEN_CLEANUP_QUEUE_URL: rootsQueue,
+    });
+    const result = await handler({}, lambdaContext("schedule-cleanup"));
+    const expected = [`s3://${BUCKET}/named/kept.lance`, `s3://${BUCKET}/warehouse/orders.lance`];
+    expect(result.tables).toEqual(expected);
+    const messages = await receiveAll(rootsQueue);
+    expect(messages.map((m) => parseCleanupRequest(m.Body ?? "", m.MessageId ?? "").table).sort()).toEqual(expected);
+  });
 });

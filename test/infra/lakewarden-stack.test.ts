@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidSettingError } from "../../infra/settings.ts";
 import { asList, policyStatements, render, synthStack } from "./cdk-app.ts";
 
-const settings = { tables: ["lake/orders.lance"], tablePrefixes: ["warehouse/"] };
+const settings = { tables: ["lake/orders.lance"], tablePrefixes: ["warehouse/"], tableRoots: ["warehouse/sales.lance", "warehouse/eu/users.delta"] };
 
 describe("LakewardenStack on a bucket it creates", () => {
   const { template } = synthStack({ settings });
@@ -187,6 +187,10 @@ describe("LakewardenStack on a bucket it creates", () => {
     const bucket = logicalId("AWS::S3::Bucket", "TableBucket");
     expect(render(env("OnCommit").LAKEWARDEN_TABLES)).toBe(`["s3://<${bucket}>/lake/orders.lance"]`);
     expect(render(env("OnCommit").LAKEWARDEN_TABLE_PREFIXES)).toBe(`["s3://<${bucket}>/warehouse/"]`);
+    // The handlers change only the table roots IAM names.
+    for (const fn of ["OnCommit", "CleanupTable", "ScheduleCleanup"]) {
+      expect(render(env(fn).LAKEWARDEN_TABLE_ROOTS)).toBe(`["s3://<${bucket}>/warehouse/sales.lance","s3://<${bucket}>/warehouse/eu/users.delta"]`);
+    }
     expect(env("OnCommit")).not.toHaveProperty("LAKEWARDEN_HEAD_CODEC"); // each table's own config decides
     expect(env("CleanupTable")).toMatchObject({ LAKEWARDEN_SAFETY_WINDOW: "7d" });
     // Not set unless given: lakewarden's defaults apply, and an Iceberg table's own snapshot retention.
@@ -211,9 +215,10 @@ describe("LakewardenStack on a bucket it creates", () => {
     });
   });
 
-  it("grants least privilege: no s3:*, deletes only under table prefixes, writes only under _lakewarden/", () => {
+  it("grants least privilege: no s3:*, deletes only under <root>/ of the configured tables, writes only under <root>/_lakewarden/", () => {
     const bucket = `<${logicalId("AWS::S3::Bucket", "TableBucket")}.Arn>`;
-    const tableScopes = [`${bucket}/lake/orders.lance/`, `${bucket}/warehouse/`];
+    const roots = ["lake/orders.lance", "warehouse/sales.lance", "warehouse/eu/users.delta"];
+    const readScopes = [`${bucket}/lake/orders.lance/`, `${bucket}/warehouse/`];
     const statements = policyStatements(template);
     expect(statements.length).toBeGreaterThan(0);
     for (const { policy, statement } of statements) {
@@ -223,25 +228,40 @@ describe("LakewardenStack on a bucket it creates", () => {
       expect(actions, where).not.toContain("*");
       expect(actions.filter((a) => /^s3:\*|^s3:[A-Za-z]*\*$/.test(a)), where).toEqual([]);
       if (actions.some((a) => a.startsWith("s3:Delete"))) {
-        for (const resource of resourcesText) {
-          expect(resource, where).not.toBe(`${bucket}/*`);
-          expect(tableScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
-        }
+        // Exactly one resource per table root, nothing wider: no bucket, no prefix.
+        expect(resourcesText.sort(), where).toEqual(roots.map((root) => `${bucket}/${root}/*`).sort());
       }
       if (actions.includes("s3:PutObject")) {
-        for (const resource of resourcesText) expect(resource, where).toMatch(/\/_lakewarden\/\*$/);
+        expect(resourcesText.sort(), where).toEqual(roots.map((root) => `${bucket}/${root}/_lakewarden/*`).sort());
       }
       if (actions.includes("s3:ListBucket")) {
         expect(statement.Condition?.StringLike?.["s3:prefix"], where).toEqual(["lake/orders.lance/*", "warehouse/*"]);
       }
       if (actions.includes("s3:GetObject")) {
-        for (const resource of resourcesText) expect(tableScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
+        for (const resource of resourcesText) expect(readScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
       }
     }
     // Only cleanup-table may delete, and it can.
     const deleters = statements.filter(({ statement }) => asList(statement.Action).includes("s3:DeleteObject"));
     expect(new Set(deleters.map((d) => d.policy)).size).toBe(1);
     expect(deleters[0]!.policy).toContain("CleanupTable");
+  });
+});
+
+describe("LakewardenStack with prefixWideAccess", () => {
+  const { template } = synthStack({ settings: { tables: ["lake/orders.lance"], tablePrefixes: ["warehouse/"], prefixWideAccess: true } });
+  const bucket = `<${Object.keys(template.findResources("AWS::S3::Bucket"))[0]}.Arn>`;
+  const resourcesOf = (action: string): string[] =>
+    policyStatements(template)
+      .filter(({ statement }) => asList(statement.Action).includes(action))
+      .flatMap(({ statement }) => asList(statement.Resource as unknown).map(render));
+
+  it("widens writes and deletes to the prefix, and only then; still never the whole bucket", () => {
+    expect([...new Set(resourcesOf("s3:DeleteObject"))].sort()).toEqual([`${bucket}/lake/orders.lance/*`, `${bucket}/warehouse/*`]);
+    expect([...new Set(resourcesOf("s3:PutObject"))].sort()).toEqual([`${bucket}/lake/orders.lance/_lakewarden/*`, `${bucket}/warehouse/*/_lakewarden/*`]);
+    const cleanup = Object.values(template.findResources("AWS::Lambda::Function", { Properties: { Description: "lakewarden cleanup-table" } }));
+    expect(cleanup).toHaveLength(1);
+    expect((cleanup[0] as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables).not.toHaveProperty("LAKEWARDEN_TABLE_ROOTS");
   });
 });
 
@@ -254,7 +274,8 @@ describe("LakewardenStack on an existing bucket", () => {
     const deletes = policyStatements(template).filter(({ statement }) => asList(statement.Action).includes("s3:DeleteObject"));
     expect(deletes.flatMap(({ statement }) => asList(statement.Resource as unknown).map(render)).sort()).toEqual([
       "arn:<AWS::Partition>:s3:::existing-lake/lake/orders.lance/*",
-      "arn:<AWS::Partition>:s3:::existing-lake/warehouse/*",
+      "arn:<AWS::Partition>:s3:::existing-lake/warehouse/eu/users.delta/*",
+      "arn:<AWS::Partition>:s3:::existing-lake/warehouse/sales.lance/*",
     ]);
   });
 });
@@ -275,6 +296,11 @@ describe("LakewardenStack settings", () => {
   it("refuses overlapping scopes and a whole-bucket prefix before anything is synthesized", () => {
     expect(() => synthStack({ settings: { tables: ["warehouse/t.lance"], tablePrefixes: ["warehouse/"] } })).toThrow(InvalidSettingError);
     expect(() => synthStack({ settings: { tablePrefixes: [""] } })).toThrow(/the whole bucket cannot be a table prefix/);
+  });
+
+  it("refuses a prefix whose writable tables are unknown unless prefixWideAccess is set", () => {
+    expect(() => synthStack({ settings: { tablePrefixes: ["lake/"] } })).toThrow(/setting tableRoots: name the tables under lake\/ that lakewarden may change/);
+    expect(() => synthStack({ settings: { tablePrefixes: ["lake/"], tableRoots: ["other/t.lance"] } })).toThrow(/"other\/t.lance" is under none of the tablePrefixes/);
   });
 
   it("takes the schedule and head settings given", () => {
@@ -304,7 +330,7 @@ describe("synthesizing in tests", () => {
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = emptyTemp; // os.tmpdir() reads it on every call, CDK's own temp folders included
     try {
-      synthStack({ settings: { tablePrefixes: ["lake/"] } });
+      synthStack({ settings: { tablePrefixes: ["lake/"], tableRoots: ["lake/t.lance"] } });
       expect(await readdir(emptyTemp)).toEqual([]);
     } finally {
       if (saved === undefined) delete process.env.TMPDIR;

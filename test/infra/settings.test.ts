@@ -3,17 +3,25 @@ import { DEFAULT_SETTINGS, InvalidSettingError, resolveSettings, settingsFromCon
 
 describe("resolveSettings", () => {
   it("fills defaults and normalizes tables and prefixes", () => {
-    expect(resolveSettings({ tables: ["lake/orders.lance/"], tablePrefixes: ["warehouse"] })).toEqual({
+    expect(resolveSettings({ tables: ["lake/orders.lance/"], tablePrefixes: ["warehouse"], tableRoots: ["warehouse/sales.lance/"] })).toEqual({
       ...DEFAULT_SETTINGS,
       tables: ["lake/orders.lance"],
       tablePrefixes: ["warehouse/"],
+      tableRoots: ["warehouse/sales.lance"],
     });
+    expect(resolveSettings({ tablePrefixes: ["warehouse/"], prefixWideAccess: true })).toMatchObject({ tableRoots: [], prefixWideAccess: true });
   });
 
   it("refuses what would widen access or confuse S3 notifications, naming the setting", () => {
     const cases: [Parameters<typeof resolveSettings>[0], RegExp][] = [
       [{}, /setting tables: name at least one table/],
       [{ tablePrefixes: [""] }, /tablePrefixes: the whole bucket cannot be a table prefix/],
+      [{ tablePrefixes: ["lake/"] }, /setting tableRoots: name the tables under lake\/ that lakewarden may change/],
+      [{ tablePrefixes: ["lake/"], tableRoots: ["lakehouse/t.lance"] }, /tableRoots: "lakehouse\/t.lance" is under none of the tablePrefixes/],
+      [{ tablePrefixes: ["lake/"], tableRoots: ["lake/t.lance", "lake/t.lance/"] }, /tableRoots: "lake\/t.lance" is listed twice/],
+      [{ tablePrefixes: ["lake/"], tableRoots: ["lake/t.lance", "lake/t.lance/sub"] }, /tableRoots: "lake\/t.lance\/sub" is inside table "lake\/t.lance"/],
+      [{ tablePrefixes: ["lake/"], tableRoots: ["lake/*"] }, /tableRoots: "lake\/\*" contains a wildcard/],
+      [{ tablePrefixes: ["lake/"], tableRoots: ["lake/t.lance"], prefixWideAccess: true }, /tableRoots: prefixWideAccess already grants/],
       [{ tablePrefixes: ["/"] }, /the whole bucket/],
       [{ tables: ["s3://b/t.lance"] }, /is a URI/],
       [{ tables: ["lake/../t.lance"] }, /not a clean relative path/],
@@ -44,6 +52,7 @@ describe("settingsFromContext", () => {
     const context: Record<string, unknown> = {
       "lakewarden:tables": "a.lance, b.lance",
       "lakewarden:tablePrefixes": '["lake/"]',
+      "lakewarden:tableRoots": "lake/x.lance,lake/eu/y.lance",
       "lakewarden:retainVersions": "3",
       "lakewarden:headInlineBytes": 2048,
       "lakewarden:headCodec": "json",
@@ -52,6 +61,10 @@ describe("settingsFromContext", () => {
     const settings = settingsFromContext((key) => context[key]);
     expect(settings.tables).toEqual(["a.lance", "b.lance"]);
     expect(settings.tablePrefixes).toEqual(["lake/"]);
+    expect(settings.tableRoots).toEqual(["lake/x.lance", "lake/eu/y.lance"]);
+    expect(settings.prefixWideAccess).toBe(false);
+    const wide = settingsFromContext((key) => ({ "lakewarden:tablePrefixes": "lake/", "lakewarden:prefixWideAccess": "true" })[key]);
+    expect(wide.prefixWideAccess).toBe(true);
     expect(settings.retention).toEqual({ retainVersions: 3, safetyWindow: "7d" });
     expect(settings.head).toEqual({ codec: "json", inlineBytes: 2048 });
     expect(settings.cleanupSchedule).toBe("cron(0 3 * * ? *)");
@@ -62,5 +75,8 @@ describe("settingsFromContext", () => {
     expect(() => settingsFromContext((key) => (key === "lakewarden:tables" ? "[oops" : undefined))).toThrow(/setting tables: \[oops is not valid JSON/);
     const context: Record<string, unknown> = { "lakewarden:tables": ["t"], "lakewarden:retainVersions": "many" };
     expect(() => settingsFromContext((key) => context[key])).toThrow(/retainVersions: expected a number/);
+    expect(() => settingsFromContext((key) => ({ "lakewarden:tablePrefixes": "lake/", "lakewarden:prefixWideAccess": "yes" })[key])).toThrow(
+      /setting prefixWideAccess: expected true or false, got "yes"/,
+    );
   });
 });
