@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, InvalidSettingError, resolveSettings, settingsFromContext } from "../../infra/settings.ts";
 
@@ -78,5 +79,12 @@ describe("settingsFromContext", () => {
     expect(() => settingsFromContext((key) => ({ "lakewarden:tablePrefixes": "lake/", "lakewarden:prefixWideAccess": "yes" })[key])).toThrow(
       /setting prefixWideAccess: expected true or false, got "yes"/,
     );
+  });
+
+  it("cdk.json leaves the retention a table declares in charge: no olderThan or retainVersions by default", () => {
+    const context = (JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as { context: Record<string, unknown> }).context;
+    const settings = settingsFromContext((key) => (key === "lakewarden:tables" ? "lake/t.lance" : context[key]));
+    expect(settings.retention?.olderThan).toBeUndefined();
+    expect(settings.retention?.retainVersions).toBeUndefined();
   });
 });
