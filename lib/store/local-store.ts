@@ -42,6 +42,10 @@ export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
+/** Objects a listing stats ahead of the one it yields. */
+const LIST_STAT_AHEAD = 32;
+
+type StatOutcome = { key: string; info: BigIntStats } | { key: string; error: unknown };
 
 export interface LocalStoreOptions {
   /** Counters to share (scope() passes its own). */
@@ -133,6 +137,9 @@ export class LocalStore implements ObjectStore {
     const uri = this.uriOf(key);
     this.stats.record("put");
     const tempPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}tmp.${randomUUID()}`);
+    // Create-only onto a key that exists fails without writing (and syncing) a temp file first;
+    // the link below stays the atomic check.
+    if (options.ifNoneMatch === "*") await this.refuseIfExists(path, uri);
     const handle = await this.createTempFile(tempPath, uri);
     let placed = false;
     try {
@@ -190,23 +197,50 @@ export class LocalStore implements ObjectStore {
     const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
     const pages = new PageCounter(this.stats);
     let yielded = 0;
+    // Objects are stat'ed a window ahead of the one yielded (in key order all the same): one
+    // stat after another is a thread-pool round trip per object, the listing's whole cost.
+    const ahead: Promise<StatOutcome>[] = [];
+    const window = LIST_STAT_AHEAD;
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
       pages.item();
       if (item.kind === "prefix") continue;
       // Delimiters other than "/" cannot prune the walk; roll up after the fact.
       if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      let info: BigIntStats;
-      try {
-        info = await stat(join(this.root, ...item.key.split("/")), { bigint: true });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted while listing
-        throw fsError(err, this.uriOf(item.key));
-      }
-      if (!info.isFile()) continue;
-      yield objectInfo(item.key, info);
+      ahead.push(this.statObject(item.key));
+      // Never walk past what maxKeys can take: the walk is what the request count counts.
+      if (ahead.length < window && yielded + ahead.length < maxKeys) continue;
+      do {
+        const info = this.listed(await ahead.shift()!);
+        if (info === null) continue;
+        yield info;
+        if (++yielded >= maxKeys) return;
+      } while (ahead.length > 0 && yielded + ahead.length >= maxKeys);
+    }
+    while (ahead.length > 0) {
+      const info = this.listed(await ahead.shift()!);
+      if (info === null) continue;
+      yield info;
       if (++yielded >= maxKeys) return;
     }
     pages.finish();
+  }
+
+  /** Never rejects: a listing that stops early leaves stats in flight, and none may go unhandled. */
+  private async statObject(key: string): Promise<StatOutcome> {
+    try {
+      return { key, info: await stat(join(this.root, ...key.split("/")), { bigint: true }) };
+    } catch (err) {
+      return { key, error: err };
+    }
+  }
+
+  /** The listed object, or null for a key deleted while listing or not a file. */
+  private listed(outcome: StatOutcome): ObjectInfo | null {
+    if ("error" in outcome) {
+      if ((outcome.error as NodeJS.ErrnoException).code === "ENOENT") return null; // deleted while listing
+      throw fsError(outcome.error, this.uriOf(outcome.key));
+    }
+    return outcome.info.isFile() ? objectInfo(outcome.key, outcome.info) : null;
   }
 
   async listPrefixes(prefix: string): Promise<string[]> {
@@ -270,6 +304,13 @@ export class LocalStore implements ObjectStore {
         { uri: this.uriOf(key) },
       );
     }
+  }
+
+  private async refuseIfExists(path: string, uri: string): Promise<void> {
+    const info = await lstat(path).catch(() => undefined);
+    if (info === undefined) return;
+    if (info.isDirectory()) throw folderInTheWay(uri, undefined);
+    throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
   }
 
   private async createTempFile(tempPath: string, uri: string): Promise<FileHandle> {
