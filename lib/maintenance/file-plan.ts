@@ -39,7 +39,7 @@ export interface PlannedFile {
 }
 
 export interface FilePlanInput {
-  listing: readonly ObjectInfo[];
+  listing: Iterable<ObjectInfo>;
   format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile">;
   /** The decision for every live version the run read. */
   decisions: ReadonlyMap<number, VersionDecision>;

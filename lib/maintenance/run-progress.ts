@@ -20,7 +20,8 @@ import type { VersionFile } from "../formats/table-format.ts";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import type { ListingCursor } from "./listing.ts";
+import type { ListedObjects, ListingCursor } from "./listing.ts";
+import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
@@ -55,7 +56,7 @@ export interface SavedProgress {
   latestAtStart: number;
   scan: ManifestScan;
   /** Listed objects, minus the keys deleted since. */
-  listed: ObjectInfo[];
+  listed: CompactListing;
   cursor: ListingCursor;
   deleted: Set<string>;
   /** The segment files progress.json names (a stopping run extends the list). */
@@ -86,10 +87,10 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
     }
     const deleted = new Set<string>();
     for (const key of body.segments.deleted) for (const k of await getJson<string[]>(store, key)) deleted.add(k);
-    const listed: ObjectInfo[] = [];
+    const listed = new CompactListing();
     for (const key of body.segments.listing) {
-      for (const [k, size, etag, millis] of await getJson<[string, number, string, number][]>(store, key)) {
-        if (!deleted.has(k)) listed.push({ key: k, size, etag, lastModified: new Date(millis) });
+      for (const [k, size, , millis] of await getJson<[string, number, string, number][]>(store, key)) {
+        if (!deleted.has(k)) listed.add(k, size, millis);
       }
     }
     return {
@@ -118,7 +119,7 @@ export interface ProgressUpdate {
   chainStartedAt: Date;
   latestAtStart: number;
   scan: ManifestScan | null;
-  listedNow: readonly ObjectInfo[];
+  listedNow: ListedObjects;
   cursor: ListingCursor | null;
   deletedNow: readonly string[];
   now: Date;
@@ -143,7 +144,9 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
   const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
   if (newScan.length > 0) segments.scan.push(await putJson(store, segment("scan"), newScan));
   if (update.listedNow.length > 0) {
-    segments.listing.push(await putJson(store, segment("listing"), update.listedNow.map((o) => [o.key, o.size, o.etag, o.lastModified.getTime()])));
+    const rows: [string, number, string, number][] = [];
+    for (const o of update.listedNow) rows.push([o.key, o.size, o.etag, o.lastModified.getTime()]);
+    segments.listing.push(await putJson(store, segment("listing"), rows));
   }
   if (update.deletedNow.length > 0) segments.deleted.push(await putJson(store, segment("deleted"), update.deletedNow));
   const cursor = update.cursor ?? previous?.cursor ?? { prefixIndex: 0, after: null, done: false };
