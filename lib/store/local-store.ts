@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
-import { link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { link, lstat, mkdir, open, opendir, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -385,8 +385,10 @@ class KeyWalker {
   async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem> {
     const entries = await this.entries(folderKey, namePrefix);
     for (const entry of entries) {
-      const key = folderKey + entry.name + (entry.isFolder ? "/" : "");
-      if (!entry.isFolder) {
+      // A folder's entry is its name plus "/", as the keys under it sort.
+      const isFolder = entry.endsWith("/");
+      const key = folderKey + entry;
+      if (!isFolder) {
         if (this.startAfter === undefined || compareKeys(key, this.startAfter) > 0) yield { kind: "object", key };
         continue;
       }
@@ -400,30 +402,35 @@ class KeyWalker {
     }
   }
 
-  private async entries(folderKey: string, namePrefix: string): Promise<{ name: string; isFolder: boolean }[]> {
+  /**
+   * The folder's files and folders (a folder as its name plus "/"), in key order. One string
+   * per entry: a folder can hold a million files, and the walk holds its entries while it
+   * lists them. Read in chunks (opendir), not as one array of Dirent objects.
+   */
+  private async entries(folderKey: string, namePrefix: string): Promise<string[]> {
     const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
-    let dirents: Dirent[];
+    const entries: string[] = [];
     try {
-      dirents = await readdir(folder, { withFileTypes: true });
+      const dir = await opendir(folder, { bufferSize: 1024 });
+      for await (const dirent of dir) {
+        if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+        let isFolder = dirent.isDirectory();
+        let isFile = dirent.isFile();
+        if (dirent.isSymbolicLink()) {
+          // A link to a file is an object; links to folders are not followed (they may leave the root).
+          const target = await stat(join(folder, dirent.name)).catch(() => undefined);
+          isFile = target?.isFile() ?? false;
+          isFolder = false;
+        }
+        if (isFolder) entries.push(`${dirent.name}/`);
+        else if (isFile) entries.push(dirent.name);
+      }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") return [];
       throw fsError(err, pathToFileURL(folder).href);
     }
-    const entries: { name: string; isFolder: boolean; sortKey: string }[] = [];
-    for (const dirent of dirents) {
-      if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
-      let isFolder = dirent.isDirectory();
-      let isFile = dirent.isFile();
-      if (dirent.isSymbolicLink()) {
-        // A link to a file is an object; links to folders are not followed (they may leave the root).
-        const target = await stat(join(folder, dirent.name)).catch(() => undefined);
-        isFile = target?.isFile() ?? false;
-        isFolder = false;
-      }
-      if (isFolder || isFile) entries.push({ name: dirent.name, isFolder, sortKey: dirent.name + (isFolder ? "/" : "") });
-    }
-    return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+    return entries.sort(compareKeys);
   }
 }
 
