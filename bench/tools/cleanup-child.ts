@@ -79,6 +79,9 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   }
   const { openStore } = await import("../../lib/store/open-store.ts");
   const { runCleanup } = await import("../../lib/maintenance/run-cleanup.ts");
+  // The S3 store loads the AWS SDK with its first request; on S3 it is one of lakewarden's
+  // libraries, loaded before the clock like LanceDB's addon. On local disk it is never loaded.
+  if (job.tableLocation.startsWith("s3://")) await import("@aws-sdk/client-s3");
   const baselineRssBytes = process.memoryUsage().rss;
   const start = performance.now();
   const store = openStore(job.tableLocation);

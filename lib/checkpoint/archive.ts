@@ -84,6 +84,17 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   }
 
   const key = checkpointKey(content.version);
+  // The checkpoint merged with is the file of that name (cleanup's second archive, after its
+  // deletes, or a re-run at the same version): replace it on the ETag it was read with, rather
+  // than try to create it, fail, and read and decode it a second time.
+  if (previous && previous.key === key) {
+    try {
+      await store.put(key, encodeCheckpoint(content), { ifMatch: previous.etag, contentType: "application/vnd.apache.arrow.file" });
+      return result("replaced", key, content);
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+    }
+  }
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     try {
       await store.put(key, encodeCheckpoint(content), { ifNoneMatch: "*", contentType: "application/vnd.apache.arrow.file" });

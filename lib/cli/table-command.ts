@@ -1,7 +1,9 @@
 /** What every table command shares: opening the table's store and the `--stats` line. */
 import type { Command } from "commander";
 import { stat } from "node:fs/promises";
-import { NotFoundError, openStore, parseLocation } from "../store/index.ts";
+import { NotFoundError } from "../store/errors.ts";
+import { parseLocation } from "../store/location.ts";
+import { openStore } from "../store/open-store.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
 import { formatByName, formatNames, TABLE_FORMATS } from "../formats/index.ts";

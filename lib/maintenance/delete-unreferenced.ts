@@ -91,7 +91,10 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     first.stopped || heldBack !== null
       ? { deleted: new Set<string>(), failed: [] as DeleteFailure[], stopped: first.stopped }
       : await deleteInBatches(store, otherFiles.map((f) => f.key), batchOptions);
-  const deletedKeys = new Set([...first.deleted, ...second.deleted]);
+  // One set of every key deleted, grown from the bigger half (a spread of both would copy a
+  // million keys twice more on a big table).
+  const deletedKeys = second.deleted;
+  for (const key of first.deleted) deletedKeys.add(key);
   const deleted = files.toDelete.filter((f) => deletedKeys.has(f.key));
   const gone = new Set(reappeared);
   return {
@@ -105,7 +108,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     referenceCheck: checkKeptReferences(
       keptReferencesReadBeforeListing(processed),
       withEarlierDeletes(plan.listing, options.deletedEarlierInChain),
-      options.deletedEarlierInChain?.size ? new Set([...deletedKeys, ...options.deletedEarlierInChain]) : deletedKeys,
+      options.deletedEarlierInChain?.size ? withKeys(deletedKeys, options.deletedEarlierInChain) : deletedKeys,
       format.managedPrefixes,
     ),
     rate: pacer.report(),
@@ -113,10 +116,16 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
 }
 
 /** The listing as the chain saw it: what is listed now plus what earlier runs of the chain deleted. */
-function withEarlierDeletes(listing: readonly ObjectInfo[], deleted: ReadonlySet<string> | undefined): readonly ObjectInfo[] {
-  if (!deleted?.size) return listing;
+function* withEarlierDeletes(listing: Iterable<ObjectInfo>, deleted: ReadonlySet<string> | undefined): Iterable<ObjectInfo> {
+  yield* listing;
+  if (!deleted?.size) return;
   const gone = new Date(0);
-  return [...listing, ...[...deleted].map((key) => ({ key, size: 0, etag: "", lastModified: gone }))];
+  for (const key of deleted) yield { key, size: 0, etag: "", lastModified: gone };
+}
+
+function withKeys(into: Set<string>, more: ReadonlySet<string>): Set<string> {
+  for (const key of more) into.add(key);
+  return into;
 }
 
 /** For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any delete. */
@@ -141,7 +150,8 @@ async function versionsAliveAgain(store: ObjectStore, format: TableFormat, proce
 
 /** Removed versions none of whose commit files remain once `deleted` are gone. */
 export function versionsRemovedBy(plan: DeletePlan, deleted: readonly PlannedFile[]): number[] {
-  const deletedKeys = new Set(deleted.map((f) => f.key));
+  const deletedKeys = new Set<string>();
+  for (const file of deleted) if (file.version !== undefined) deletedKeys.add(file.key);
   const planned = new Map<number, string[]>();
   for (const file of plan.files.toDelete) {
     if (file.version === undefined) continue;

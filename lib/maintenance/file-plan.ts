@@ -39,7 +39,7 @@ export interface PlannedFile {
 }
 
 export interface FilePlanInput {
-  listing: readonly ObjectInfo[];
+  listing: Iterable<ObjectInfo>;
   format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile">;
   /** The decision for every live version the run read. */
   decisions: ReadonlyMap<number, VersionDecision>;
@@ -62,8 +62,9 @@ export interface FilePlan {
 
 export function planFiles(input: FilePlanInput): FilePlan {
   const files: PlannedFile[] = [];
+  const texts = new TextMemo();
   for (const object of input.listing) {
-    const planned = planOne(object, input);
+    const planned = planOne(object, input, texts);
     if (planned) files.push(planned);
   }
   return {
@@ -73,9 +74,42 @@ export function planFiles(input: FilePlanInput): FilePlan {
   };
 }
 
-function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
+/**
+ * Files written together share their modification time, and so their texts: one string for all
+ * of them, not one each (a plan can hold a million files). Bounded: cleared when full.
+ */
+class TextMemo {
+  private readonly texts = new Map<string, string>();
+  private readonly times = new Map<number, string>();
+
+  iso(millis: number): string {
+    let text = this.times.get(millis);
+    if (text === undefined) {
+      if (this.times.size >= TEXT_MEMO_LIMIT) this.times.clear();
+      text = new Date(millis).toISOString();
+      this.times.set(millis, text);
+    }
+    return text;
+  }
+
+  /** The text `make` builds for `key`, made once per key. */
+  text(key: string, make: () => string): string {
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      if (this.texts.size >= TEXT_MEMO_LIMIT) this.texts.clear();
+      text = make();
+      this.texts.set(key, text);
+    }
+    return text;
+  }
+}
+
+const TEXT_MEMO_LIMIT = 4096;
+
+function planOne(object: ObjectInfo, input: FilePlanInput, texts: TextMemo): PlannedFile | null {
   const { format, nowMillis } = input;
-  const base = { key: object.key, size: object.size, lastModified: object.lastModified.toISOString() };
+  const modifiedAt = texts.iso(object.lastModified.getTime());
+  const base = { key: object.key, size: object.size, lastModified: modifiedAt };
   const keep = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "keep", reason });
   const remove = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "delete", reason });
 
@@ -102,9 +136,9 @@ function planOne(object: ObjectInfo, input: FilePlanInput): PlannedFile | null {
   if (provenByIntent) return remove(kind, provenByIntent);
 
   const ageMillis = nowMillis - object.lastModified.getTime();
-  const modified = `last modified ${object.lastModified.toISOString()}`;
+  const modified = `last modified ${modifiedAt}`;
   const window = formatDuration(input.safetyWindowMs);
-  if (ageMillis >= input.safetyWindowMs) return remove(kind, `unreferenced, ${modified}, older than the safety window ${window}`);
-  if (input.deleteUnverified) return remove(kind, `unreferenced, ${modified}, within the safety window ${window}, deleted because of --delete-unverified`);
-  return keep(kind, `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`);
+  if (ageMillis >= input.safetyWindowMs) return remove(kind, texts.text(`old ${modifiedAt}`, () => `unreferenced, ${modified}, older than the safety window ${window}`));
+  if (input.deleteUnverified) return remove(kind, texts.text(`unverified ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}, deleted because of --delete-unverified`));
+  return keep(kind, texts.text(`young ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`));
 }

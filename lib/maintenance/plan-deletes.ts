@@ -4,12 +4,12 @@
  * run and a real run plan the same way.
  */
 import type { TableFormat } from "../formats/table-format.ts";
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
 import { planRemovalByFormat } from "./format-removal.ts";
 import { planFiles } from "./file-plan.ts";
-import type { ListingCursor } from "./listing.ts";
-import { listManagedFilesFrom } from "./listing.ts";
+import type { ListedObjects, ListingCursor } from "./listing.ts";
+import { CompactListing, listManagedFilesFrom } from "./listing.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 
@@ -17,12 +17,12 @@ export interface DeletePlan {
   /** The version decisions the file plan follows. */
   processed: ProcessedManifests;
   /** The candidate listing the plan was made on. */
-  listing: readonly ObjectInfo[];
+  listing: ListedObjects;
   files: FilePlan;
   /** Where the listing got to; not `done` when the budget stopped it (then `files` must not be acted on). */
   cursor?: ListingCursor;
   /** What this run listed itself (the rest of `listing` came from saved progress). */
-  listedNow?: readonly ObjectInfo[];
+  listedNow?: ListedObjects;
 }
 
 export interface PlanDeletesOptions {
@@ -31,7 +31,7 @@ export interface PlanDeletesOptions {
   proven?: ReadonlyMap<string, string>;
   progress?: CleanupProgress;
   /** A budget-stopped run's listing: what it listed (minus what was deleted since) and where it stopped. */
-  resume?: { listed: readonly ObjectInfo[]; cursor: ListingCursor };
+  resume?: { listed: ListedObjects; cursor: ListingCursor };
   /** Stops the listing between objects (the run's budget). */
   shouldStop?: () => boolean;
 }
@@ -42,7 +42,7 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
     ...(options.resume ? { from: options.resume.cursor } : {}),
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
   });
-  const listing = options.resume ? [...options.resume.listed, ...part.objects] : part.objects;
+  const listing = options.resume ? CompactListing.of(options.resume.listed, part.objects) : part.objects;
   // A partial listing is no plan: nothing is decided on it.
   if (!part.cursor.done) return { processed, listing, files: { files: [], toDelete: [], reported: [] }, cursor: part.cursor, listedNow: part.objects };
   const planned = await planListing(store, { listing }, format, processed, options);

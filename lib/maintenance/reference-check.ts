@@ -25,19 +25,28 @@ export interface ReferenceCheck {
 
 export function checkKeptReferences(
   kept: ReferenceSet,
-  listing: readonly ObjectInfo[],
+  listing: Iterable<ObjectInfo>,
   deleted: ReadonlySet<string>,
   managedPrefixes: readonly string[],
 ): ReferenceCheck {
-  const listed = new Set<string>();
-  const listedFolders = new Set<string>();
-  const survivingFolders = new Set<string>();
+  // Only the kept references are asked about, a few next to a listing that can hold millions of
+  // keys: the listing is walked once against them, not indexed.
+  const checkedFiles = new Set<string>();
+  const folders = new Map<string, { existed: boolean; survives: boolean }>();
+  for (const reference of kept.all()) {
+    if (!managedPrefixes.some((prefix) => reference.path.startsWith(prefix))) continue;
+    if (reference.path.endsWith("/")) folders.set(reference.path, { existed: false, survives: false });
+    else checkedFiles.add(reference.path);
+  }
+  const listedFiles = new Set<string>();
   for (const { key } of listing) {
-    listed.add(key);
+    if (checkedFiles.has(key)) listedFiles.add(key);
+    if (folders.size === 0) continue;
     for (let slash = key.indexOf("/"); slash !== -1; slash = key.indexOf("/", slash + 1)) {
-      const folder = key.slice(0, slash + 1);
-      listedFolders.add(folder);
-      if (!deleted.has(key)) survivingFolders.add(folder);
+      const folder = folders.get(key.slice(0, slash + 1));
+      if (!folder) continue;
+      folder.existed = true;
+      if (!deleted.has(key)) folder.survives = true;
     }
   }
   const missingBeforeRun: MissingReference[] = [];
@@ -47,9 +56,9 @@ export function checkKeptReferences(
   for (const reference of kept.all()) {
     if (!managedPrefixes.some((prefix) => reference.path.startsWith(prefix))) continue;
     checked++;
-    const isFolder = reference.path.endsWith("/");
-    const existed = isFolder ? listedFolders.has(reference.path) : listed.has(reference.path);
-    const survives = isFolder ? survivingFolders.has(reference.path) : !deleted.has(reference.path);
+    const folder = folders.get(reference.path);
+    const existed = folder ? folder.existed : listedFiles.has(reference.path);
+    const survives = folder ? folder.survives : !deleted.has(reference.path);
     if (!existed) missingBeforeRun.push(describe(reference));
     else if (!survives) deletedByRun.push(describe(reference));
   }

@@ -5,7 +5,8 @@
  *                           the listing cursor, and the segment files below (written last);
  *   {runKey}.scan.json      version files a run read (Lance manifests are immutable: a file read
  *                           once need not be read again while its key still lists);
- *   {runKey}.listing.json   objects a run listed, in order, up to the cursor;
+ *   {runKey}.listing.json   objects a run listed, in order, up to the cursor (keys, sizes and
+ *                           modification times, in columns);
  *   {runKey}.deleted.json   keys a run deleted.
  * Each run writes only what it added. A segment whose progress.json never came is an orphan,
  * removed with the rest when a run completes.
@@ -20,7 +21,8 @@ import type { VersionFile } from "../formats/table-format.ts";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import type { ListingCursor } from "./listing.ts";
+import type { ListedObjects, ListingCursor } from "./listing.ts";
+import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
@@ -47,6 +49,16 @@ interface ScanEntryJson {
   config: Record<string, string>;
 }
 
+/**
+ * A listing segment in columns: a resumed run reads a million objects back without a JSON array
+ * (and an ETag string) per object. Segments of the older shape, one array per object, still load.
+ */
+interface ListingSegment {
+  keys: string[];
+  sizes: number[];
+  mtimes: number[];
+}
+
 /** What the chain had done when the last run stopped. */
 export interface SavedProgress {
   chainId: string;
@@ -55,7 +67,7 @@ export interface SavedProgress {
   latestAtStart: number;
   scan: ManifestScan;
   /** Listed objects, minus the keys deleted since. */
-  listed: ObjectInfo[];
+  listed: CompactListing;
   cursor: ListingCursor;
   deleted: Set<string>;
   /** The segment files progress.json names (a stopping run extends the list). */
@@ -86,11 +98,16 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
     }
     const deleted = new Set<string>();
     for (const key of body.segments.deleted) for (const k of await getJson<string[]>(store, key)) deleted.add(k);
-    const listed: ObjectInfo[] = [];
+    const listed = new CompactListing();
     for (const key of body.segments.listing) {
-      for (const [k, size, etag, millis] of await getJson<[string, number, string, number][]>(store, key)) {
-        if (!deleted.has(k)) listed.push({ key: k, size, etag, lastModified: new Date(millis) });
+      const segment = await getJson<ListingSegment | [string, number, string, number][]>(store, key);
+      if (Array.isArray(segment)) {
+        // Written before listings were saved in columns: one [key, size, etag, mtime] array per object.
+        for (const [k, size, , millis] of segment) if (!deleted.has(k)) listed.add(k, size, millis);
+        continue;
       }
+      const { keys, sizes, mtimes } = segment;
+      for (let i = 0; i < keys.length; i++) if (!deleted.has(keys[i]!)) listed.add(keys[i]!, sizes[i]!, mtimes[i]!);
     }
     return {
       saved: {
@@ -118,7 +135,7 @@ export interface ProgressUpdate {
   chainStartedAt: Date;
   latestAtStart: number;
   scan: ManifestScan | null;
-  listedNow: readonly ObjectInfo[];
+  listedNow: ListedObjects;
   cursor: ListingCursor | null;
   deletedNow: readonly string[];
   now: Date;
@@ -143,7 +160,13 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
   const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
   if (newScan.length > 0) segments.scan.push(await putJson(store, segment("scan"), newScan));
   if (update.listedNow.length > 0) {
-    segments.listing.push(await putJson(store, segment("listing"), update.listedNow.map((o) => [o.key, o.size, o.etag, o.lastModified.getTime()])));
+    const columns: ListingSegment = { keys: [], sizes: [], mtimes: [] };
+    for (const o of update.listedNow) {
+      columns.keys.push(o.key);
+      columns.sizes.push(o.size);
+      columns.mtimes.push(o.lastModified.getTime());
+    }
+    segments.listing.push(await putJson(store, segment("listing"), columns));
   }
   if (update.deletedNow.length > 0) segments.deleted.push(await putJson(store, segment("deleted"), update.deletedNow));
   const cursor = update.cursor ?? previous?.cursor ?? { prefixIndex: 0, after: null, done: false };

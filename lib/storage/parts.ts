@@ -127,7 +127,7 @@ function isLive(keptBy: KeptBy | undefined): boolean {
   return keptBy === "latest" || keptBy === "new";
 }
 
-export function classify(plan: DeletePlan, format: TableFormat, listing: readonly ObjectInfo[], byVersion: boolean) {
+export function classify(plan: DeletePlan, format: TableFormat, listing: Iterable<ObjectInfo>, byVersion: boolean) {
   const processed: ProcessedManifests = plan.processed;
   const parts = emptyParts();
   const deleting = new Set(plan.files.toDelete.map((file) => file.key));

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
-import { link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { link, lstat, mkdir, open, opendir, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -42,6 +42,10 @@ export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
+/** Objects a listing stats ahead of the one it yields. */
+const LIST_STAT_AHEAD = 32;
+
+type StatOutcome = { key: string; info: BigIntStats } | { key: string; error: unknown };
 
 export interface LocalStoreOptions {
   /** Counters to share (scope() passes its own). */
@@ -133,6 +137,9 @@ export class LocalStore implements ObjectStore {
     const uri = this.uriOf(key);
     this.stats.record("put");
     const tempPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}tmp.${randomUUID()}`);
+    // Create-only onto a key that exists fails without writing (and syncing) a temp file first;
+    // the link below stays the atomic check.
+    if (options.ifNoneMatch === "*") await this.refuseIfExists(path, uri);
     const handle = await this.createTempFile(tempPath, uri);
     let placed = false;
     try {
@@ -190,23 +197,50 @@ export class LocalStore implements ObjectStore {
     const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
     const pages = new PageCounter(this.stats);
     let yielded = 0;
+    // Objects are stat'ed a window ahead of the one yielded (in key order all the same): one
+    // stat after another is a thread-pool round trip per object, the listing's whole cost.
+    const ahead: Promise<StatOutcome>[] = [];
+    const window = LIST_STAT_AHEAD;
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
       pages.item();
       if (item.kind === "prefix") continue;
       // Delimiters other than "/" cannot prune the walk; roll up after the fact.
       if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      let info: BigIntStats;
-      try {
-        info = await stat(join(this.root, ...item.key.split("/")), { bigint: true });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted while listing
-        throw fsError(err, this.uriOf(item.key));
-      }
-      if (!info.isFile()) continue;
-      yield objectInfo(item.key, info);
+      ahead.push(this.statObject(item.key));
+      // Never walk past what maxKeys can take: the walk is what the request count counts.
+      if (ahead.length < window && yielded + ahead.length < maxKeys) continue;
+      do {
+        const info = this.listed(await ahead.shift()!);
+        if (info === null) continue;
+        yield info;
+        if (++yielded >= maxKeys) return;
+      } while (ahead.length > 0 && yielded + ahead.length >= maxKeys);
+    }
+    while (ahead.length > 0) {
+      const info = this.listed(await ahead.shift()!);
+      if (info === null) continue;
+      yield info;
       if (++yielded >= maxKeys) return;
     }
     pages.finish();
+  }
+
+  /** Never rejects: a listing that stops early leaves stats in flight, and none may go unhandled. */
+  private async statObject(key: string): Promise<StatOutcome> {
+    try {
+      return { key, info: await stat(join(this.root, ...key.split("/")), { bigint: true }) };
+    } catch (err) {
+      return { key, error: err };
+    }
+  }
+
+  /** The listed object, or null for a key deleted while listing or not a file. */
+  private listed(outcome: StatOutcome): ObjectInfo | null {
+    if ("error" in outcome) {
+      if ((outcome.error as NodeJS.ErrnoException).code === "ENOENT") return null; // deleted while listing
+      throw fsError(outcome.error, this.uriOf(outcome.key));
+    }
+    return outcome.info.isFile() ? objectInfo(outcome.key, outcome.info) : null;
   }
 
   async listPrefixes(prefix: string): Promise<string[]> {
@@ -270,6 +304,13 @@ export class LocalStore implements ObjectStore {
         { uri: this.uriOf(key) },
       );
     }
+  }
+
+  private async refuseIfExists(path: string, uri: string): Promise<void> {
+    const info = await lstat(path).catch(() => undefined);
+    if (info === undefined) return;
+    if (info.isDirectory()) throw folderInTheWay(uri, undefined);
+    throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
   }
 
   private async createTempFile(tempPath: string, uri: string): Promise<FileHandle> {
@@ -344,8 +385,10 @@ class KeyWalker {
   async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem> {
     const entries = await this.entries(folderKey, namePrefix);
     for (const entry of entries) {
-      const key = folderKey + entry.name + (entry.isFolder ? "/" : "");
-      if (!entry.isFolder) {
+      // A folder's entry is its name plus "/", as the keys under it sort.
+      const isFolder = entry.endsWith("/");
+      const key = folderKey + entry;
+      if (!isFolder) {
         if (this.startAfter === undefined || compareKeys(key, this.startAfter) > 0) yield { kind: "object", key };
         continue;
       }
@@ -359,30 +402,35 @@ class KeyWalker {
     }
   }
 
-  private async entries(folderKey: string, namePrefix: string): Promise<{ name: string; isFolder: boolean }[]> {
+  /**
+   * The folder's files and folders (a folder as its name plus "/"), in key order. One string
+   * per entry: a folder can hold a million files, and the walk holds its entries while it
+   * lists them. Read in chunks (opendir), not as one array of Dirent objects.
+   */
+  private async entries(folderKey: string, namePrefix: string): Promise<string[]> {
     const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
-    let dirents: Dirent[];
+    const entries: string[] = [];
     try {
-      dirents = await readdir(folder, { withFileTypes: true });
+      const dir = await opendir(folder, { bufferSize: 1024 });
+      for await (const dirent of dir) {
+        if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+        let isFolder = dirent.isDirectory();
+        let isFile = dirent.isFile();
+        if (dirent.isSymbolicLink()) {
+          // A link to a file is an object; links to folders are not followed (they may leave the root).
+          const target = await stat(join(folder, dirent.name)).catch(() => undefined);
+          isFile = target?.isFile() ?? false;
+          isFolder = false;
+        }
+        if (isFolder) entries.push(`${dirent.name}/`);
+        else if (isFile) entries.push(dirent.name);
+      }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") return [];
       throw fsError(err, pathToFileURL(folder).href);
     }
-    const entries: { name: string; isFolder: boolean; sortKey: string }[] = [];
-    for (const dirent of dirents) {
-      if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
-      let isFolder = dirent.isDirectory();
-      let isFile = dirent.isFile();
-      if (dirent.isSymbolicLink()) {
-        // A link to a file is an object; links to folders are not followed (they may leave the root).
-        const target = await stat(join(folder, dirent.name)).catch(() => undefined);
-        isFile = target?.isFile() ?? false;
-        isFolder = false;
-      }
-      if (isFolder || isFile) entries.push({ name: dirent.name, isFolder, sortKey: dirent.name + (isFolder ? "/" : "") });
-    }
-    return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+    return entries.sort(compareKeys);
   }
 }
 

@@ -3,8 +3,8 @@ import type { LocalStoreOptions } from "./local-store.ts";
 import { LocalStore } from "./local-store.ts";
 import { parseLocation } from "./location.ts";
 import type { ObjectStore, RequestStats } from "./object-store.ts";
-import { createS3Client } from "./s3-client.ts";
-import type { S3ConnectionOptions } from "./s3-client.ts";
+import type { S3ConnectionOptions } from "./s3-connection.ts";
+import { resolveS3Connection } from "./s3-connection.ts";
 import { S3Store } from "./s3-store.ts";
 
 export interface StoreOptions {
@@ -24,12 +24,13 @@ export function openStore(location: string, options: StoreOptions = {}): ObjectS
   if (parsed.kind === "local") {
     return new LocalStore(parsed.path, { ...options.local, ...(options.stats ? { stats: options.stats } : {}) });
   }
-  const { client, endpoint } = createS3Client(options.s3);
+  // Settings are checked now; the client is made with the first request, once the SDK is loaded.
+  const connection = resolveS3Connection(options.s3);
   return new S3Store({
-    client,
+    client: connection.client ?? ((sdk) => new sdk.S3Client(connection.config)),
     bucket: parsed.bucket,
     prefix: parsed.prefix,
-    endpoint,
+    endpoint: connection.label,
     ...(options.stats ? { stats: options.stats } : {}),
   });
 }

@@ -1,34 +1,10 @@
 /** Builds the one S3Client a family of S3 stores shares, from explicit options or the standard AWS environment. */
 import { S3Client } from "@aws-sdk/client-s3";
-import type { S3ClientConfig } from "@aws-sdk/client-s3";
-import { InvalidLocationError } from "./errors.ts";
+import type { S3Connection, S3ConnectionOptions } from "./s3-connection.ts";
+import { resolveS3Connection } from "./s3-connection.ts";
 
-export interface S3ConnectionOptions {
-  /** Use this client (and ignore the settings below). */
-  client?: S3Client;
-  /** Custom endpoint (emulators, S3-compatible stores); default AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL. */
-  endpoint?: string;
-  /** Default AWS_REGION, then AWS_DEFAULT_REGION, then the SDK's own chain (us-east-1 with a custom endpoint). */
-  region?: string;
-  /** Default: the SDK's credential chain (environment, profile, container, instance role). */
-  credentials?: S3ClientConfig["credentials"];
-  /** Default: true when an endpoint is set (emulators rarely resolve bucket subdomains). */
-  forcePathStyle?: boolean;
-  /** SDK attempts per request, first included (SDK default 3, or AWS_MAX_ATTEMPTS). */
-  maxAttempts?: number;
-  /** Give up connecting after this long (default 10 s), so a dead endpoint fails in seconds. */
-  connectionTimeoutMs?: number;
-  /**
-   * Give up on a request whose answer has not come (or stalls) this long: default
-   * LAKEWARDEN_S3_REQUEST_TIMEOUT (`30s`, `500ms`, `2m`), else 30 s, so an endpoint that accepts
-   * connections and never answers fails instead of hanging. Each SDK attempt gets this long.
-   */
-  requestTimeoutMs?: number;
-}
-
-/** The request timeout when neither the option nor LAKEWARDEN_S3_REQUEST_TIMEOUT sets one. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const REQUEST_TIMEOUT_VARIABLE = "LAKEWARDEN_S3_REQUEST_TIMEOUT";
+export type { S3ConnectionOptions } from "./s3-connection.ts";
+export { DEFAULT_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_VARIABLE } from "./s3-connection.ts";
 
 export interface ResolvedS3Client {
   client: S3Client;
@@ -37,41 +13,11 @@ export interface ResolvedS3Client {
 }
 
 export function createS3Client(options: S3ConnectionOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedS3Client {
-  const endpoint = options.endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL_S3) ?? nonEmpty(env.AWS_ENDPOINT_URL);
-  const region = options.region ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? (endpoint ? "us-east-1" : undefined);
-  const label = endpoint ?? (region ? `https://s3.${region}.amazonaws.com` : "AWS S3");
-  if (options.client) return { client: options.client, endpoint: label };
-  const requestTimeout = options.requestTimeoutMs ?? requestTimeoutFrom(env);
-  const client = new S3Client({
-    ...(endpoint ? { endpoint } : {}),
-    ...(region ? { region } : {}),
-    ...(options.credentials ? { credentials: options.credentials } : {}),
-    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
-    forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
-    // A bucket in another region answers 301; follow it rather than fail.
-    followRegionRedirects: true,
-    requestHandler: {
-      connectionTimeout: options.connectionTimeoutMs ?? 10_000,
-      requestTimeout,
-      // Without this the SDK only logs a warning when the timeout passes, and keeps waiting.
-      throwOnRequestTimeout: true,
-    },
-  });
-  return { client, endpoint: label };
+  const connection = resolveS3Connection(options, env);
+  return { client: clientOf(connection), endpoint: connection.label };
 }
 
-/** LAKEWARDEN_S3_REQUEST_TIMEOUT as milliseconds: `30s`, `500ms`, `2m` or a bare number of ms. */
-function requestTimeoutFrom(env: NodeJS.ProcessEnv): number {
-  const text = nonEmpty(env[REQUEST_TIMEOUT_VARIABLE]);
-  if (text === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
-  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(text);
-  const millis = match ? Number(match[1]) * ({ ms: 1, s: 1000, m: 60_000 }[(match[2] ?? "ms").toLowerCase() as "ms" | "s" | "m"]) : NaN;
-  if (!Number.isFinite(millis) || millis <= 0) {
-    throw new InvalidLocationError(`${REQUEST_TIMEOUT_VARIABLE} = ${JSON.stringify(text)} is not a duration (e.g. 30s, 500ms, 2m)`, { uri: `env:${REQUEST_TIMEOUT_VARIABLE}` });
-  }
-  return Math.round(millis);
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value && value.trim() !== "" ? value.trim() : undefined;
+/** The connection's S3Client: the caller's own, or a new one. */
+export function clientOf(connection: S3Connection): S3Client {
+  return connection.client ?? new S3Client(connection.config);
 }

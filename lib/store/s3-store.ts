@@ -1,14 +1,11 @@
 /**
  * ObjectStore on S3 (or an S3-compatible endpoint) through @aws-sdk/client-s3.
  * Every store derived with `scope()` shares the client and the request counters.
+ *
+ * The SDK is loaded with the first request, not with this module: it is the largest thing
+ * lakewarden loads (about 30 MiB of memory and 0.3 s), and a process working on local disk
+ * (the CLI on a local table, the benchmarks' local cells) never needs it.
  */
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-} from "@aws-sdk/client-s3";
 import type { ListObjectsV2CommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { checkRange, rangeHeader } from "./byte-range.ts";
 import { StoreError, ThrottledError } from "./errors.ts";
@@ -31,8 +28,21 @@ import { THROTTLE_NAMES, mapS3Error } from "./s3-errors.ts";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 
+export type S3Sdk = typeof import("@aws-sdk/client-s3");
+type Sdk = S3Sdk;
+let sdkLoad: Promise<Sdk> | null = null;
+const loadSdk = (): Promise<Sdk> => (sdkLoad ??= import("@aws-sdk/client-s3"));
+
+/** The client a store and its scopes share: given, or made once by `make` at the first request. */
+interface ClientCell {
+  client: S3Client | null;
+  pending: Promise<S3Client> | null;
+  make: ((sdk: Sdk) => S3Client) | null;
+}
+
 export interface S3StoreOptions {
-  client: S3Client;
+  /** The client, or a function making it (called once, at the first request, after the SDK loaded). */
+  client: S3Client | ((sdk: S3Sdk) => S3Client);
   bucket: string;
   /** Key prefix of the store root inside the bucket, without leading or trailing "/" ("" = whole bucket). */
   prefix?: string;
@@ -44,7 +54,7 @@ export interface S3StoreOptions {
 }
 
 export class S3Store implements ObjectStore {
-  readonly client: S3Client;
+  private readonly cell: ClientCell;
   readonly bucket: string;
   readonly prefix: string;
   readonly uri: string;
@@ -52,8 +62,8 @@ export class S3Store implements ObjectStore {
   readonly endpoint: string;
   private readonly deleteConcurrency: number;
 
-  constructor(options: S3StoreOptions) {
-    this.client = options.client;
+  constructor(options: S3StoreOptions, cell?: ClientCell) {
+    this.cell = cell ?? (typeof options.client === "function" ? { client: null, pending: null, make: options.client } : { client: options.client, pending: null, make: null });
     this.bucket = options.bucket;
     this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
     this.uri = this.prefix ? `s3://${this.bucket}/${this.prefix}` : `s3://${this.bucket}`;
@@ -62,20 +72,37 @@ export class S3Store implements ObjectStore {
     this.deleteConcurrency = Math.max(1, options.deleteConcurrency ?? 4);
   }
 
+  /** The client (null until the first request when the store was given a function making it). */
+  get client(): S3Client | null {
+    return this.cell.client;
+  }
+
   uriOf(key: string): string {
     return `${this.uri}/${key}`;
   }
 
   scope(subpath: string): S3Store {
     const clean = checkSubpath(subpath, this.uri);
-    return new S3Store({
-      client: this.client,
-      bucket: this.bucket,
-      prefix: this.fullKey(clean),
-      stats: this.stats,
-      endpoint: this.endpoint,
-      deleteConcurrency: this.deleteConcurrency,
-    });
+    return new S3Store(
+      {
+        client: this.cell.client ?? this.cell.make!,
+        bucket: this.bucket,
+        prefix: this.fullKey(clean),
+        stats: this.stats,
+        endpoint: this.endpoint,
+        deleteConcurrency: this.deleteConcurrency,
+      },
+      this.cell,
+    );
+  }
+
+  /** The SDK and the client, loaded and made once for the store and its scopes. */
+  private async connect(): Promise<{ sdk: Sdk; client: S3Client }> {
+    const sdk = await loadSdk();
+    const cell = this.cell;
+    if (cell.client) return { sdk, client: cell.client };
+    cell.pending ??= Promise.resolve().then(() => (cell.client = cell.make!(sdk)));
+    return { sdk, client: await cell.pending };
   }
 
   async get(key: string, range?: ByteRange): Promise<GetResult> {
@@ -84,8 +111,9 @@ export class S3Store implements ObjectStore {
     if (range) checkRange(range, uri);
     this.stats.record("get");
     try {
-      const out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(range ? { Range: rangeHeader(range) } : {}) }),
+      const { sdk, client } = await this.connect();
+      const out = await client.send(
+        new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(range ? { Range: rangeHeader(range) } : {}) }),
       );
       const body = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
       const size = totalSize(out.ContentRange) ?? out.ContentLength ?? body.length;
@@ -100,7 +128,8 @@ export class S3Store implements ObjectStore {
     const uri = this.uriOf(key);
     this.stats.record("head");
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      const { sdk, client } = await this.connect();
+      const out = await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
       return { key, size: out.ContentLength ?? 0, etag: requireEtag(out.ETag, uri), lastModified: out.LastModified ?? new Date(0) };
     } catch (err) {
       throw this.mapError(err, uri);
@@ -112,8 +141,9 @@ export class S3Store implements ObjectStore {
     const uri = this.uriOf(key);
     this.stats.record("put");
     try {
-      const out = await this.client.send(
-        new PutObjectCommand({
+      const { sdk, client } = await this.connect();
+      const out = await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.bucket,
           Key: this.fullKey(key),
           Body: body,
@@ -182,8 +212,9 @@ export class S3Store implements ObjectStore {
   private async deleteBatch(keys: string[]): Promise<DeleteResult> {
     this.stats.record("delete");
     try {
-      const out = await this.client.send(
-        new DeleteObjectsCommand({
+      const { sdk, client } = await this.connect();
+      const out = await client.send(
+        new sdk.DeleteObjectsCommand({
           Bucket: this.bucket,
           Delete: { Objects: keys.map((key) => ({ Key: this.fullKey(key) })), Quiet: true },
         }),
@@ -213,8 +244,9 @@ export class S3Store implements ObjectStore {
   ): Promise<ListObjectsV2CommandOutput> {
     this.stats.record("list");
     try {
-      return await this.client.send(
-        new ListObjectsV2Command({
+      const { sdk, client } = await this.connect();
+      return await client.send(
+        new sdk.ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: this.listPrefix(prefix),
           MaxKeys: page.maxKeys,

@@ -65,10 +65,24 @@ describe("archive_versions", () => {
     const { store: spied, puts } = recordingPuts(store);
     const result = await archiveVersions(spied, { ...archiveInput(), previous, liveVersions: new Set([3]) });
     expect(result.status).toBe("replaced");
-    expect(puts.map((p) => p.options)).toEqual([
-      expect.objectContaining({ ifNoneMatch: "*" }),
-      expect.objectContaining({ ifMatch: previous.etag }),
-    ]);
+    // The file it merged with is the one of that name: one replace on its ETag, no create-only attempt.
+    expect(puts.map((p) => p.options)).toEqual([expect.objectContaining({ ifMatch: previous.etag })]);
+    const reloaded = (await loadNewestCheckpoint(store)).checkpoint!;
+    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false]]);
+  });
+
+  it("a same-version checkpoint replaced since it was read is read again and merged, not overwritten", async () => {
+    await archiveVersions(store, archiveInput());
+    const stale = (await loadNewestCheckpoint(store)).checkpoint!;
+    // Another run removed version 1 in between: the file's ETag moved on.
+    await archiveVersions(store, { ...archiveInput(), previous: stale, liveVersions: new Set([2, 3]) });
+    const { store: spied, puts } = recordingPuts(store);
+    const result = await archiveVersions(spied, { ...archiveInput(), previous: stale, liveVersions: new Set([3]) });
+    expect(result.status).toBe("replaced");
+    // The stale ETag fails; the file is read again and the merge replaces it on its new ETag.
+    expect(puts.length).toBeGreaterThan(1);
+    expect(puts[0]!.options).toEqual(expect.objectContaining({ ifMatch: stale.etag }));
+    expect(puts.at(-1)!.options).toEqual(expect.objectContaining({ ifMatch: expect.not.stringMatching(stale.etag) }));
     const reloaded = (await loadNewestCheckpoint(store)).checkpoint!;
     expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false]]);
   });

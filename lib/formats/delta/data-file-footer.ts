@@ -5,7 +5,6 @@
  * the footer; a second ranged read fetches the rest of a larger one. The bytes are checked by
  * decoding them (hyparquet) before they are returned. Encrypted footers (`PARE`) are refused.
  */
-import { parquetMetadata } from "hyparquet";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { DataFileFooter } from "../data-file-footer.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
@@ -36,6 +35,9 @@ export async function readParquetFooter(store: ObjectStore, path: string): Promi
     bytes.set(head.body, 0);
     bytes.set(tail.body, tailStart - start);
   }
+  // Loaded here, not with the module: every format is registered in every process, and a
+  // process that never reads a Delta table need not hold hyparquet.
+  const { parquetMetadata } = await import("hyparquet");
   try {
     parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
   } catch (error) {

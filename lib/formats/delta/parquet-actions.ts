@@ -3,8 +3,6 @@
  * checkpoint, a sidecar) with hyparquet: each row has one non-null action column. Only the
  * action columns are read (not `add.stats_parsed` and the like beyond what the row holds).
  */
-import { parquetMetadata, parquetReadObjects } from "hyparquet";
-import { compressors } from "hyparquet-compressors";
 import { CorruptFileError } from "../errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { toAction } from "./actions.ts";
@@ -15,6 +13,8 @@ const ACTION_COLUMNS = new Set(["add", "remove", "metaData", "protocol", "txn", 
 export async function readParquetActions(store: ObjectStore, key: string): Promise<DeltaAction[]> {
   const uri = store.uriOf(key);
   const { body } = await store.get(key);
+  // Loaded here, not with the module: a process that never reads a Delta checkpoint need not hold them.
+  const [{ parquetMetadata, parquetReadObjects }, { compressors }] = await Promise.all([import("hyparquet"), import("hyparquet-compressors")]);
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   let rows: Record<string, unknown>[];
   try {

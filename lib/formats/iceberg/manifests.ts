@@ -4,7 +4,7 @@
  * `added_data_files_count`, later `added_files_count`; both are field 504).
  */
 import { CorruptFileError } from "../errors.ts";
-import { decodeAvroContainer, type AvroRecord } from "./avro.ts";
+import type { AvroRecord } from "./avro.ts";
 
 /** One entry of a manifest list (or a v1 snapshot's inline manifest path). */
 export interface ManifestFile {
@@ -128,7 +128,7 @@ const asBytes = (v: unknown): Uint8Array | null => (v instanceof Uint8Array ? ne
 
 /** Decodes a manifest list file. */
 export async function decodeManifestList(bytes: Uint8Array, uri: string): Promise<ManifestFile[]> {
-  const container = await decodeAvroContainer(bytes, uri);
+  const container = await (await avroModule()).decodeAvroContainer(bytes, uri);
   const f = new FieldReader(container.schema);
   if (!f.has(500)) throw new CorruptFileError(uri, "not a manifest list: no manifest_path field (field id 500)");
   return container.records.map((r, index) => {
@@ -157,7 +157,7 @@ const KINDS: Record<number, ContentFileKind> = { 0: "data", 1: "position-deletes
  * manifest (no sequence numbers at all) gives 0.
  */
 export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pick<ManifestFile, "sequenceNumber">): Promise<ManifestEntry[]> {
-  const container = await decodeAvroContainer(bytes, uri);
+  const container = await (await avroModule()).decodeAvroContainer(bytes, uri);
   const entry = new FieldReader(container.schema);
   const dataFileField = entry.fields.get(2);
   if (!entry.has(0) || !dataFileField) throw new CorruptFileError(uri, "not a manifest: no status (field 0) or data_file (field 2)");
@@ -215,4 +215,9 @@ export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pic
       },
     };
   });
+}
+
+/** avsc is loaded with the first Avro file, not with the module: a process that never reads an Iceberg table need not hold it. */
+function avroModule(): Promise<typeof import("./avro.ts")> {
+  return import("./avro.ts");
 }

@@ -535,24 +535,50 @@ interface FragmentShare {
  * Fragment shares by the fragment's exact wire bytes. Consecutive versions of a table share
  * most fragments, byte for byte: a fragment seen in an earlier manifest is neither decoded
  * nor validated again, and its FileReference objects are shared between the versions that
- * hold them. Bounded: cleared when it grows past `limit` entries.
+ * hold them. Looked up by a hash of the fragment's length and first bytes (its id), then
+ * compared byte for byte in place: no string or copy is made for a fragment seen before (a
+ * scan meets each fragment once per version holding it). Bounded: cleared when it grows past
+ * `limit` entries.
  */
 export class FragmentCache {
-  readonly #shares = new Map<string, FragmentShare>();
+  readonly #buckets = new Map<number, { bytes: Buffer; share: FragmentShare }[]>();
+  #size = 0;
   readonly limit: number;
   constructor(limit = 500_000) {
     this.limit = limit;
   }
-  get(key: string): FragmentShare | undefined {
-    return this.#shares.get(key);
+  /** The share of the fragment whose wire bytes are `buf[start, end)`, if seen. */
+  lookup(buf: Buffer, start: number, end: number): FragmentShare | undefined {
+    const bucket = this.#buckets.get(bytesHash(buf, start, end));
+    if (!bucket) return undefined;
+    for (const entry of bucket) {
+      if (entry.bytes.length === end - start && buf.compare(entry.bytes, 0, entry.bytes.length, start, end) === 0) return entry.share;
+    }
+    return undefined;
   }
-  set(key: string, share: FragmentShare): void {
-    if (this.#shares.size >= this.limit) this.#shares.clear();
-    this.#shares.set(key, share);
+  store(buf: Buffer, start: number, end: number, share: FragmentShare): void {
+    if (this.#size >= this.limit) {
+      this.#buckets.clear();
+      this.#size = 0;
+    }
+    const hash = bytesHash(buf, start, end);
+    const entry = { bytes: Buffer.from(buf.subarray(start, end)), share };
+    const bucket = this.#buckets.get(hash);
+    if (bucket) bucket.push(entry);
+    else this.#buckets.set(hash, [entry]);
+    this.#size++;
   }
   get size(): number {
-    return this.#shares.size;
+    return this.#size;
   }
+}
+
+/** FNV-1a over the length and the first 16 bytes: enough to tell fragments apart by their id. */
+function bytesHash(buf: Buffer, start: number, end: number): number {
+  let hash = Math.imul(0x811c9dc5 ^ (end - start), 0x01000193);
+  const stop = Math.min(end, start + 16);
+  for (let i = start; i < stop; i++) hash = Math.imul(hash ^ buf[i]!, 0x01000193);
+  return hash >>> 0;
 }
 
 function fragmentShare(raw: RawFragment, uri: string, tableUri: string): FragmentShare {
@@ -615,16 +641,11 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   for (let i = 0; i < head.fragmentCount; i++) {
     const start = head.fragments[i * 2]!;
     const end = head.fragments[i * 2 + 1]!;
-    let share: FragmentShare | undefined;
-    let key: string | undefined;
-    if (cache) {
-      key = wire.buf.toString("latin1", start, end);
-      share = cache.get(key);
-    }
+    let share = cache?.lookup(wire.buf, start, end);
     if (!share) {
       wire.pos = start;
       share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
-      if (cache) cache.set(key!, share);
+      cache?.store(wire.buf, start, end, share);
     }
     for (const reference of share.references) references.push(reference);
     for (const reference of share.unresolved) unresolved.push(reference);
