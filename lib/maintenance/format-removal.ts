@@ -14,6 +14,7 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { FilePlan, PlannedFile } from "./file-plan.ts";
 import { LAKEWARDEN_PREFIX } from "./file-plan.ts";
+import type { ListedObjects } from "./listing.ts";
 import { describePin } from "./pins.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
@@ -24,9 +25,11 @@ export async function planRemovalByFormat(
   store: ObjectStore,
   format: TableFormat,
   processed: ProcessedManifests,
-  listing: readonly ObjectInfo[],
+  listed: ListedObjects,
   options: PlanDeletesOptions,
 ): Promise<DeletePlan> {
+  // The format reads the listing as an array: a format that plans its own removal holds it whole.
+  const listing: readonly ObjectInfo[] = Array.isArray(listed) ? listed : [...listed];
   const pinned = new Map<number, string>();
   for (const pin of processed.pins) pinned.set(pin.version, [pinned.get(pin.version), describePin(pin)].filter(Boolean).join("; "));
   const { policy, latestAtStart } = processed;
