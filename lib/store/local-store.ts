@@ -42,6 +42,8 @@ export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
+/** Objects a listing stats at once (in key order: the first window is one object, then growing). */
+const STAT_WINDOW = 64;
 
 export interface LocalStoreOptions {
   /** Counters to share (scope() passes its own). */
@@ -190,23 +192,52 @@ export class LocalStore implements ObjectStore {
     const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
     const pages = new PageCounter(this.stats);
     let yielded = 0;
-    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
-      pages.item();
-      if (item.kind === "prefix") continue;
-      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
-      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      let info: BigIntStats;
-      try {
-        info = await stat(join(this.root, ...item.key.split("/")), { bigint: true });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted while listing
-        throw fsError(err, this.uriOf(item.key));
+    // Objects are stat'ed a window at a time, in parallel (one at a time, a listing of 512
+    // version files spent most of its time waiting on stat), and yielded in key order; a
+    // window never asks for more objects than are still wanted.
+    const pending: WalkItem[] = [];
+    let objects = 0;
+    const flush = async function* (this: LocalStore): AsyncGenerator<ObjectInfo, boolean> {
+      const infos = await Promise.all(pending.map((item) => (item.kind === "object" ? this.statObject(item.key) : null)));
+      for (let i = 0; i < pending.length; i++) {
+        pages.item();
+        const info = infos[i];
+        if (!info) continue;
+        yield objectInfo(pending[i]!.key, info);
+        if (++yielded >= maxKeys) return true;
       }
-      if (!info.isFile()) continue;
-      yield objectInfo(item.key, info);
-      if (++yielded >= maxKeys) return;
+      pending.length = 0;
+      objects = 0;
+      return false;
+    };
+    let window = 1;
+    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
+      if (item.kind === "object" && delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) {
+        pending.push({ kind: "prefix", key: item.key });
+      } else {
+        pending.push(item);
+        if (item.kind === "object") objects++;
+      }
+      if (objects >= Math.min(window, maxKeys - yielded)) {
+        if (yield* flush.call(this)) return;
+        window = Math.min(window * 4, STAT_WINDOW);
+      }
     }
+    if (yield* flush.call(this)) return;
     pages.finish();
+  }
+
+  /** The file's stat, or null when it is gone (deleted while listing) or not a file. */
+  private async statObject(key: string): Promise<BigIntStats | null> {
+    let info: BigIntStats;
+    try {
+      info = await stat(join(this.root, ...key.split("/")), { bigint: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw fsError(err, this.uriOf(key));
+    }
+    return info.isFile() ? info : null;
   }
 
   async listPrefixes(prefix: string): Promise<string[]> {
