@@ -23,6 +23,7 @@ import type { HeadIdentity } from "./sectioned-content.ts";
 import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
 import type { StoredHead, StoredHeadProbe } from "./stored-head.ts";
 import type { RecentVersions } from "./content.ts";
+import type { VersionFile } from "../formats/table-format.ts";
 
 interface HeadObject {
   etag: string;
@@ -152,6 +153,8 @@ function unreadable(object: HeadObject, uri: string, error: unknown): StoredHead
 export interface HeadTimeline {
   format: string;
   tableVersion: number;
+  /** The version file the head was written for. */
+  versionFile: VersionFile;
   recentVersions: RecentVersions;
 }
 
@@ -168,12 +171,13 @@ export async function readHeadTimeline(store: ObjectStore, registry: HeadCodecRe
     const opened = await openSectioned(store, object, uri, registry, ["recent_versions"]);
     if (opened?.head) {
       const identity = headIdentity(opened.head);
-      return { format: identity.format, tableVersion: identity.tableVersion, recentVersions: headRecentRecords(opened.head) };
+      return { format: identity.format, tableVersion: identity.tableVersion, versionFile: identity.versionFile, recentVersions: headRecentRecords(opened.head) };
     }
     const whole = await completeTo(store, opened?.object ?? object, Number.MAX_SAFE_INTEGER);
     const stored = interpretStoredHead(whole, uri, registry);
     if (stored.state !== "readable") return null;
-    return { format: stored.content.format, tableVersion: stored.content.tableVersion, recentVersions: stored.content.recentVersions };
+    const { content } = stored;
+    return { format: content.format, tableVersion: content.tableVersion, versionFile: content.snapshot.versionFile, recentVersions: content.recentVersions };
   } catch (error) {
     if (error instanceof CorruptHeadError || error instanceof UnsupportedHeadError) return null;
     throw error;
