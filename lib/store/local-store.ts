@@ -13,6 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
+import { statSync } from "node:fs";
 import { link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
@@ -42,8 +43,6 @@ export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
-/** Objects a listing stats at once (in key order: the first window is one object, then growing). */
-const STAT_WINDOW = 64;
 
 export interface LocalStoreOptions {
   /** Counters to share (scope() passes its own). */
@@ -192,52 +191,40 @@ export class LocalStore implements ObjectStore {
     const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
     const pages = new PageCounter(this.stats);
     let yielded = 0;
-    // Objects are stat'ed a window at a time, in parallel (one at a time, a listing of 512
-    // version files spent most of its time waiting on stat), and yielded in key order; a
-    // window never asks for more objects than are still wanted.
-    const pending: WalkItem[] = [];
-    let objects = 0;
-    const flush = async function* (this: LocalStore): AsyncGenerator<ObjectInfo, boolean> {
-      const infos = await Promise.all(pending.map((item) => (item.kind === "object" ? this.statObject(item.key) : null)));
-      for (let i = 0; i < pending.length; i++) {
-        pages.item();
-        const info = infos[i];
-        if (!info) continue;
-        yield objectInfo(pending[i]!.key, info);
-        if (++yielded >= maxKeys) return true;
-      }
-      pending.length = 0;
-      objects = 0;
-      return false;
-    };
-    let window = 1;
+    let sinceTurn = 0;
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      pages.item();
+      if (item.kind === "prefix") continue;
       // Delimiters other than "/" cannot prune the walk; roll up after the fact.
-      if (item.kind === "object" && delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) {
-        pending.push({ kind: "prefix", key: item.key });
-      } else {
-        pending.push(item);
-        if (item.kind === "object") objects++;
-      }
-      if (objects >= Math.min(window, maxKeys - yielded)) {
-        if (yield* flush.call(this)) return;
-        window = Math.min(window * 4, STAT_WINDOW);
+      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
+      const info = this.statObject(item.key);
+      if (!info) continue;
+      yield objectInfo(item.key, info);
+      if (++yielded >= maxKeys) return;
+      // Synchronous stats (below): let other work run between pages.
+      if (++sinceTurn === PAGE_SIZE) {
+        sinceTurn = 0;
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    if (yield* flush.call(this)) return;
     pages.finish();
   }
 
-  /** The file's stat, or null when it is gone (deleted while listing) or not a file. */
-  private async statObject(key: string): Promise<BigIntStats | null> {
-    let info: BigIntStats;
+  /**
+   * The file's stat, or null when it is gone (deleted while listing) or not a file.
+   * Synchronous on purpose: a listing stats every object, and a stat of a cached inode takes
+   * ~2 µs, where the thread-pool round trip of an async one costs 5 to 10 times that on the
+   * main thread (512 version files: 1.1 ms in sync stats, 2.7 to 6.6 ms in parallel async
+   * ones, 8 to 25 ms one async stat after another, on this project's 2-core machine).
+   */
+  private statObject(key: string): BigIntStats | null {
+    let info: BigIntStats | undefined;
     try {
-      info = await stat(join(this.root, ...key.split("/")), { bigint: true });
+      info = statSync(join(this.root, ...key.split("/")), { bigint: true, throwIfNoEntry: false });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw fsError(err, this.uriOf(key));
     }
-    return info.isFile() ? info : null;
+    return info?.isFile() ? info : null;
   }
 
   async listPrefixes(prefix: string): Promise<string[]> {
