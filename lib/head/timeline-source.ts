@@ -5,7 +5,7 @@
  * never history.
  */
 import type { TableFormat } from "../formats/table-format.ts";
-import { registeredFormat, resolveFormat } from "../formats/index.ts";
+import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
@@ -76,6 +76,12 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
     // The head's GET runs alongside the checkpoint and the listing.
     return { ...(await readTimeline(store, given, { ...timelineOptions, ...fromHead, recent: headRecentVersions(store, given) })), format: given };
   }
+  // A location named like a format (a `.lance` folder) has that format's version files and refs
+  // listed while the head is read: used only if the head (or checkpoint, or detection) agrees.
+  const guess = timelineOptions.versionFiles || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
+  const early = guess ? { versionFiles: guess.listVersionFiles(store), refs: guess.readRefs(store) } : null;
+  early?.versionFiles.catch(() => undefined);
+  early?.refs.catch(() => undefined);
   const head = await readHeadTimelineQuietly(store);
   let named = head ? registeredFormat(head.format) : undefined;
   // No head to say: the newest checkpoint (read anyway, now rather than later) names the format,
@@ -87,8 +93,10 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
   }
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
+  const listed = early && format === guess ? { versionFiles: await early.versionFiles, refs: await early.refs } : {};
   const timeline = await readTimeline(store, format, {
     ...timelineOptions,
+    ...listed,
     ...(checkpoint ? { checkpoint } : fromHead),
     ...(recent ? { recent } : {}),
   });

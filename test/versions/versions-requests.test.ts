@@ -62,6 +62,27 @@ describe("versions with a current head, local disk", () => {
     expect((JSON.parse(result.stdout) as { version: number }[]).map((r) => r.version)).toEqual(listed.records.map((r) => r.version));
   });
 
+  it("in a .lance folder, the version files are listed while the head is read", async () => {
+    const store = new LocalStore(dataset.tableUri);
+    let listed!: () => void;
+    const versionsListed = new Promise<void>((resolve) => (listed = resolve));
+    const list = store.list.bind(store);
+    store.list = (prefix, options) => {
+      if (prefix === lanceFormat.versionsPrefix) listed();
+      return list(prefix, options);
+    };
+    const get = store.get.bind(store);
+    // The head's read answers only once the version files are being listed: a reader that listed after it would never finish.
+    store.get = async (key, range) => {
+      if (key === "_lakewarden/head") await versionsListed;
+      return get(key, range);
+    };
+    store.stats.reset();
+    const timeline = await readHistory(store, { checkpointFromHead: true });
+    expect(store.stats.snapshot()).toEqual(CURRENT_HEAD_COST);
+    expect(timeline.records).toEqual((await listedHistory(new LocalStore(dataset.tableUri))).records);
+  });
+
   it("a checkpoint written after the head, of its version, is the one read", async () => {
     const store = new LocalStore(dataset.tableUri);
     await runCheckpoint(store);
