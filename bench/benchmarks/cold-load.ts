@@ -140,7 +140,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
     title: "Cold load: time and requests",
     note:
       "Median wall time from a fresh store / connection to the table's current state. *head* = `loadTableState` " +
-      "(lib/head/loader.ts, what `openTable` runs, no format given) with a current head (header version 2: its first 1 MiB " +
+      "(lib/head/loader.ts, what `openTable` runs, no format given) with a current head (header version 2: its first 4 MiB " +
       "in one ranged GET while the newest version name is listed, the `.lance` folder suggesting the format; the rest of a " +
       "larger head in one more GET once the properties are read), then `snapshot.liveFiles` (one object per live file, " +
       "built from the live_files section); *manifest* = newest version name (LIST) then that manifest and its live files; LanceDB = " +

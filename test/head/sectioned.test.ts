@@ -1,7 +1,7 @@
 /**
  * The sectioned head (header version 2) on real LanceDB tables: its layout (small sections
  * first, zstd where the runtime has it, each path stored once), its request budget (one
- * ranged GET of the 64 KiB prefix serves the timeline; a loader's first read is 1 MiB, a head
+ * ranged GET of the 64 KiB prefix serves the timeline; a loader's first read is 4 MiB, a head
  * larger than that costs one more GET, asked for while its currency is decided), a stale head rejected from its properties alone (its other sections are never
  * decompressed), corrupt sections, and version 1 heads written by the version 1 writer
  * still loading.
@@ -131,7 +131,7 @@ describe("request budget", () => {
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 1 });
     expect(timeline?.recentVersions.records.map((r) => r.version)).toEqual(large.written.map((w) => w.version));
 
-    // The loader's first read (1 MiB) holds this head: one GET and the LIST.
+    // The loader's first read (4 MiB) holds this head: one GET and the LIST.
     expect(bytes.length).toBeLessThan(LOAD_PREFIX_BYTES);
     store.stats.reset();
     const state = await loadTableState(store);
