@@ -288,7 +288,7 @@ export class SectionedHead {
     if (!canDecompress(entry.compression)) throw new UnsupportedHeadError(this.uri, `head section ${name} is ${entry.compression}-compressed, which this runtime cannot decompress`);
     let raw: Uint8Array;
     try {
-      raw = decompress(stored, entry.compression);
+      raw = decompress(stored, entry.compression, entry.rawLength);
     } catch (error) {
       throw new CorruptHeadError(this.uri, `head section ${name} does not decompress: ${(error as Error).message}`, { cause: error });
     }
