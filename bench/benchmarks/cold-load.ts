@@ -140,9 +140,10 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
     title: "Cold load: time and requests",
     note:
       "Median wall time from a fresh store / connection to the table's current state. *head* = `loadTableState` " +
-      "(lib/head/loader.ts, what `openTable` runs) with a current head (header version 2: a 64 KiB ranged GET, then the " +
-      "rest in one more GET when the head is larger), then `snapshot.liveFiles` (one object per live file, built from the " +
-      "live_files section); *manifest* = newest version name (LIST) then that manifest and its live files; LanceDB = " +
+      "(lib/head/loader.ts, what `openTable` runs, no format given) with a current head (header version 2: its first 4 MiB " +
+      "in one ranged GET while the newest version name is listed, the `.lance` folder suggesting the format; the rest of a " +
+      "larger head in one more GET once the properties are read), then `snapshot.liveFiles` (one object per live file, " +
+      "built from the live_files section); *manifest* = newest version name (LIST) then that manifest and its live files; LanceDB = " +
       "connect + openTable + version(). Ratios: LanceDB time / lakewarden time. Requests of one run (lakewarden: store " +
       "counters; LanceDB: counted by the S3 proxy, not countable on local disk).",
     columns: [

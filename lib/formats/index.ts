@@ -23,6 +23,12 @@ export function formatNames(): string[] {
 }
 
 /** The format registered under `name`, or undefined (a head or pin naming a format this build lacks). */
+/** The one registered format the location's name suggests, if exactly one does (a guess, to read early: never a decision). */
+export function suggestedFormat(uri: string): TableFormat | undefined {
+  const suggested = TABLE_FORMATS.filter((format) => format.locationSuggests?.(uri) === true);
+  return suggested.length === 1 ? suggested[0] : undefined;
+}
+
 export function registeredFormat(name: string): TableFormat | undefined {
   return TABLE_FORMATS.find((format) => format.name === name);
 }

@@ -215,6 +215,12 @@ export interface TableFormat {
 
   /** True when the store's root holds a table of this format: at most one LIST. */
   detect(store: ObjectStore): Promise<boolean>;
+  /**
+   * Optional: whether the location's own name suggests this format (Lance: a `.lance` folder).
+   * Only ever used to start a read early that the format's answer will need; never to decide
+   * what the table is.
+   */
+  locationSuggests?(uri: string): boolean;
   /** The table root of a bucket key that is one of this format's commit files, or null. */
   tableRootOfCommitKey(key: string): string | null;
 

@@ -63,7 +63,7 @@ export function decodeHead(bytes: Uint8Array, uri: string, registry: HeadCodecRe
   if (!codec) throw new UnsupportedHeadError(uri, `head codec ${JSON.stringify(header.codec)} is not known here (known: ${registry.names().join(", ")})`);
   let decoded: Uint8Array;
   try {
-    decoded = decompress(body, header.compression);
+    decoded = decompress(body, header.compression, header.decodedLength);
   } catch (error) {
     throw new CorruptHeadError(uri, `head body does not decompress: ${(error as Error).message}`, { cause: error });
   }

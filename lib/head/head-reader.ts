@@ -4,10 +4,11 @@
  * HEAD_PREFIX_BYTES), then
  *
  * - a sectioned head (header version 2): the properties section says which version file it
- *   describes; `isCurrent` decides with that alone, so a stale or foreign head costs no more
- *   bytes and no decompression. A current one gets the rest of its bytes in one more ranged
- *   GET (only when it is larger than the prefix), every section checksum is verified, and the
- *   content is decoded section by section as it is used (sectioned-content.ts);
+ *   describes; `isCurrent` decides with that alone, so a stale or foreign head costs no
+ *   decompression. When the head is larger than the prefix, the rest of its bytes come in one
+ *   more ranged GET made while `isCurrent` decides (a stale head's rest is transferred and
+ *   dropped); every section checksum of a current head is verified, and the content is decoded
+ *   section by section as it is used (sectioned-content.ts);
  * - a version 1 head (or anything else): the rest in one more ranged GET, decoded whole as before.
  */
 import type { ObjectStore } from "../store/object-store.ts";
@@ -22,6 +23,7 @@ import type { HeadIdentity } from "./sectioned-content.ts";
 import { HEAD_KEY, interpretStoredHead } from "./stored-head.ts";
 import type { StoredHead, StoredHeadProbe } from "./stored-head.ts";
 import type { RecentVersions } from "./content.ts";
+import type { VersionFile } from "../formats/table-format.ts";
 
 interface HeadObject {
   etag: string;
@@ -124,9 +126,13 @@ export async function loadStoredHead(
   const probe = probeOf(opened.object, head.header);
   try {
     const identity = headIdentity(head);
+    // The rest is fetched while `isCurrent` decides (often a LIST): a round trip saved for a
+    // current head; a stale one wastes those bytes in transfer, never in decompression.
+    const rest = head.bytes.length < head.totalLength ? completeTo(store, opened.object, head.totalLength) : null;
+    rest?.catch(() => undefined);
     if (!(await isCurrent(identity))) return { state: "not-current", probe, identity };
-    if (head.bytes.length < head.totalLength) {
-      const whole = await completeTo(store, opened.object, head.totalLength);
+    if (rest) {
+      const whole = await rest;
       if (whole.etag !== opened.object.etag) return interpretStoredHead(whole, uri, registry);
       head = head.withRest(whole.body.subarray(head.bytes.length));
     }
@@ -147,6 +153,8 @@ function unreadable(object: HeadObject, uri: string, error: unknown): StoredHead
 export interface HeadTimeline {
   format: string;
   tableVersion: number;
+  /** The version file the head was written for. */
+  versionFile: VersionFile;
   recentVersions: RecentVersions;
 }
 
@@ -163,12 +171,13 @@ export async function readHeadTimeline(store: ObjectStore, registry: HeadCodecRe
     const opened = await openSectioned(store, object, uri, registry, ["recent_versions"]);
     if (opened?.head) {
       const identity = headIdentity(opened.head);
-      return { format: identity.format, tableVersion: identity.tableVersion, recentVersions: headRecentRecords(opened.head) };
+      return { format: identity.format, tableVersion: identity.tableVersion, versionFile: identity.versionFile, recentVersions: headRecentRecords(opened.head) };
     }
     const whole = await completeTo(store, opened?.object ?? object, Number.MAX_SAFE_INTEGER);
     const stored = interpretStoredHead(whole, uri, registry);
     if (stored.state !== "readable") return null;
-    return { format: stored.content.format, tableVersion: stored.content.tableVersion, recentVersions: stored.content.recentVersions };
+    const { content } = stored;
+    return { format: content.format, tableVersion: content.tableVersion, versionFile: content.snapshot.versionFile, recentVersions: content.recentVersions };
   } catch (error) {
     if (error instanceof CorruptHeadError || error instanceof UnsupportedHeadError) return null;
     throw error;

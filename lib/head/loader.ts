@@ -15,7 +15,7 @@
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import { registeredFormat, resolveFormat } from "../formats/index.ts";
+import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -269,12 +269,23 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   const checkedAt = options.checkedAt ?? Date.now();
   // With the caller's format, the head and the latest version are read at once. Without it the
   // head names the format (its properties come first), then the latest is listed: a round trip
-  // more, no request more; a head that cannot say leaves it to the pin or detection.
+  // more, no request more (unless the location's name suggests the format, below); a head that
+  // cannot say leaves it to the pin or detection.
   let known: TableFormat | undefined = options.format;
-  let latestFile: Promise<VersionFile | null> | null = null;
-  const latestOf = (format: TableFormat): Promise<VersionFile | null> =>
-    (latestFile ??= options.latest ? Promise.resolve(options.latest) : format.latestVersionFile(store));
-  if (known) void latestOf(known).catch(() => undefined);
+  const latestFiles = new Map<string, Promise<VersionFile | null>>();
+  const latestOf = (format: TableFormat): Promise<VersionFile | null> => {
+    let latest = latestFiles.get(format.name);
+    if (!latest) {
+      const given = options.latest && format === options.format ? options.latest : null;
+      latestFiles.set(format.name, (latest = given ? Promise.resolve(given) : format.latestVersionFile(store)));
+    }
+    return latest;
+  };
+  // Without a format, one the location's name suggests (a `.lance` folder) is listed at once
+  // too: the round trip after the head names the format is saved when the guess is right, and a
+  // wrong guess costs one LIST whose answer is not used.
+  const early = known ?? suggestedFormat(store.uri);
+  if (early) void latestOf(early).catch(() => undefined);
   // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
   const isCurrent = async (identity: HeadIdentity) => {
     known ??= registeredFormat(identity.format);

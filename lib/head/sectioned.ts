@@ -33,11 +33,13 @@ export const PROPERTIES_SECTION = "@properties";
 export const HEAD_PREFIX_BYTES = 64 * 1024;
 /**
  * What a loader GETs first. Larger than the timeline's prefix: a loader of a current head needs
- * the live files too, and on S3 a second round trip (~20 ms) costs more than the transfer of up
- * to 1 MiB, so a head of up to ~10K live files is one GET. A stale head is still rejected from
- * its properties, nothing else decompressed.
+ * all of it (every section's checksum is verified), and a second round trip (~20 ms on S3)
+ * costs more than the transfer of a few MiB, so a head of up to ~100K live files (1.4 MiB) is
+ * one GET. A stale head costs no more for it: the rest of a larger one is fetched anyway while
+ * its currency is decided (head-reader.ts); it is still rejected from its properties, nothing
+ * else decompressed.
  */
-export const LOAD_PREFIX_BYTES = 1024 * 1024;
+export const LOAD_PREFIX_BYTES = 4 * 1024 * 1024;
 
 /** Write order: small first. Tables not listed here follow, in model order. */
 export const SECTION_ORDER: readonly string[] = [
@@ -286,7 +288,7 @@ export class SectionedHead {
     if (!canDecompress(entry.compression)) throw new UnsupportedHeadError(this.uri, `head section ${name} is ${entry.compression}-compressed, which this runtime cannot decompress`);
     let raw: Uint8Array;
     try {
-      raw = decompress(stored, entry.compression);
+      raw = decompress(stored, entry.compression, entry.rawLength);
     } catch (error) {
       throw new CorruptHeadError(this.uri, `head section ${name} does not decompress: ${(error as Error).message}`, { cause: error });
     }

@@ -5,23 +5,25 @@
  * never history.
  */
 import type { TableFormat } from "../formats/table-format.ts";
-import { registeredFormat, resolveFormat } from "../formats/index.ts";
+import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { readTimeline } from "../versions/timeline.ts";
-import type { Timeline, TimelineOptions } from "../versions/timeline.ts";
+import type { KnownVersions, RecentBoundary, Timeline, TimelineOptions } from "../versions/timeline.ts";
+import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { readHeadTimeline } from "./head-reader.ts";
 import type { HeadTimeline } from "./head-reader.ts";
 import { headCodecs } from "./registry.ts";
 
-export interface HeadRecentVersions {
+export interface HeadRecentVersions extends KnownVersions {
   records: readonly VersionRecord[];
   source: "head";
   /** The table version the head describes. */
   headVersion: number;
   /** The checkpoint version the records follow (null: all versions since the table began). */
   after: number | null;
+  boundary: RecentBoundary;
 }
 
 export async function headRecentVersions(store: ObjectStore, format: TableFormat): Promise<HeadRecentVersions | null> {
@@ -40,13 +42,26 @@ async function readHeadTimelineQuietly(store: ObjectStore): Promise<HeadTimeline
 }
 
 function recentOf(timeline: HeadTimeline): HeadRecentVersions {
-  const { recentVersions, tableVersion } = timeline;
-  return { records: recentVersions.records, source: "head", headVersion: tableVersion, after: recentVersions.after };
+  const { recentVersions, tableVersion, versionFile } = timeline;
+  return {
+    records: recentVersions.records,
+    source: "head",
+    headVersion: tableVersion,
+    after: recentVersions.after,
+    boundary: { checkpoint: recentVersions.after, version: tableVersion, versionFile },
+  };
 }
 
-export interface HistoryOptions extends Omit<TimelineOptions, "recent"> {
-  /** The table's format; without it the head names it (or the pin, or detection). */
+export interface HistoryOptions extends Omit<TimelineOptions, "recent" | "checkpointFromRecent"> {
+  /** The table's format; without it the head names it (or the newest checkpoint, the pin, or detection). */
   format?: TableFormat;
+  /**
+   * Read the checkpoint a current head names instead of listing the checkpoints, when that
+   * provably gives the same history (lib/versions/timeline.ts). For readers: the checkpoint
+   * returned may be an older one than the newest when both hold the same history, so a writer
+   * building the next checkpoint from it must not ask for this.
+   */
+  checkpointFromHead?: boolean;
 }
 
 /**
@@ -55,15 +70,35 @@ export interface HistoryOptions extends Omit<TimelineOptions, "recent"> {
  * the head's prefix is read first and names it, so no extra request is spent on the format.
  */
 export async function readHistory(store: ObjectStore, options: HistoryOptions = {}): Promise<Timeline & { format: TableFormat }> {
-  const { format: given, ...timelineOptions } = options;
+  const { format: given, checkpointFromHead, ...timelineOptions } = options;
+  const fromHead = checkpointFromHead === true && timelineOptions.checkpoint === undefined ? { checkpointFromRecent: true } : {};
   if (given) {
     // The head's GET runs alongside the checkpoint and the listing.
-    return { ...(await readTimeline(store, given, { ...timelineOptions, recent: headRecentVersions(store, given) })), format: given };
+    return { ...(await readTimeline(store, given, { ...timelineOptions, ...fromHead, recent: headRecentVersions(store, given) })), format: given };
   }
+  // A location named like a format (a `.lance` folder) has that format's version files and refs
+  // listed while the head is read: used only if the head (or checkpoint, or detection) agrees.
+  const guess = timelineOptions.versionFiles || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
+  const early = guess ? { versionFiles: guess.listVersionFiles(store), refs: guess.readRefs(store) } : null;
+  early?.versionFiles.catch(() => undefined);
+  early?.refs.catch(() => undefined);
   const head = await readHeadTimelineQuietly(store);
-  const named = head ? registeredFormat(head.format) : undefined;
+  let named = head ? registeredFormat(head.format) : undefined;
+  // No head to say: the newest checkpoint (read anyway, now rather than later) names the format,
+  // so detection's listings and the pin's GET are spared.
+  let checkpoint = timelineOptions.checkpoint;
+  if (!named && !checkpoint) {
+    checkpoint = await loadNewestCheckpoint(store);
+    named = checkpoint.checkpoint ? registeredFormat(checkpoint.checkpoint.tableFormat) : undefined;
+  }
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
-  const timeline = await readTimeline(store, format, { ...timelineOptions, ...(recent ? { recent } : {}) });
+  const listed = early && format === guess ? { versionFiles: await early.versionFiles, refs: await early.refs } : {};
+  const timeline = await readTimeline(store, format, {
+    ...timelineOptions,
+    ...listed,
+    ...(checkpoint ? { checkpoint } : fromHead),
+    ...(recent ? { recent } : {}),
+  });
   return { ...timeline, format };
 }

@@ -11,7 +11,7 @@ import { findFormat, pinFormat, registeredFormat } from "../formats/index.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { buildHead } from "./builder.ts";
-import { newestCheckpointVersion } from "./checkpoint-boundary.ts";
+import { checkpointBoundary } from "./checkpoint-boundary.ts";
 import { putHeadConditionally } from "./conditional-put.ts";
 import type { ConditionalWriteOptions, HeadWriteResult } from "./conditional-put.ts";
 import { headDescribesFile } from "./content.ts";
@@ -25,7 +25,7 @@ export interface WriteTableHeadOptions extends HeadSettingOverrides, Conditional
   format?: TableFormat;
   /** The version to write a head for (default: the latest). */
   version?: number;
-  /** The newest checkpoint's last version (default: read from checkpoint names, one LIST). */
+  /** The newest checkpoint's last version (default: from checkpoint names: a few HEADs from the previous head's, else one LIST). */
   checkpointVersion?: number | null;
   /** Footer reader (default: the format's; null: no footers). */
   footerReader?: DataFileFooterReader | null;
@@ -62,11 +62,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   const format = resolved.format;
   await assertTableRoot(store, format, "a table has one head, at its root");
   if (resolved.source === "detected") await pinFormat(store, format);
-  const [stored, target, checkpointVersion] = await Promise.all([
-    storedFirst ?? readStoredHead(store),
-    targetVersionFile(store, format, options.version),
-    options.checkpointVersion !== undefined ? options.checkpointVersion : newestCheckpointVersion(store),
-  ]);
+  const [stored, target] = await Promise.all([storedFirst ?? readStoredHead(store), targetVersionFile(store, format, options.version)]);
   const previous = stored.state === "readable" ? stored.content : null;
   const previousHeadProblem = stored.state === "unreadable" ? stored.problem : null;
   const probe = stored.state === "missing" ? null : stored.probe;
@@ -93,7 +89,14 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
     };
   }
 
-  const snapshot = await format.readSnapshot(store, target);
+  // The checkpoint boundary (from the previous head's, a few HEADs) while the manifest is read.
+  const sameTable = previous !== null && previous.format === format.name;
+  const [snapshot, checkpointVersion] = await Promise.all([
+    format.readSnapshot(store, target),
+    options.checkpointVersion !== undefined
+      ? options.checkpointVersion
+      : checkpointBoundary(store, target.version, sameTable ? { version: previous.tableVersion, checkpoint: previous.recentVersions.after } : null),
+  ]);
   const settings = resolveHeadSettings(snapshot, store.uriOf(target.key), options);
   const { recent, manifestsRead } = await collectRecentVersions({ store, format, snapshot, after: checkpointVersion, previous });
   const footerReader = options.footerReader === undefined ? (format.readDataFileFooter ?? null) : options.footerReader;

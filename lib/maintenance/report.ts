@@ -135,8 +135,18 @@ function convert(value: unknown): unknown {
   return out;
 }
 
+/** Keys seen before: a `versions --json` of 512 records converts the same twenty keys 10,000 times. */
+const snakeCaseOf = new Map<string, string>();
+const SNAKE_CASE_CACHE_LIMIT = 10_000;
+
 export function toSnakeCase(key: string): string {
-  return key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2").toLowerCase();
+  let snake = snakeCaseOf.get(key);
+  if (snake === undefined) {
+    snake = key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2").toLowerCase();
+    // Keys are field names, a bounded set; the limit keeps a caller converting data keys from growing it forever.
+    if (snakeCaseOf.size < SNAKE_CASE_CACHE_LIMIT) snakeCaseOf.set(key, snake);
+  }
+  return snake;
 }
 
 export function diffCounts(after: RequestCounts, before: RequestCounts): RequestCounts {

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
+import { statSync } from "node:fs";
 import { link, lstat, mkdir, open, opendir, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
@@ -42,10 +43,6 @@ export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
-/** Objects a listing stats ahead of the one it yields. */
-const LIST_STAT_AHEAD = 32;
-
-type StatOutcome = { key: string; info: BigIntStats } | { key: string; error: unknown };
 
 export interface LocalStoreOptions {
   /** Counters to share (scope() passes its own). */
@@ -197,50 +194,40 @@ export class LocalStore implements ObjectStore {
     const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
     const pages = new PageCounter(this.stats);
     let yielded = 0;
-    // Objects are stat'ed a window ahead of the one yielded (in key order all the same): one
-    // stat after another is a thread-pool round trip per object, the listing's whole cost.
-    const ahead: Promise<StatOutcome>[] = [];
-    const window = LIST_STAT_AHEAD;
+    let sinceTurn = 0;
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
       pages.item();
       if (item.kind === "prefix") continue;
       // Delimiters other than "/" cannot prune the walk; roll up after the fact.
       if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      ahead.push(this.statObject(item.key));
-      // Never walk past what maxKeys can take: the walk is what the request count counts.
-      if (ahead.length < window && yielded + ahead.length < maxKeys) continue;
-      do {
-        const info = this.listed(await ahead.shift()!);
-        if (info === null) continue;
-        yield info;
-        if (++yielded >= maxKeys) return;
-      } while (ahead.length > 0 && yielded + ahead.length >= maxKeys);
-    }
-    while (ahead.length > 0) {
-      const info = this.listed(await ahead.shift()!);
-      if (info === null) continue;
-      yield info;
+      const info = this.statObject(item.key);
+      if (!info) continue;
+      yield objectInfo(item.key, info);
       if (++yielded >= maxKeys) return;
+      // Synchronous stats (below): let other work run between pages.
+      if (++sinceTurn === PAGE_SIZE) {
+        sinceTurn = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     pages.finish();
   }
 
-  /** Never rejects: a listing that stops early leaves stats in flight, and none may go unhandled. */
-  private async statObject(key: string): Promise<StatOutcome> {
+  /**
+   * The file's stat, or null when it is gone (deleted while listing) or not a file.
+   * Synchronous on purpose: a listing stats every object, and a stat of a cached inode takes
+   * ~2 µs, where the thread-pool round trip of an async one costs 5 to 10 times that on the
+   * main thread (512 version files: 1.1 ms in sync stats, 2.7 to 6.6 ms in parallel async
+   * ones, 8 to 25 ms one async stat after another, on this project's 2-core machine).
+   */
+  private statObject(key: string): BigIntStats | null {
+    let info: BigIntStats | undefined;
     try {
-      return { key, info: await stat(join(this.root, ...key.split("/")), { bigint: true }) };
+      info = statSync(join(this.root, ...key.split("/")), { bigint: true, throwIfNoEntry: false });
     } catch (err) {
-      return { key, error: err };
+      throw fsError(err, this.uriOf(key));
     }
-  }
-
-  /** The listed object, or null for a key deleted while listing or not a file. */
-  private listed(outcome: StatOutcome): ObjectInfo | null {
-    if ("error" in outcome) {
-      if ((outcome.error as NodeJS.ErrnoException).code === "ENOENT") return null; // deleted while listing
-      throw fsError(outcome.error, this.uriOf(outcome.key));
-    }
-    return outcome.info.isFile() ? objectInfo(outcome.key, outcome.info) : null;
+    return info?.isFile() ? info : null;
   }
 
   async listPrefixes(prefix: string): Promise<string[]> {

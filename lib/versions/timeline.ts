@@ -9,8 +9,10 @@
  * The listing of version files decides `is_cleaned_up`: a version whose file is gone is
  * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
  */
-import type { StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
-import { loadNewestCheckpoint } from "../checkpoint/load.ts";
+import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
+import { loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
+import { CorruptCheckpointError } from "../checkpoint/errors.ts";
+import { checkpointKey } from "../checkpoint/layout.ts";
 import { readArchivedHistory } from "../checkpoint/segments.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -25,6 +27,20 @@ export interface KnownVersions {
   records: readonly VersionRecord[];
   /** For reports: where they came from ("head"). */
   source: string;
+  /**
+   * What the source says about where its records start: the checkpoint they follow, written
+   * for `version` (whose version file was `versionFile`). Lets `checkpointFromRecent` read
+   * that checkpoint without listing the checkpoints.
+   */
+  boundary?: RecentBoundary;
+}
+
+export interface RecentBoundary {
+  /** The checkpoint version the records follow (null: none). */
+  checkpoint: number | null;
+  /** The table version the source describes. */
+  version: number;
+  versionFile: Pick<VersionFile, "key" | "size" | "etag">;
 }
 
 export interface TimelineOptions {
@@ -36,6 +52,13 @@ export interface TimelineOptions {
   /** Only versions at or after this one (archive segments wholly older are not read). */
   since?: number;
   concurrency?: number;
+  /** The newest checkpoint, already loaded (saves its LIST and GET). */
+  checkpoint?: LoadedCheckpoint;
+  /**
+   * Read the checkpoint `recent` names (its boundary) instead of listing the checkpoints, when
+   * that provably gives the same history (see checkpointNamedByRecent); else list as usual.
+   */
+  checkpointFromRecent?: boolean;
 }
 
 export interface Timeline {
@@ -88,7 +111,7 @@ const TIMELINE_ATTEMPTS = 3;
 export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await readTimelineOnce(store, format, attempt === 1 ? options : { ...options, versionFiles: undefined, refs: undefined });
+      return await readTimelineOnce(store, format, attempt === 1 ? options : { ...options, versionFiles: undefined, refs: undefined, checkpoint: undefined });
     } catch (error) {
       if (!(error instanceof NotFoundError) || attempt >= TIMELINE_ATTEMPTS) throw error;
     }
@@ -96,12 +119,15 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
 }
 
 async function readTimelineOnce(store: ObjectStore, format: TableFormat, options: TimelineOptions): Promise<Timeline> {
-  const [loaded, versionFiles, refs, known] = await Promise.all([
-    loadNewestCheckpoint(store),
-    options.versionFiles ?? format.listVersionFiles(store),
-    options.refs ?? format.readRefs(store),
-    options.recent ?? null,
-  ]);
+  const listed = options.versionFiles ? Promise.resolve(options.versionFiles) : format.listVersionFiles(store);
+  const knownSoon = Promise.resolve(options.recent ?? null);
+  const newest = options.checkpoint
+    ? Promise.resolve(options.checkpoint)
+    : options.checkpointFromRecent
+      ? knownSoon.then(async (known) => (await checkpointNamedByRecent(store, known, listed)) ?? loadNewestCheckpoint(store))
+      : loadNewestCheckpoint(store);
+  // Settled together: a rejection of one is not left unhandled while another is awaited.
+  const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, options.refs ?? format.readRefs(store), knownSoon]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
   // Segments hold only what is older than the checkpoint's oldest row: read them only when wanted.
@@ -136,4 +162,64 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
     refs,
     sources: { archive: archived.length, checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
   };
+}
+
+/**
+ * The checkpoint a current head names, read without listing the checkpoints; null when that is
+ * not provably the history a listing would give (the caller then lists). It is when
+ *   - the head is current: the newest version file listed is the one it was written for. No
+ *     checkpoint then covers a version above the head's (a checkpoint covers the newest version
+ *     when it was written, and the newest version is never removed);
+ *   - no checkpoint of the head's own version exists (one HEAD request): one written since the
+ *     head, by a cleanup or `lakewarden checkpoint` after the last commit, is read instead;
+ *   - every version from the named checkpoint's up to the head's has a record (checkpoint,
+ *     head) or a version file: a version removed before the head was written, by a run whose
+ *     checkpoint the head did not see, has its record only in that newer checkpoint. A format
+ *     whose version numbers leave gaps just lists, as before.
+ */
+async function checkpointNamedByRecent(
+  store: ObjectStore,
+  known: KnownVersions | null,
+  listed: Promise<readonly VersionFile[]>,
+): Promise<LoadedCheckpoint | null> {
+  const boundary = known?.boundary;
+  if (!known || !boundary || boundary.checkpoint === null || boundary.checkpoint > boundary.version) return null;
+  const named = boundary.checkpoint;
+  const own = boundary.version;
+  const [checkpoint, ownExists, files] = await Promise.all([
+    readCheckpointOrNull(store, named),
+    named < own ? exists(store, checkpointKey(own)) : false,
+    listed,
+  ]);
+  const latest = files.at(-1);
+  const file = boundary.versionFile;
+  if (!latest || latest.version !== own || latest.key !== file.key || latest.size !== file.size || latest.etag !== file.etag) return null;
+  if (ownExists) {
+    const newer = await readCheckpointOrNull(store, own);
+    return newer ? { checkpoint: newer, skipped: [], files: [] } : null;
+  }
+  if (!checkpoint) return null;
+  const covered = new Set<number>();
+  for (const source of [checkpoint.records, known.records, files]) for (const item of source) covered.add(item.version);
+  for (let version = named + 1; version <= own; version++) if (!covered.has(version)) return null;
+  return { checkpoint, skipped: [], files: [] };
+}
+
+async function readCheckpointOrNull(store: ObjectStore, version: number): Promise<StoredCheckpoint | null> {
+  try {
+    return await readCheckpoint(store, { key: checkpointKey(version), version });
+  } catch (error) {
+    if (error instanceof CorruptCheckpointError || error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+async function exists(store: ObjectStore, key: string): Promise<boolean> {
+  try {
+    await store.head(key);
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
 }

@@ -50,6 +50,26 @@ describe("arrow codec from buffers", () => {
     expect(arrowCodec.decode(arrowCodec.encode(model))).toEqual(model);
   });
 
+  it("round-trips ASCII-only string and list columns (sliced out of one string per buffer)", () => {
+    const paths = Array.from({ length: 300 }, (_, i) => `data/${String(i).padStart(40, "0")}.lance`);
+    const ascii: HeadModel = {
+      properties: {},
+      tables: [
+        {
+          name: "t",
+          columns: [
+            { name: "s", type: "utf8", values: ["", "a", null, ...paths.slice(0, 297)] },
+            { name: "l", type: "utf8_list", values: [[], null, ["short", ""], ...paths.slice(0, 297).map((p, i) => (i % 3 === 0 ? [p, p.toUpperCase()] : [p]))] },
+          ],
+        },
+      ],
+    };
+    expect(arrowCodec.decode(arrowCodec.encode(ascii))).toEqual(ascii);
+    const read = referenceValues(arrowCodec.encode(ascii));
+    expect(read.s).toEqual(ascii.tables[0]!.columns[0]!.values);
+    expect(read.l).toEqual(ascii.tables[0]!.columns[1]!.values);
+  });
+
   it("writes what apache-arrow reads value by value", () => {
     const read = referenceValues(arrowCodec.encode(model));
     for (const column of columns) {

@@ -1,8 +1,8 @@
 /**
  * The sectioned head (header version 2) on real LanceDB tables: its layout (small sections
  * first, zstd where the runtime has it, each path stored once), its request budget (one
- * ranged GET of the 64 KiB prefix serves the timeline; a loader's first read is 1 MiB, a current
- * head larger than that costs one more GET), a stale head rejected from its properties alone (its other sections are never
+ * ranged GET of the 64 KiB prefix serves the timeline; a loader's first read is 4 MiB, a head
+ * larger than that costs one more GET, asked for while its currency is decided), a stale head rejected from its properties alone (its other sections are never
  * decompressed), corrupt sections, and version 1 heads written by the version 1 writer
  * still loading.
  */
@@ -131,7 +131,7 @@ describe("request budget", () => {
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 1 });
     expect(timeline?.recentVersions.records.map((r) => r.version)).toEqual(large.written.map((w) => w.version));
 
-    // The loader's first read (1 MiB) holds this head: one GET and the LIST.
+    // The loader's first read (4 MiB) holds this head: one GET and the LIST.
     expect(bytes.length).toBeLessThan(LOAD_PREFIX_BYTES);
     store.stats.reset();
     const state = await loadTableState(store);
@@ -146,6 +146,37 @@ describe("request budget", () => {
     expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 2 });
     if (loaded.state !== "readable") throw new Error(`head not readable: ${loaded.state}`);
     expectSameSnapshot(loaded.content.snapshot, await manifestSnapshot(store));
+  });
+
+  it("a head larger than the first read: the rest is asked for while the head's currency is decided, not after", async () => {
+    const store = new LocalStore(large.tableUri);
+    await store.deleteMany([HEAD_KEY]);
+    await writeTableHead(store, { checkpointVersion: null });
+    const file = (await lanceFormat.latestVersionFile(store))!;
+    let restAsked!: () => void;
+    const restStarted = new Promise<void>((resolve) => (restAsked = resolve));
+    const get = store.get.bind(store);
+    store.get = (key, range) => {
+      if (key === HEAD_KEY && range && "offset" in range && range.offset > 0) restAsked();
+      return get(key, range);
+    };
+    // A loader that waited for the answer before asking for the rest would never get here.
+    const loaded = await loadStoredHead(
+      store,
+      headCodecs,
+      async (identity) => {
+        await restStarted;
+        return identity.versionFile.etag === file.etag;
+      },
+      HEAD_PREFIX_BYTES,
+    );
+    expect(loaded.state).toBe("readable");
+
+    // Stale: the rest was transferred, and is dropped undecoded.
+    store.stats.reset();
+    const stale = await loadStoredHead(store, headCodecs, async () => false, HEAD_PREFIX_BYTES);
+    expect(stale.state).toBe("not-current");
+    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 2 });
   });
 
   it("a stale head is rejected from its properties: one GET, its other sections never decompressed", async () => {

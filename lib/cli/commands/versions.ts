@@ -56,7 +56,12 @@ async function readHistory(
 ): Promise<{ records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null }> {
   // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
   const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
-  const timeline = await readTableHistory(progress.store, { ...formatOption(options, store), ...(options.since === undefined ? {} : { since: options.since }) }).finally(() =>
+  // Read-only: the checkpoint a current head names is read without listing the checkpoints.
+  const timeline = await readTableHistory(progress.store, {
+    ...formatOption(options, store),
+    ...(options.since === undefined ? {} : { since: options.since }),
+    checkpointFromHead: true,
+  }).finally(() =>
     progress.done(),
   );
   if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);

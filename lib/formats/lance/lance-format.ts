@@ -225,6 +225,8 @@ export const lanceFormat: TableFormat = {
   detect,
   tableRootOfCommitKey,
   parseVersionKey: (key: string): number | null => parseVersionKey(key)?.version ?? null,
+  // LanceDB names every table folder `{name}.lance`.
+  locationSuggests: (uri: string): boolean => /\.lance\/?$/.test(uri),
   listVersionFiles,
   latestVersionFile,
   findVersionFile,

@@ -53,12 +53,24 @@ function branchField(json: JsonObject, field: string, uri: string): string | nul
   return value;
 }
 
-async function refKeys(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const object of store.list(prefix, { delimiter: "/" })) {
-    if (object.key.endsWith(REF_SUFFIX)) keys.push(object.key);
+export const REFS_PREFIX = "_refs/";
+
+/**
+ * Tag and branch files from one listing of `_refs/` (no delimiter): one LIST where a listing of
+ * each folder made two. Only `{tag}.json` directly in `tags/` and `{branch}.json` directly in
+ * `branches/` count, as a delimited listing of each folder would have found them.
+ */
+async function refKeys(store: ObjectStore): Promise<{ tags: string[]; branches: string[] }> {
+  const tags: string[] = [];
+  const branches: string[] = [];
+  for await (const object of store.list(REFS_PREFIX)) {
+    const { key } = object;
+    if (!key.endsWith(REF_SUFFIX)) continue;
+    for (const [prefix, keys] of [[TAGS_PREFIX, tags], [BRANCHES_PREFIX, branches]] as const) {
+      if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/")) keys.push(key);
+    }
   }
-  return keys;
+  return { tags, branches };
 }
 
 function refName(key: string, prefix: string): string {
@@ -93,7 +105,7 @@ async function unlessDeleted<T>(read: Promise<T>): Promise<T | null> {
 
 /** All tags and branches, sorted by name. A missing `_refs/` folder means none. */
 export async function readLanceRefs(store: ObjectStore): Promise<Refs> {
-  const [tagKeys, branchKeys] = await Promise.all([refKeys(store, TAGS_PREFIX), refKeys(store, BRANCHES_PREFIX)]);
+  const { tags: tagKeys, branches: branchKeys } = await refKeys(store);
   const [tags, branches] = await Promise.all([
     mapConcurrent(tagKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readTag(store, key))),
     mapConcurrent(branchKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readBranch(store, key))),
