@@ -147,7 +147,10 @@ export interface FormatRemovalRules {
   keep: Map<number, { reason: string; keptBy: FormatKeptBy }>;
   /** Versions the format's rules let go, with why. */
   due: Map<number, string>;
-  /** What else the removal commit changes (Iceberg: expired refs it drops), for the report. */
+  /**
+   * What else the removal commit changes (Iceberg: expired refs it drops), for the report. Each
+   * is a change of its own: the commit is written for it even when no version is due.
+   */
   notes: string[];
 }
 
@@ -263,7 +266,10 @@ export interface TableFormat {
    * It throws a format error naming the object on bad input: nothing is deleted.
    */
   planRemoval?(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
-  /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
+  /**
+   * Optional (removal "metadata-commit"): writes the commit that drops versions and makes the
+   * changes its removalRules' notes name (so `remove` may be empty); create-only.
+   */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
   /**
    * Optional: the branch's name when the location is a branch's folder, not a table's root

@@ -208,7 +208,7 @@ async function removalRules(store: ObjectStore, base: VersionFile, now: Date): P
 /**
  * Writes the metadata commit that drops `remove` (versions) on top of `base`; fails if `base` is
  * no longer current, or if the table's own retention keeps one of them. The refs the spec
- * expires at `now` are dropped with them.
+ * expires at `now` are dropped with them, or alone when `remove` is empty.
  */
 async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }> {
   const latest = await latestMetadataFile(store);
@@ -221,7 +221,8 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
   const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
-  if (expire.length === 0) return { key: input.base.key };
+  // A ref-only change is a commit of its own, as iceberg-java commits it.
+  if (expire.length === 0 && rules.dropRefs.length === 0) return { key: input.base.key };
   const retained = expire.find((id) => rules.retain.has(id));
   if (retained !== undefined) {
     throw new TableFormatError(store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);

@@ -14,7 +14,7 @@
  * metadata file, create-only, is the only write inside metadata/ before any delete), and history:
  * every snapshot ever seen is still listed, the expired ones cleaned up.
  */
-import { copyFile } from "node:fs/promises";
+import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
@@ -130,6 +130,17 @@ const CASES: Case[] = [
     refsAfter: ["main"],
   },
   {
+    name: "a tag past its max-ref-age-ms is dropped by a commit of its own when no snapshot expires (as iceberg-java commits a ref-only change)",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    properties: { "history.expire.min-snapshots-to-keep": "5" },
+    refs: { old: { "snapshot-id": "@a", type: "tag", "max-ref-age-ms": DAY_MS } },
+    remain: ["s1", "s2", "s3", "a", "b"],
+    refsAfter: ["main"],
+  },
+  {
     name: "--retain-versions only keeps more: the newest 3 stay although the spec lets s3 go",
     commits: [
       { name: "a", ageMs: 2 * DAY_MS },
@@ -196,8 +207,17 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       const versionOf = new Map((await icebergFormat.listVersionFiles(openStore(dir))).map((f) => [f.id!, f.version]));
 
       const settings = c.settings ?? {};
+      const dropped = (await refNames(dir, metadata)).filter((name) => !c.refsAfter.includes(name));
+      // A commit is due when a snapshot expires or a ref is dropped, either alone.
+      const committing = expired.length > 0 || dropped.length > 0;
       const dry = await runCleanup(openStore(dir), { settings, dryRun: true, now: () => new Date(NOW) });
       expect(await listFiles(dir)).toEqual(filesBefore);
+      // The dry run says it would write the commit, and what it would change.
+      if (committing) {
+        expect(dry.removal_commit).toMatchObject({ key: null, status: "would write", base: `metadata/${metadata}` });
+        expect(dry.removal_commit!.versions_removed).toHaveLength(expired.length);
+        expect(dry.removal_commit!.changes.map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(dropped);
+      } else expect(dry.removal_commit).toBeNull();
       const { store, log } = recording(openStore(dir));
       const report: CleanupReport = await runCleanup(store, { settings, now: () => new Date(NOW) });
       expect(report.status, report.errors.join("; ")).toBe("completed");
@@ -213,21 +233,26 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       expect(remaining.map((s) => nameOf.get(s.id)).sort()).toEqual([...c.remain].sort());
       expect(await refNames(dir, after)).toEqual(c.refsAfter);
       // The report says which refs the commit dropped, and why.
-      const dropped = (await refNames(dir, metadata)).filter((name) => !c.refsAfter.includes(name));
-      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(expired.length > 0 ? dropped : []);
+      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(committing ? dropped : []);
 
       const metadataWrites = log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
-      if (expired.length === 0) {
+      if (!committing) {
+        expect(report.removal_commit).toBeNull();
         expect(after).toBe(metadata);
         expect(metadataWrites).toEqual([]);
         expect((await listFiles(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(filesBefore);
         return;
       }
+      expect(after).not.toBe(metadata);
+      expect(report.removal_commit).toMatchObject({ key: `metadata/${after}`, status: "written", base: `metadata/${metadata}` });
+      expect(report.removal_commit!.changes).toEqual(dry.removal_commit!.changes);
+      const receipt = JSON.parse(await readFile(join(dir, report.receipt!), "utf8")) as { removal_commit: unknown };
+      expect(receipt.removal_commit).toEqual(report.removal_commit);
       // The commit first: the next metadata file, create-only, then the hint; no other write in
-      // metadata/ and no delete before it.
+      // metadata/ and no delete before it (a ref-only commit deletes nothing).
       const firstDelete = log.findIndex((e) => e.op === "delete");
-      expect(firstDelete).toBeGreaterThan(-1);
-      const beforeDeletes = log.slice(0, firstDelete).filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
+      if (expired.length > 0) expect(firstDelete).toBeGreaterThan(-1);
+      const beforeDeletes = log.slice(0, firstDelete === -1 ? log.length : firstDelete).filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
       expect(beforeDeletes.map((e) => e.key)).toEqual([`metadata/${after}`, "metadata/version-hint.text"]);
       expect(beforeDeletes[0]!.options?.ifNoneMatch).toBe("*");
       expect(metadataWrites).toEqual(beforeDeletes);
