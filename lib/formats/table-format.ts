@@ -135,6 +135,20 @@ export interface CandidateScope {
  */
 export type RemovalKind = "delete-commit-files" | "metadata-commit";
 
+/**
+ * A retention the format's own rules applied where lakewarden has a policy field (Iceberg's
+ * max-snapshot-age-ms for older-than; Delta's log retention), so the report says what decided:
+ * lakewarden's explicit settings only lengthen it. Durations in ms.
+ */
+export interface AppliedRetention {
+  value: number;
+  /** Where the value came from, in words (the table's property, or the format's default). */
+  source: string;
+}
+
+/** Retentions the format's rules applied, by the policy field they stand in for. */
+export type AppliedRetentions = Partial<Record<"olderThanMs" | "retainVersions" | "safetyWindowMs", AppliedRetention>>;
+
 /** Why the format's own rules keep a version, as the plan's word for it (see version-plan.ts KeptBy). */
 export type FormatKeptBy = "latest" | "tag" | "branch" | "retention";
 
@@ -152,6 +166,8 @@ export interface FormatRemovalRules {
    * is a change of its own: the commit is written for it even when no version is due.
    */
   notes: string[];
+  /** What the rules applied in place of lakewarden's age and count, for the report's policy. */
+  applied?: AppliedRetentions;
 }
 
 export interface CommitRemovalInput {
@@ -200,6 +216,8 @@ export interface RemovalPlan {
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
   protection: RemovalProtection | null;
+  /** The retentions the plan applied (the table's, or longer ones the policy set), for the report's policy. */
+  applied?: AppliedRetentions;
 }
 
 export interface TableFormat {

@@ -98,6 +98,7 @@ export async function planRemovalByFormat(
         removed: decisions.filter((d) => !d.keep).map((d) => d.version),
         taggedOld: [],
         formatNotes: [],
+        ...(removal.applied ? { applied: removal.applied } : {}),
         protection: protectionOutcome(removal.protection, decisions, processed.removedEarlier),
         cutoffMillis: options.now.getTime() - policy.olderThanMs,
       },

@@ -473,7 +473,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     started_at: run.startedAt.toISOString(),
     finished_at: finishedAt.toISOString(),
     duration_ms: finishedAt.getTime() - run.startedAt.getTime(),
-    policy: processed ? describePolicy(processed.policy) : null,
+    policy: processed ? describePolicy(processed.policy, processed.plan.applied) : null,
     latest_version_at_start: result.latestAtStart,
     versions_removed: result.removed.versionsRemoved,
     versions_kept: processed?.plan.kept.length ?? 0,

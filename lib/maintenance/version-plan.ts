@@ -7,7 +7,7 @@
  * of the main branch, and versions a branch was created from. A tagged version the policy
  * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
  */
-import type { FormatRemovalRules } from "../formats/table-format.ts";
+import type { AppliedRetentions, FormatRemovalRules } from "../formats/table-format.ts";
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
 import { describePin } from "./pins.ts";
@@ -101,6 +101,8 @@ export interface VersionPlan {
   cutoffMillis: number;
   /** What the format's rules change besides versions (Iceberg: expired refs its commit drops). */
   formatNotes: string[];
+  /** The retentions the format's rules applied in place of the policy's age and count (the report's policy says them). */
+  applied?: AppliedRetentions;
 }
 
 /** Tag names by version, for tags on the main branch only (other tags pin other lineages). */
@@ -203,6 +205,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     protection,
     cutoffMillis,
     formatNotes: rules?.notes ?? [],
+    ...(rules?.applied ? { applied: rules.applied } : {}),
   };
 }
 

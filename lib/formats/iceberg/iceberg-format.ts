@@ -194,7 +194,8 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
-  const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties));
+  const retention = tableRetention(metadata.properties);
+  const plan = planExpiry(metadata, now.getTime(), retention);
   const keep: FormatRemovalRules["keep"] = new Map();
   const due: FormatRemovalRules["due"] = new Map();
   for (const [id, verdict] of plan.why) {
@@ -202,7 +203,17 @@ async function removalRules(store: ObjectStore, base: VersionFile, now: Date): P
     if (verdict.retainedBy === null) due.set(version, verdict.reason);
     else keep.set(version, { reason: verdict.reason, keptBy: KEPT_BY[verdict.retainedBy] });
   }
-  return { keep, due, notes: plan.dropRefs.map((name) => `ref "${name}" expired (${plan.refReasons.get(name)}): the expiry commit drops it`) };
+  const perRef = (name: string, source: string | undefined): string =>
+    `the table's snapshot retention: ${name} from ${source ? `table property ${source}` : "Iceberg's default"}, where a branch's own ${name} does not override it`;
+  return {
+    keep,
+    due,
+    notes: plan.dropRefs.map((name) => `ref "${name}" expired (${plan.refReasons.get(name)}): the expiry commit drops it`),
+    applied: {
+      olderThanMs: { value: retention.maxSnapshotAgeMs, source: perRef("max-snapshot-age-ms", retention.sources.maxSnapshotAgeMs) },
+      retainVersions: { value: retention.minSnapshotsToKeep, source: perRef("min-snapshots-to-keep", retention.sources.minSnapshotsToKeep) },
+    },
+  };
 }
 
 /**

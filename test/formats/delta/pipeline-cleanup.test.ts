@@ -33,6 +33,7 @@ async function cli(...argv: string[]) {
 
 interface Report {
   status: string;
+  policy: Record<string, { value: unknown; source: string }> | null;
   versions_removed: number[];
   protection: { boundary: number; result: string; reason: string } | null;
   files: { key: string; kind: string; action: string; reason: string }[];
@@ -173,6 +174,15 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     expect(report.status).toBe("completed");
     expect(deletedBy(report)).toEqual(expected);
     expect(existsSync(join(dir, removed))).toBe(true);
+    // The report says what decided: the table's retentions, which the settings could not shorten.
+    expect(report.policy?.safety_window).toEqual({
+      value: "30d",
+      source: "Delta VACUUM: table property delta.deletedFileRetentionDuration; option 1d only lengthens it, never shortens it",
+    });
+    expect(report.policy?.older_than).toEqual({
+      value: "30d",
+      source: "Delta log cleanup: delta.logRetentionDuration's default (not set on the table); option 7d only lengthens it, never shortens it",
+    });
   });
 
   it("delta.logRetentionDuration = 60 days keeps every commit younger than that, whatever older-than says", async () => {
@@ -189,6 +199,13 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     expect(report.status).toBe("completed");
     expect(report.versions_removed).toEqual([]);
     expect(deletedBy(report)).toEqual(expected);
+    expect(report.policy?.older_than).toEqual({ value: "60d", source: "Delta log cleanup: table property delta.logRetentionDuration; option 7d only lengthens it, never shortens it" });
+    // A longer setting does lengthen it, and the report says so.
+    const longer = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, settings: { olderThanMs: 90 * DAY }, dryRun: true })) as unknown as Report;
+    expect(longer.policy?.older_than).toEqual({ value: "90d", source: "option, which lengthens 60d (Delta log cleanup: table property delta.logRetentionDuration)" });
+    // Unset, the table's value is the default the policy starts from: it alone decides.
+    const unset = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, dryRun: true })) as unknown as Report;
+    expect(unset.policy?.older_than).toEqual({ value: "60d", source: "Delta log cleanup: table property delta.logRetentionDuration" });
   });
 });
 

@@ -185,6 +185,8 @@ describe("lakewarden cleanup", () => {
     });
     const dry = await runLakewarden(["cleanup", c.dir, "--dry-run"]);
     expect(dry.code, dry.stderr).toBe(0);
+    // The policy line says what decided: the table's snapshot retention, not lakewarden's 7 days.
+    expect(dry.stdout).toMatch(/^policy: older-than 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, [^)]*\), retain-versions 10 \(the table's snapshot retention: min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, /m);
     expect(dry.stdout).toMatch(/^metadata commit on metadata\/v6\.metadata\.json: would write: ref "stale" expired \(.*\): the expiry commit drops it$/m);
     expect(await fileExists(c.dir, "metadata/v7.metadata.json")).toBe(false);
     const real = await runLakewarden(["cleanup", c.dir]);

@@ -305,3 +305,43 @@ describe("a writer commits after cleanup planned", () => {
     await everySnapshotReads(dir);
   });
 });
+
+describe("the report's policy says what decided: the table's snapshot retention, which settings only extend", () => {
+  const cases: { name: string; properties?: Record<string, string>; settings?: CleanupSettings; olderThan: { value: string; source: RegExp }; retainVersions: { value: number; source: RegExp } }[] = [
+    {
+      name: "nothing set: Iceberg's defaults (5 days, 1), not lakewarden's 7 days",
+      olderThan: { value: "5d", source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, where a branch's own max-snapshot-age-ms does not override it$/ },
+      retainVersions: { value: 1, source: /^the table's snapshot retention: min-snapshots-to-keep from Iceberg's default, / },
+    },
+    {
+      name: "the table's history.expire.* properties",
+      properties: { "history.expire.max-snapshot-age-ms": String(10 * DAY_MS), "history.expire.min-snapshots-to-keep": "3" },
+      olderThan: { value: "10d", source: /^the table's snapshot retention: max-snapshot-age-ms from table property history\.expire\.max-snapshot-age-ms, / },
+      retainVersions: { value: 3, source: /min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, / },
+    },
+    {
+      name: "shorter settings do not shorten it",
+      settings: { olderThanMs: DAY_MS },
+      olderThan: { value: "5d", source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, .*; option 1d only lengthens it, never shortens it$/ },
+      retainVersions: { value: 1, source: /^the table's snapshot retention: min-snapshots-to-keep from Iceberg's default, [^;]*$/ },
+    },
+    {
+      name: "longer settings lengthen it",
+      settings: { olderThanMs: 30 * DAY_MS, retainVersions: 4 },
+      olderThan: { value: "30d", source: /^option, which lengthens 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, / },
+      retainVersions: { value: 4, source: /^option, which lengthens 1 \(the table's snapshot retention: min-snapshots-to-keep/ },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const copy = await copyIcebergFixture("spark-bunnies");
+      copies.push(copy);
+      await buildHistory(copy.dir, { commits: [{ name: "a", ageMs: 2 * DAY_MS }], ...(c.properties ? { properties: c.properties } : {}) }, NOW);
+      const report = await runCleanup(openStore(copy.dir), { settings: c.settings ?? {}, dryRun: true, now: () => new Date(NOW) });
+      expect(report.policy?.older_than?.value).toBe(c.olderThan.value);
+      expect(report.policy?.older_than?.source).toMatch(c.olderThan.source);
+      expect(report.policy?.retain_versions?.value).toBe(c.retainVersions.value);
+      expect(report.policy?.retain_versions?.source).toMatch(c.retainVersions.source);
+    });
+  }
+});
