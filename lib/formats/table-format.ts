@@ -213,6 +213,11 @@ export interface RemovalPlan {
   decisions: { version: number; keep: boolean; reason: string }[];
   /** Every file to delete, in the order they may go. */
   files: RemovalFile[];
+  /**
+   * Files the plan keeps that a reader of the plan should see, with why (Delta: unreferenced
+   * but younger than VACUUM's retention, as a commit in progress may need them).
+   */
+  reported?: RemovalFile[];
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
   protection: RemovalProtection | null;

@@ -83,6 +83,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   return {
     decisions,
     files,
+    reported: vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` })),
     kept,
     protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log),
     applied: {
