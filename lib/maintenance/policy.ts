@@ -123,7 +123,7 @@ function checkSetting(field: PolicyField, value: unknown, uri: string): void {
   }
 }
 
-/** What the table declares in its format's own config keys (Delta `delta.*`, Iceberg `history.expire.*`). */
+/** What the table declares in its format's own config keys (TableFormat.declaredRetention). */
 export interface FormatDeclaredSettings {
   settings: Pick<CleanupSettings, "olderThanMs" | "retainVersions" | "safetyWindowMs">;
   sources: Partial<Record<PolicyField, string>>;

@@ -59,10 +59,10 @@ export interface CleanupReport {
   references_outside_root: OutsideReference[];
   replans: string[];
   /**
-   * The metadata commit of a format that removes versions that way (Iceberg snapshot expiry),
-   * when the plan has one: it drops `versions_removed` and makes `changes` (expired refs), either
-   * alone. "would write" on a dry run; "not written" when the run stopped or failed before it.
-   * null: no such commit is due.
+   * The metadata commit of a format that removes versions that way (TableFormat.removal
+   * "metadata-commit"), when the plan has one: it drops `versions_removed` and makes
+   * `changes` (expired refs), either alone. "would write" on a dry run; "not written" when the
+   * run stopped or failed before it. null: no such commit is due.
    */
   removal_commit: RemovalCommit | null;
   reference_check: ReferenceCheck | null;
