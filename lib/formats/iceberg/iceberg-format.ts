@@ -274,7 +274,8 @@ function tableRootOfCommitKey(key: string): string | null {
 /**
  * The same format reading a table whose current metadata a catalog (REST, Glue) names: every
  * version and ref comes from that file, and lakewarden never commits through the catalog, so
- * no snapshot is expired (every version is kept); orphans and old metadata are still removed.
+ * no snapshot is expired (every version is kept) and no expired ref is dropped (the rules carry
+ * no change to commit); orphans and old metadata are still removed.
  */
 function icebergFormatAt(pointer: string): TableFormat {
   return {
@@ -283,6 +284,7 @@ function icebergFormatAt(pointer: string): TableFormat {
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
+    removalRules: async (store, base, now) => ({ ...(await removalRules(store, base, now)), notes: [] }),
     keptTogether: (_kept, removed) =>
       new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
     at: icebergFormatAt,
