@@ -221,7 +221,7 @@ export interface RemovalPlan {
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
   protection: RemovalProtection | null;
-  /** The retentions the plan applied (the table's, or longer ones the policy set), for the report's policy. */
+  /** The table's retentions the plan applied (the policy's settings only lengthen them), for the report's policy. */
   applied?: AppliedRetentions;
 }
 
