@@ -135,6 +135,20 @@ export interface CandidateScope {
  */
 export type RemovalKind = "delete-commit-files" | "metadata-commit";
 
+/**
+ * A retention the format's own rules applied where lakewarden has a policy field (Iceberg's
+ * max-snapshot-age-ms for older-than; Delta's log retention), so the report says what decided:
+ * lakewarden's explicit settings only lengthen it. Durations in ms.
+ */
+export interface AppliedRetention {
+  value: number;
+  /** Where the value came from, in words (the table's property, or the format's default). */
+  source: string;
+}
+
+/** Retentions the format's rules applied, by the policy field they stand in for. */
+export type AppliedRetentions = Partial<Record<"olderThanMs" | "retainVersions" | "safetyWindowMs", AppliedRetention>>;
+
 /** Why the format's own rules keep a version, as the plan's word for it (see version-plan.ts KeptBy). */
 export type FormatKeptBy = "latest" | "tag" | "branch" | "retention";
 
@@ -147,8 +161,13 @@ export interface FormatRemovalRules {
   keep: Map<number, { reason: string; keptBy: FormatKeptBy }>;
   /** Versions the format's rules let go, with why. */
   due: Map<number, string>;
-  /** What else the removal commit changes (Iceberg: expired refs it drops), for the report. */
+  /**
+   * What else the removal commit changes (Iceberg: expired refs it drops), for the report. Each
+   * is a change of its own: the commit is written for it even when no version is due.
+   */
   notes: string[];
+  /** What the rules applied in place of lakewarden's age and count, for the report's policy. */
+  applied?: AppliedRetentions;
 }
 
 export interface CommitRemovalInput {
@@ -194,9 +213,16 @@ export interface RemovalPlan {
   decisions: { version: number; keep: boolean; reason: string }[];
   /** Every file to delete, in the order they may go. */
   files: RemovalFile[];
+  /**
+   * Files the plan keeps that a reader of the plan should see, with why (Delta: unreferenced
+   * but younger than VACUUM's retention, as a commit in progress may need them).
+   */
+  reported?: RemovalFile[];
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
   protection: RemovalProtection | null;
+  /** The table's retentions the plan applied (the policy's settings only lengthen them), for the report's policy. */
+  applied?: AppliedRetentions;
 }
 
 export interface TableFormat {
@@ -269,7 +295,10 @@ export interface TableFormat {
    * It throws a format error naming the object on bad input: nothing is deleted.
    */
   planRemoval?(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
-  /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
+  /**
+   * Optional (removal "metadata-commit"): writes the commit that drops versions and makes the
+   * changes its removalRules' notes name (so `remove` may be empty); create-only.
+   */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
   /**
    * Optional: the branch's name when the location is a branch's folder, not a table's root

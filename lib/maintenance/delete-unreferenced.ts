@@ -128,14 +128,22 @@ function withKeys(into: Set<string>, more: ReadonlySet<string>): Set<string> {
   return into;
 }
 
-/** For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any delete. */
+/**
+ * For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any
+ * delete; also when it only makes the other changes the format's rules name (expired refs).
+ */
 async function commitRemoval(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, now: Date): Promise<string | null> {
-  if (format.removal !== "metadata-commit" || processed.plan.removed.length === 0 || !format.commitRemoval) return null;
+  if (!removalCommitDue(format, processed) || !format.commitRemoval) return null;
   // The version file the plan read, not the latest now: a commit that landed since makes the
   // removal commit fail instead of applying the plan to a table it did not read.
   const base = processed.scan.get(processed.latestAtStart)?.file ?? (await format.latestVersionFile(store));
   if (!base) return null;
   return (await format.commitRemoval(store, { remove: processed.plan.removed, base: base as VersionFile, now })).key;
+}
+
+/** True when the format removes by a metadata commit and the plan has versions or other changes for it. */
+export function removalCommitDue(format: TableFormat, processed: ProcessedManifests): boolean {
+  return format.removal === "metadata-commit" && (processed.plan.removed.length > 0 || processed.plan.formatNotes.length > 0);
 }
 
 /** Removed versions that have a commit file again (under a name this run did not delete). */

@@ -83,6 +83,14 @@ export async function planRemovalByFormat(
     });
   }
 
+  const reported: PlannedFile[] = [];
+  for (const file of removal.reported ?? []) {
+    const object = byKey.get(file.key);
+    if (!object || seen.has(file.key) || file.key.startsWith(LAKEWARDEN_PREFIX)) continue;
+    seen.add(file.key);
+    reported.push({ key: file.key, kind: file.role, size: object.size, lastModified: object.lastModified.toISOString(), action: "keep", reason: file.reason });
+  }
+
   const kept = new ReferenceSet();
   const removed = new ReferenceSet();
   for (const scanned of versions) {
@@ -91,7 +99,7 @@ export async function planRemovalByFormat(
     else removed.addAll(version, scanned.references, scanned.unresolved);
   }
   const keep = decisions.filter((d) => d.keep).map((d) => d.version);
-  const files: FilePlan = { files: toDelete, toDelete, reported: [] };
+  const files: FilePlan = { files: [...toDelete, ...reported], toDelete, reported };
   return {
     processed: {
       ...processed,
@@ -101,6 +109,7 @@ export async function planRemovalByFormat(
         removed: decisions.filter((d) => !d.keep).map((d) => d.version),
         taggedOld: [],
         formatNotes: [],
+        ...(removal.applied ? { applied: removal.applied } : {}),
         protection: protectionOutcome(removal.protection, decisions, processed.removedEarlier),
         cutoffMillis: options.now.getTime() - policy.olderThanMs,
       },

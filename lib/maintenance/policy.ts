@@ -6,6 +6,7 @@
  *   4. built-in defaults.
  * Every effective value remembers where it came from, so the report can say why.
  */
+import type { AppliedRetentions } from "../formats/table-format.ts";
 import { PolicyError } from "./errors.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 
@@ -122,7 +123,7 @@ function checkSetting(field: PolicyField, value: unknown, uri: string): void {
   }
 }
 
-/** What the table declares in its format's own config keys (Delta `delta.*`, Iceberg `history.expire.*`). */
+/** What the table declares in its format's own config keys (TableFormat.declaredRetention). */
 export interface FormatDeclaredSettings {
   settings: Pick<CleanupSettings, "olderThanMs" | "retainVersions" | "safetyWindowMs">;
   sources: Partial<Record<PolicyField, string>>;
@@ -182,13 +183,27 @@ export function settingsFromEnvironment(env: Record<string, string | undefined>)
   return settings as CleanupSettings;
 }
 
-/** The policy as the report and receipt print it: human units plus each value's source. */
-export function describePolicy(policy: RetentionPolicy): Record<string, { value: string | number | boolean | null; source: string }> {
+/**
+ * The policy as the report and receipt print it: human units plus each value's source. Where the
+ * format's own rules applied a retention (`applied`: the table's), that is what decided, and a
+ * setting only lengthens it: the value shown is the longer of the two, with where each came from.
+ * A built-in default never counts against the table's own retention.
+ */
+export function describePolicy(policy: RetentionPolicy, applied: AppliedRetentions = {}): Record<string, { value: string | number | boolean | null; source: string }> {
+  const show = (field: "olderThanMs" | "retainVersions" | "safetyWindowMs", format: (value: number) => string | number) => {
+    const own = { value: format(policy[field]), source: policy.sources[field] };
+    const rule = applied[field];
+    if (!rule) return own;
+    const setting = policy.sources[field];
+    if (setting === "default" || policy[field] === rule.value) return { value: format(rule.value), source: rule.source };
+    if (policy[field] > rule.value) return { value: own.value, source: `${setting}, which lengthens ${format(rule.value)} (${rule.source})` };
+    return { value: format(rule.value), source: `${rule.source}; ${setting} ${own.value} only lengthens it, never shortens it` };
+  };
   return {
-    older_than: { value: formatDuration(policy.olderThanMs), source: policy.sources.olderThanMs },
-    retain_versions: { value: policy.retainVersions, source: policy.sources.retainVersions },
+    older_than: show("olderThanMs", formatDuration),
+    retain_versions: show("retainVersions", (n) => n),
     protect_before: { value: policy.protectBefore, source: policy.sources.protectBefore },
     delete_unverified: { value: policy.deleteUnverified, source: policy.sources.deleteUnverified },
-    safety_window: { value: formatDuration(policy.safetyWindowMs), source: policy.sources.safetyWindowMs },
+    safety_window: show("safetyWindowMs", formatDuration),
   };
 }

@@ -97,9 +97,10 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
 }
 
 /**
- * Reads a listed version file. A file gone since the listing was renamed (Lance's manifest-path
- * migration copies V1 names to V2 names and deletes the old ones) or removed: the version is
- * looked up again, and dropped only when it has no commit file at all any more.
+ * Reads a listed version file. A file gone since the listing was renamed (a format's migration
+ * to a new naming scheme copies version files to new names and deletes the old ones) or
+ * removed: the version is looked up again, and dropped only when it has no commit file at all
+ * any more.
  */
 async function readListedVersion(store: ObjectStore, format: TableFormat, listed: VersionFile): Promise<{ file: VersionFile; view: CleanupView } | null> {
   const read = (file: VersionFile) => (format.readForCleanup ?? format.readSnapshot)(store, file);
@@ -144,7 +145,7 @@ export interface DecideInput {
   refs: Refs;
   latestAtStart: number;
   nowMillis: number;
-  /** The format's rule for versions a kept version needs (Delta: its checkpoint and the commits after it). */
+  /** The format's rule for removed versions a kept version still needs to be read (TableFormat.keptTogether). */
   keptTogether?: TableFormat["keptTogether"];
   /** Reader pins that hold (pins.ts readPins(...).active). */
   pins?: readonly VersionPin[];

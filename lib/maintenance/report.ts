@@ -58,6 +58,13 @@ export interface CleanupReport {
   delete_rate: DeleteRate | null;
   references_outside_root: OutsideReference[];
   replans: string[];
+  /**
+   * The metadata commit of a format that removes versions that way (TableFormat.removal
+   * "metadata-commit"), when the plan has one: it drops `versions_removed` and makes
+   * `changes` (expired refs), either alone. "would write" on a dry run; "not written" when the
+   * run stopped or failed before it. null: no such commit is due.
+   */
+  removal_commit: RemovalCommit | null;
   reference_check: ReferenceCheck | null;
   checkpoint: ArchiveResult | null;
   checkpoints_pruned: string[];
@@ -88,6 +95,16 @@ export interface CleanupReport {
   storage: RunStorage | null;
   warnings: string[];
   errors: string[];
+}
+
+export interface RemovalCommit {
+  status: "would write" | "written" | "not written";
+  /** The version file the plan read, which the commit applies on. */
+  base: string | null;
+  /** The commit written (null unless written). */
+  key: string | null;
+  versions_removed: number[];
+  changes: string[];
 }
 
 /** Files removed (dry run: to remove) over every kind. */

@@ -29,7 +29,7 @@ import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
-import { deleteUnreferenced, versionsRemovedBy } from "./delete-unreferenced.ts";
+import { deleteUnreferenced, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
@@ -47,7 +47,7 @@ import { clearProgress, loadProgress, saveProgress } from "./run-progress.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import { replanUntilSettled } from "./replan.ts";
-import type { CleanupReport, CleanupStatus } from "./report.ts";
+import type { CleanupReport, CleanupStatus, RemovalCommit } from "./report.ts";
 import { diffCounts, receiptOf } from "./report.ts";
 import type { IntentRead, ReceiptRetention } from "./run-files.ts";
 import { expiredReceipts, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
@@ -444,6 +444,20 @@ function emptyResult(): RunResult {
   };
 }
 
+/** The metadata commit the plan calls for (report.removal_commit), and whether it was written. */
+function removalCommitOf(run: RunContext, result: RunResult): RemovalCommit | null {
+  const processed = result.processed;
+  if (!processed || !removalCommitDue(run.format, processed)) return null;
+  const key = result.deletion?.removalCommit ?? null;
+  return {
+    status: run.options.dryRun ? "would write" : key !== null ? "written" : "not written",
+    base: processed.scan.get(processed.latestAtStart)?.file.key ?? null,
+    key,
+    versions_removed: [...processed.plan.removed],
+    changes: [...processed.plan.formatNotes],
+  };
+}
+
 /** The one place the report is made: from what the stages returned. */
 function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCounts): CleanupReport {
   const finishedAt = run.now();
@@ -459,7 +473,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     started_at: run.startedAt.toISOString(),
     finished_at: finishedAt.toISOString(),
     duration_ms: finishedAt.getTime() - run.startedAt.getTime(),
-    policy: processed ? describePolicy(processed.policy) : null,
+    policy: processed ? describePolicy(processed.policy, processed.plan.applied) : null,
     latest_version_at_start: result.latestAtStart,
     versions_removed: result.removed.versionsRemoved,
     versions_kept: processed?.plan.kept.length ?? 0,
@@ -474,6 +488,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     delete_rate: result.deletion?.rate ?? null,
     references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
     replans: result.replans,
+    removal_commit: removalCommitOf(run, result),
     reference_check: result.deletion?.referenceCheck ?? null,
     checkpoint: result.checkpoint,
     checkpoints_pruned: result.pruned?.pruned ?? [],

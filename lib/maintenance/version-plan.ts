@@ -5,9 +5,9 @@
  * Never removed, whatever the policy: the latest version, every version at or above the one
  * read as latest when the run started (anything committed meanwhile), versions carrying a tag
  * of the main branch, and versions a branch was created from. A tagged version the policy
- * would otherwise remove is kept and reported (Lance errors instead: error_if_tagged_old_versions).
+ * would otherwise remove is kept and reported, not refused.
  */
-import type { FormatRemovalRules } from "../formats/table-format.ts";
+import type { AppliedRetentions, FormatRemovalRules } from "../formats/table-format.ts";
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
 import { describePin } from "./pins.ts";
@@ -26,7 +26,7 @@ export interface VersionPlanInput {
   refs: Refs;
   policy: RetentionPolicy;
   nowMillis: number;
-  /** The format's rule: removed versions a kept one needs, with why (Delta: its checkpoint and the commits after it). */
+  /** The format's rule: removed versions a kept one still needs to be read, with why (TableFormat.keptTogether). */
   keptTogether?: (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
   /** Reader pins that hold (not expired): each keeps its version until its expiry (pins.ts). */
   pins?: readonly VersionPin[];
@@ -99,8 +99,10 @@ export interface VersionPlan {
   taggedOld: TaggedOldVersion[];
   protection: ProtectionOutcome | null;
   cutoffMillis: number;
-  /** What the format's rules change besides versions (Iceberg: expired refs its commit drops). */
+  /** What the format's rules change besides versions (refs its removal commit drops), for the report. */
   formatNotes: string[];
+  /** The retentions the format's rules applied in place of the policy's age and count (the report's policy says them). */
+  applied?: AppliedRetentions;
 }
 
 /** Tag names by version, for tags on the main branch only (other tags pin other lineages). */
@@ -203,6 +205,7 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
     protection,
     cutoffMillis,
     formatNotes: rules?.notes ?? [],
+    ...(rules?.applied ? { applied: rules.applied } : {}),
   };
 }
 

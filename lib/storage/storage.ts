@@ -95,7 +95,7 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
     latest_version: processed.plan.decisions.at(-1)?.version ?? latest.version,
     versions_kept: processed.plan.kept.length,
     versions_reclaimable: processed.plan.removed,
-    policy: describePolicy(processed.policy),
+    policy: describePolicy(processed.policy, processed.plan.applied),
     by_version: byVersion,
     warnings: [...pins.problems, ...intents.problems],
   };

@@ -183,6 +183,11 @@ function summary(report: CleanupReport, removedWord: string): string {
   for (const tagged of report.tagged_old_versions) {
     text += `  version ${tagged.version} is older than the policy allows but tagged ${tagged.tags.map((t) => JSON.stringify(t)).join(", ")}: kept\n`;
   }
+  const commit = report.removal_commit;
+  if (commit) {
+    const what = [...(commit.versions_removed.length > 0 ? [`drops ${commit.versions_removed.length} version(s)`] : []), ...commit.changes];
+    text += `metadata commit on ${commit.base ?? "-"}: ${commit.key ?? commit.status}: ${what.join("; ")}\n`;
+  }
   if (report.protection) text += `history protection before ${report.protection.boundary}: ${report.protection.result}: ${report.protection.reason}\n`;
   const kinds = Object.entries(report.files_removed).map(([kind, totals]) => `${kind} ${totals!.files} (${formatBytes(totals!.bytes)})`);
   text += `files ${removedWord}: ${kinds.length === 0 ? "none" : kinds.join(", ")}; ${formatBytes(report.bytes_removed)} in all\n`;

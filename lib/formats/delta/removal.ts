@@ -23,7 +23,7 @@ import { sortLog } from "./log-listing.ts";
 import { SIDECARS_PREFIX } from "./log-names.ts";
 import { assertCleanable } from "./protocol.ts";
 import { loadSnapshot } from "./snapshot.ts";
-import { cleanupProperties } from "./table-properties.ts";
+import { cleanupProperties, DELETED_FILE_RETENTION, LOG_RETENTION } from "./table-properties.ts";
 
 /** Roles of the log files a kept version replays from. */
 const LOG_ROLES: ReadonlySet<FileRole> = new Set(["commit", "checkpoint", "statistics", "sidecar"]);
@@ -79,7 +79,18 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
     const roles = readable.has(file.version) ? (role: FileRole) => LOG_ROLES.has(role) || DATA_ROLES.has(role) : (role: FileRole) => LOG_ROLES.has(role);
     kept.set(file.version, references.filter((reference) => roles(reference.role)));
   }
-  return { decisions, files, kept, protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log) };
+  const fromTable = (key: string, declared: string | undefined): string => (declared ? `table property ${key}` : `${key}'s default (not set on the table)`);
+  return {
+    decisions,
+    files,
+    reported: vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` })),
+    kept,
+    protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log),
+    applied: {
+      olderThanMs: { value: properties.logRetentionMs, source: `Delta log cleanup: ${fromTable(LOG_RETENTION, properties.declared.logRetentionMs)}` },
+      safetyWindowMs: { value: properties.deletedFileRetentionMs, source: `Delta VACUUM: ${fromTable(DELETED_FILE_RETENTION, properties.declared.deletedFileRetentionMs)}` },
+    },
+  };
 }
 
 /** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */

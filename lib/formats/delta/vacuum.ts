@@ -8,7 +8,8 @@
  *   - protected: every live add, every tombstone not yet expired (deletionTimestamp >= cutoff,
  *     a missing one counting as 0), and the deletion-vector files of both;
  *   - a candidate is any other listed file whose modification time is before the cutoff
- *     (now - delta.deletedFileRetentionDuration).
+ *     (now - delta.deletedFileRetentionDuration); one modified since is kept, and said (`young`):
+ *     it may belong to a commit in progress.
  * A protected path that cannot be resolved to a key blocks the whole plan: nothing is deleted.
  */
 import type { ObjectInfo } from "../../store/object-store.ts";
@@ -39,6 +40,8 @@ export interface VacuumCandidate {
 export interface VacuumPlan {
   cutoff: Date;
   candidates: VacuumCandidate[];
+  /** Files that would be candidates but were modified after the cutoff: kept, with why. */
+  young: VacuumCandidate[];
   /** Keys the snapshot protects (live adds, unexpired tombstones, their DV files). */
   protectedKeys: Set<string>;
   /** Paths that could not be resolved: when non-empty, `candidates` is empty. */
@@ -85,14 +88,23 @@ export function planVacuum(input: VacuumInput): VacuumPlan {
     protectDv(tombstone);
   }
   if (unresolved.length > 0) {
-    return { cutoff, candidates: [], protectedKeys, unresolved, blocked: `${unresolved.length} path(s) the table references cannot be resolved (first: "${unresolved[0]!.path}": ${unresolved[0]!.reason})` };
+    return { cutoff, candidates: [], young: [], protectedKeys, unresolved, blocked: `${unresolved.length} path(s) the table references cannot be resolved (first: "${unresolved[0]!.path}": ${unresolved[0]!.reason})` };
   }
 
   const candidates: VacuumCandidate[] = [];
+  const young: VacuumCandidate[] = [];
   for (const file of input.files) {
     if (isHiddenFromVacuum(file.key, input.partitionColumns)) continue;
     if (protectedKeys.has(file.key)) continue;
-    if (file.lastModified.getTime() >= cutoff.getTime()) continue;
+    if (file.lastModified.getTime() >= cutoff.getTime()) {
+      young.push({
+        key: file.key,
+        size: file.size,
+        lastModified: file.lastModified,
+        reason: `unreferenced, last modified ${file.lastModified.toISOString()}, within the VACUUM retention ${formatDuration(input.retentionMs)}: may belong to a commit in progress`,
+      });
+      continue;
+    }
     candidates.push({
       key: file.key,
       size: file.size,
@@ -100,7 +112,7 @@ export function planVacuum(input: VacuumInput): VacuumPlan {
       reason: `not referenced by the latest version nor by a tombstone within ${formatDuration(input.retentionMs)}, last modified ${file.lastModified.toISOString()}`,
     });
   }
-  return { cutoff, candidates, protectedKeys, unresolved, blocked: null };
+  return { cutoff, candidates, young, protectedKeys, unresolved, blocked: null };
 }
 
 function formatDuration(ms: number): string {

@@ -194,7 +194,8 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
-  const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties));
+  const retention = tableRetention(metadata.properties);
+  const plan = planExpiry(metadata, now.getTime(), retention);
   const keep: FormatRemovalRules["keep"] = new Map();
   const due: FormatRemovalRules["due"] = new Map();
   for (const [id, verdict] of plan.why) {
@@ -202,13 +203,23 @@ async function removalRules(store: ObjectStore, base: VersionFile, now: Date): P
     if (verdict.retainedBy === null) due.set(version, verdict.reason);
     else keep.set(version, { reason: verdict.reason, keptBy: KEPT_BY[verdict.retainedBy] });
   }
-  return { keep, due, notes: plan.dropRefs.map((name) => `ref "${name}" expired (${plan.refReasons.get(name)}): the expiry commit drops it`) };
+  const perRef = (name: string, source: string | undefined): string =>
+    `the table's snapshot retention: ${name} from ${source ? `table property ${source}` : "Iceberg's default"}, where a branch's own ${name} does not override it`;
+  return {
+    keep,
+    due,
+    notes: plan.dropRefs.map((name) => `ref "${name}" expired (${plan.refReasons.get(name)}): the expiry commit drops it`),
+    applied: {
+      olderThanMs: { value: retention.maxSnapshotAgeMs, source: perRef("max-snapshot-age-ms", retention.sources.maxSnapshotAgeMs) },
+      retainVersions: { value: retention.minSnapshotsToKeep, source: perRef("min-snapshots-to-keep", retention.sources.minSnapshotsToKeep) },
+    },
+  };
 }
 
 /**
  * Writes the metadata commit that drops `remove` (versions) on top of `base`; fails if `base` is
  * no longer current, or if the table's own retention keeps one of them. The refs the spec
- * expires at `now` are dropped with them.
+ * expires at `now` are dropped with them, or alone when `remove` is empty.
  */
 async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }> {
   const latest = await latestMetadataFile(store);
@@ -221,7 +232,8 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
   const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
-  if (expire.length === 0) return { key: input.base.key };
+  // A ref-only change is a commit of its own, as iceberg-java commits it.
+  if (expire.length === 0 && rules.dropRefs.length === 0) return { key: input.base.key };
   const retained = expire.find((id) => rules.retain.has(id));
   if (retained !== undefined) {
     throw new TableFormatError(store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);
@@ -262,7 +274,8 @@ function tableRootOfCommitKey(key: string): string | null {
 /**
  * The same format reading a table whose current metadata a catalog (REST, Glue) names: every
  * version and ref comes from that file, and lakewarden never commits through the catalog, so
- * no snapshot is expired (every version is kept); orphans and old metadata are still removed.
+ * no snapshot is expired (every version is kept) and no expired ref is dropped (the rules carry
+ * no change to commit); orphans and old metadata are still removed.
  */
 function icebergFormatAt(pointer: string): TableFormat {
   return {
@@ -271,6 +284,7 @@ function icebergFormatAt(pointer: string): TableFormat {
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
+    removalRules: async (store, base, now) => ({ ...(await removalRules(store, base, now)), notes: [] }),
     keptTogether: (_kept, removed) =>
       new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
     at: icebergFormatAt,

@@ -6,7 +6,7 @@
  * readable replays (DuckDB) to the same live files as before and every file it names exists.
  */
 import { existsSync, utimesSync, writeFileSync } from "node:fs";
-import { readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { copyFile, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
@@ -14,6 +14,7 @@ import { runCli } from "../../../lib/cli/run-cli.ts";
 import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
 import { createPin } from "../../../lib/maintenance/pins.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
+import { measureStorage } from "../../../lib/storage/storage.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
@@ -33,9 +34,11 @@ async function cli(...argv: string[]) {
 
 interface Report {
   status: string;
+  policy: Record<string, { value: unknown; source: string }> | null;
   versions_removed: number[];
   protection: { boundary: number; result: string; reason: string } | null;
   files: { key: string; kind: string; action: string; reason: string }[];
+  files_kept_reported: number;
   errors: string[];
   /** As runCleanup returns it (camelCase inside) or as the CLI prints it (snake_case). */
   reference_check: { ok: boolean; missing_before_run?: unknown[]; missingBeforeRun?: unknown[] } | null;
@@ -149,6 +152,45 @@ describe("Delta cleanup through the pipeline: VACUUM", () => {
   });
 });
 
+describe("Delta cleanup through the pipeline: files younger than VACUUM's retention", () => {
+  it("are kept and reported with why (as on Lance): the dry run lists them, `storage` counts them within the safety window, the run leaves them", async () => {
+    const dir = await copyFixture("delta", "simple_table");
+    const now = new Date();
+    await setAllTimes(dir, new Date(now.getTime() - 60 * DAY));
+    const live = (await oracleLiveFiles(dir)).files;
+    // Two files no version names: one as old as the table, one written an hour ago (a commit in progress, maybe).
+    const [old, young] = ["part-00000-old-stray.snappy.parquet", "part-00000-young-stray.snappy.parquet"];
+    await copyFile(join(dir, live[0]!.path), join(dir, old));
+    await utimes(join(dir, old), new Date(now.getTime() - 60 * DAY), new Date(now.getTime() - 60 * DAY));
+    await copyFile(join(dir, live[0]!.path), join(dir, young));
+    await utimes(join(dir, young), new Date(now.getTime() - 3_600_000), new Date(now.getTime() - 3_600_000));
+    // Rules: every tombstone is expired, so VACUUM takes every unnamed file but the young one.
+    const expected = await vacuumAllExpired(dir, live, [young]);
+    expect(expected).toContain(old);
+
+    const dry = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, dryRun: true })) as unknown as Report;
+    expect(deletedBy(dry)).toEqual(expected);
+    const kept = dry.files.filter((f) => f.action === "keep");
+    expect(kept.map((f) => [f.key, f.kind])).toEqual([[young, "data"]]);
+    expect(kept[0]!.reason).toMatch(/^VACUUM keeps it: unreferenced, last modified .*, within the VACUUM retention 7 days: may belong to a commit in progress$/);
+    expect(dry.files_kept_reported).toBe(1);
+    const text = await cli("cleanup", dir, "--dry-run");
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^\\s+keep\\s+data\\s+.*${young.replace(/\./g, "\\.")}\\s+VACUUM keeps it: `, "m"));
+
+    const storage = await measureStorage(new LocalStore(dir), { format: deltaFormat, now });
+    const size = (await readFile(join(dir, young))).length;
+    expect(storage.parts.other.by_reason.within_safety_window).toEqual({ files: 1, bytes: size });
+
+    const report = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now })) as unknown as Report;
+    expect(report.status).toBe("completed");
+    expect(deletedBy(report)).toEqual(expected);
+    expect(report.files.filter((f) => f.action === "keep").map((f) => f.key)).toEqual([young]);
+    expect(existsSync(join(dir, young))).toBe(true);
+    expect(existsSync(join(dir, old))).toBe(false);
+  });
+});
+
 describe("Delta cleanup through the pipeline: lakewarden's settings never shorten the table's retentions", () => {
   // As the Lambda runs it: its deployment defaults (7 days, here 1 day for the safety window) arrive as settings.
   const settings = { olderThanMs: 7 * DAY, safetyWindowMs: DAY };
@@ -173,6 +215,15 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     expect(report.status).toBe("completed");
     expect(deletedBy(report)).toEqual(expected);
     expect(existsSync(join(dir, removed))).toBe(true);
+    // The report says what decided: the table's retentions, which the settings could not shorten.
+    expect(report.policy?.safety_window).toEqual({
+      value: "30d",
+      source: "Delta VACUUM: table property delta.deletedFileRetentionDuration; option 1d only lengthens it, never shortens it",
+    });
+    expect(report.policy?.older_than).toEqual({
+      value: "30d",
+      source: "Delta log cleanup: delta.logRetentionDuration's default (not set on the table); option 7d only lengthens it, never shortens it",
+    });
   });
 
   it("delta.logRetentionDuration = 60 days keeps every commit younger than that, whatever older-than says", async () => {
@@ -189,6 +240,13 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     expect(report.status).toBe("completed");
     expect(report.versions_removed).toEqual([]);
     expect(deletedBy(report)).toEqual(expected);
+    expect(report.policy?.older_than).toEqual({ value: "60d", source: "Delta log cleanup: table property delta.logRetentionDuration; option 7d only lengthens it, never shortens it" });
+    // A longer setting does lengthen it, and the report says so.
+    const longer = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, settings: { olderThanMs: 90 * DAY }, dryRun: true })) as unknown as Report;
+    expect(longer.policy?.older_than).toEqual({ value: "90d", source: "option, which lengthens 60d (Delta log cleanup: table property delta.logRetentionDuration)" });
+    // Unset, the table's value is the default the policy starts from: it alone decides.
+    const unset = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, dryRun: true })) as unknown as Report;
+    expect(unset.policy?.older_than).toEqual({ value: "60d", source: "Delta log cleanup: table property delta.logRetentionDuration" });
   });
 });
 

@@ -176,6 +176,29 @@ describe("lakewarden cleanup", () => {
     expect((await listFiles(noGc.dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(before);
   });
 
+  it("drops a ref past its max-ref-age-ms by a commit of its own when no snapshot expires; the dry run says it would", async () => {
+    const c = await copy("spark-bunnies");
+    const current = (await snapshotsByTextPass(join(c.dir, "metadata/v5.metadata.json"))).at(-1)!;
+    await rewriteMetadata(c.dir, (json) => {
+      json.refs = { ...(json.refs as object), stale: { "snapshot-id": BigInt(current.id), type: "tag", "max-ref-age-ms": 1 } } as never;
+      json.properties = { ...(json.properties as object), "history.expire.min-snapshots-to-keep": "10" } as never;
+    });
+    const dry = await runLakewarden(["cleanup", c.dir, "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    // The policy line says what decided: the table's snapshot retention, not lakewarden's 7 days.
+    expect(dry.stdout).toMatch(/^policy: older-than 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, [^)]*\), retain-versions 10 \(the table's snapshot retention: min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, /m);
+    expect(dry.stdout).toMatch(/^metadata commit on metadata\/v6\.metadata\.json: would write: ref "stale" expired \(.*\): the expiry commit drops it$/m);
+    expect(await fileExists(c.dir, "metadata/v7.metadata.json")).toBe(false);
+    const real = await runLakewarden(["cleanup", c.dir]);
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stdout).toMatch(/^metadata commit on metadata\/v6\.metadata\.json: metadata\/v7\.metadata\.json: ref "stale" expired/m);
+    expect(real.stdout).toMatch(/^versions removed: .*\(0\)/m);
+    expect(await readFile(join(c.dir, "metadata/version-hint.text"), "utf8")).toBe("7");
+    const text = await readFile(join(c.dir, "metadata/v7.metadata.json"), "utf8");
+    expect(text).not.toMatch(/"stale"/);
+    expect((await snapshotsByTextPass(join(c.dir, "metadata/v7.metadata.json"))).map((s) => s.id)).toEqual((await snapshotsByTextPass(join(c.dir, "metadata/v6.metadata.json"))).map((s) => s.id));
+  });
+
   it("refuses the broken fixtures before deleting anything", async () => {
     for (const name of BROKEN_FIXTURES) {
       const c = await copy(name);

@@ -14,7 +14,7 @@
  * metadata file, create-only, is the only write inside metadata/ before any delete), and history:
  * every snapshot ever seen is still listed, the expired ones cleaned up.
  */
-import { copyFile } from "node:fs/promises";
+import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
@@ -130,6 +130,17 @@ const CASES: Case[] = [
     refsAfter: ["main"],
   },
   {
+    name: "a tag past its max-ref-age-ms is dropped by a commit of its own when no snapshot expires (as iceberg-java commits a ref-only change)",
+    commits: [
+      { name: "a", ageMs: 2 * DAY_MS },
+      { name: "b", ageMs: HOUR },
+    ],
+    properties: { "history.expire.min-snapshots-to-keep": "5" },
+    refs: { old: { "snapshot-id": "@a", type: "tag", "max-ref-age-ms": DAY_MS } },
+    remain: ["s1", "s2", "s3", "a", "b"],
+    refsAfter: ["main"],
+  },
+  {
     name: "--retain-versions only keeps more: the newest 3 stay although the spec lets s3 go",
     commits: [
       { name: "a", ageMs: 2 * DAY_MS },
@@ -196,8 +207,17 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       const versionOf = new Map((await icebergFormat.listVersionFiles(openStore(dir))).map((f) => [f.id!, f.version]));
 
       const settings = c.settings ?? {};
+      const dropped = (await refNames(dir, metadata)).filter((name) => !c.refsAfter.includes(name));
+      // A commit is due when a snapshot expires or a ref is dropped, either alone.
+      const committing = expired.length > 0 || dropped.length > 0;
       const dry = await runCleanup(openStore(dir), { settings, dryRun: true, now: () => new Date(NOW) });
       expect(await listFiles(dir)).toEqual(filesBefore);
+      // The dry run says it would write the commit, and what it would change.
+      if (committing) {
+        expect(dry.removal_commit).toMatchObject({ key: null, status: "would write", base: `metadata/${metadata}` });
+        expect(dry.removal_commit!.versions_removed).toHaveLength(expired.length);
+        expect(dry.removal_commit!.changes.map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(dropped);
+      } else expect(dry.removal_commit).toBeNull();
       const { store, log } = recording(openStore(dir));
       const report: CleanupReport = await runCleanup(store, { settings, now: () => new Date(NOW) });
       expect(report.status, report.errors.join("; ")).toBe("completed");
@@ -213,21 +233,26 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       expect(remaining.map((s) => nameOf.get(s.id)).sort()).toEqual([...c.remain].sort());
       expect(await refNames(dir, after)).toEqual(c.refsAfter);
       // The report says which refs the commit dropped, and why.
-      const dropped = (await refNames(dir, metadata)).filter((name) => !c.refsAfter.includes(name));
-      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(expired.length > 0 ? dropped : []);
+      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(committing ? dropped : []);
 
       const metadataWrites = log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
-      if (expired.length === 0) {
+      if (!committing) {
+        expect(report.removal_commit).toBeNull();
         expect(after).toBe(metadata);
         expect(metadataWrites).toEqual([]);
         expect((await listFiles(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(filesBefore);
         return;
       }
+      expect(after).not.toBe(metadata);
+      expect(report.removal_commit).toMatchObject({ key: `metadata/${after}`, status: "written", base: `metadata/${metadata}` });
+      expect(report.removal_commit!.changes).toEqual(dry.removal_commit!.changes);
+      const receipt = JSON.parse(await readFile(join(dir, report.receipt!), "utf8")) as { removal_commit: unknown };
+      expect(receipt.removal_commit).toEqual(report.removal_commit);
       // The commit first: the next metadata file, create-only, then the hint; no other write in
-      // metadata/ and no delete before it.
+      // metadata/ and no delete before it (a ref-only commit deletes nothing).
       const firstDelete = log.findIndex((e) => e.op === "delete");
-      expect(firstDelete).toBeGreaterThan(-1);
-      const beforeDeletes = log.slice(0, firstDelete).filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
+      if (expired.length > 0) expect(firstDelete).toBeGreaterThan(-1);
+      const beforeDeletes = log.slice(0, firstDelete === -1 ? log.length : firstDelete).filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
       expect(beforeDeletes.map((e) => e.key)).toEqual([`metadata/${after}`, "metadata/version-hint.text"]);
       expect(beforeDeletes[0]!.options?.ifNoneMatch).toBe("*");
       expect(metadataWrites).toEqual(beforeDeletes);
@@ -279,4 +304,44 @@ describe("a writer commits after cleanup planned", () => {
     expect(remaining.map((s) => s.id)).toContain(ids.s2);
     await everySnapshotReads(dir);
   });
+});
+
+describe("the report's policy says what decided: the table's snapshot retention, which settings only extend", () => {
+  const cases: { name: string; properties?: Record<string, string>; settings?: CleanupSettings; olderThan: { value: string; source: RegExp }; retainVersions: { value: number; source: RegExp } }[] = [
+    {
+      name: "nothing set: Iceberg's defaults (5 days, 1), not lakewarden's 7 days",
+      olderThan: { value: "5d", source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, where a branch's own max-snapshot-age-ms does not override it$/ },
+      retainVersions: { value: 1, source: /^the table's snapshot retention: min-snapshots-to-keep from Iceberg's default, / },
+    },
+    {
+      name: "the table's history.expire.* properties",
+      properties: { "history.expire.max-snapshot-age-ms": String(10 * DAY_MS), "history.expire.min-snapshots-to-keep": "3" },
+      olderThan: { value: "10d", source: /^the table's snapshot retention: max-snapshot-age-ms from table property history\.expire\.max-snapshot-age-ms, / },
+      retainVersions: { value: 3, source: /min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, / },
+    },
+    {
+      name: "shorter settings do not shorten it",
+      settings: { olderThanMs: DAY_MS },
+      olderThan: { value: "5d", source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, .*; option 1d only lengthens it, never shortens it$/ },
+      retainVersions: { value: 1, source: /^the table's snapshot retention: min-snapshots-to-keep from Iceberg's default, [^;]*$/ },
+    },
+    {
+      name: "longer settings lengthen it",
+      settings: { olderThanMs: 30 * DAY_MS, retainVersions: 4 },
+      olderThan: { value: "30d", source: /^option, which lengthens 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, / },
+      retainVersions: { value: 4, source: /^option, which lengthens 1 \(the table's snapshot retention: min-snapshots-to-keep/ },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const copy = await copyIcebergFixture("spark-bunnies");
+      copies.push(copy);
+      await buildHistory(copy.dir, { commits: [{ name: "a", ageMs: 2 * DAY_MS }], ...(c.properties ? { properties: c.properties } : {}) }, NOW);
+      const report = await runCleanup(openStore(copy.dir), { settings: c.settings ?? {}, dryRun: true, now: () => new Date(NOW) });
+      expect(report.policy?.older_than?.value).toBe(c.olderThan.value);
+      expect(report.policy?.older_than?.source).toMatch(c.olderThan.source);
+      expect(report.policy?.retain_versions?.value).toBe(c.retainVersions.value);
+      expect(report.policy?.retain_versions?.source).toMatch(c.retainVersions.source);
+    });
+  }
 });

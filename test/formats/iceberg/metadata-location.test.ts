@@ -3,12 +3,13 @@
  * that file; cleanup then expires no snapshot (lakewarden never commits through a catalog) and
  * still removes orphans.
  */
-import { writeFile, utimes } from "node:fs/promises";
+import { readdir, writeFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
 import { runCli } from "../../../lib/cli/run-cli.ts";
 import { copyFixture } from "../../support/fixtures.ts";
+import { rewriteMetadata, snapshotsByTextPass } from "../../support/iceberg-fixtures.ts";
 
 async function cli(...argv: string[]) {
   const io = new BufferIO();
@@ -53,5 +54,22 @@ describe("--metadata-location", () => {
       expect(line.reason).toMatch(/the catalog owns this table's commits .* lakewarden expires no snapshot/);
     }
     expect(report.files.filter((f: { action: string }) => f.action === "delete").map((f: { key: string }) => f.key)).toContain("data/stray-orphan.parquet");
+  });
+
+  it("cleanup writes no ref-dropping commit either: an expired ref of a catalog-owned table stays", async () => {
+    const dir = await copyFixture("iceberg", "spark-bunnies");
+    const current = (await snapshotsByTextPass(join(dir, "metadata/v5.metadata.json"))).at(-1)!;
+    const pointer = await rewriteMetadata(dir, (json) => {
+      json.refs = { ...(json.refs as object), stale: { "snapshot-id": BigInt(current.id), type: "tag", "max-ref-age-ms": 1 } } as never;
+    });
+    const before = (await readdir(join(dir, "metadata"))).sort();
+    for (const dryRun of [["--dry-run"], []]) {
+      const run = await cli("cleanup", dir, "--metadata-location", pointer, ...dryRun, "--json");
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.versions_removed).toEqual([]);
+      expect(report.removal_commit).toBeNull();
+    }
+    expect((await readdir(join(dir, "metadata"))).sort()).toEqual(before);
   });
 });
