@@ -370,23 +370,41 @@ export interface OracleFile {
   sizeInBytes: bigint;
 }
 
-export async function withLocalFetch<T>(dir: string, location: string, fn: () => Promise<T>): Promise<T> {
-  const prefixes = [translateS3Url(location), location].map((p) => p.replace(/\/+$/, "") + "/");
-  const original = globalThis.fetch;
-  globalThis.fetch = (async (input: string | URL | Request) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+// Calls may overlap (Promise.all over snapshots): one stub serves every open call's prefixes and
+// the real fetch comes back when the last call ends. Swapping the global per call would let the
+// first call to end restore the real fetch under the others, which then ask the network.
+const served: { prefixes: string[]; dir: string }[] = [];
+let realFetch: typeof fetch | null = null;
+
+async function serveLocally(input: string | URL | Request): Promise<Response> {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  for (const { prefixes, dir } of served) {
     const prefix = prefixes.find((p) => url.startsWith(p));
-    if (prefix === undefined) return new Response("not served", { status: 404 });
+    if (prefix === undefined) continue;
     try {
       return new Response(await readFile(join(dir, decodeURIComponent(url.slice(prefix.length)))));
     } catch {
       return new Response("not found", { status: 404 });
     }
-  }) as typeof fetch;
+  }
+  return new Response("not served", { status: 404 });
+}
+
+export async function withLocalFetch<T>(dir: string, location: string, fn: () => Promise<T>): Promise<T> {
+  const entry = { prefixes: [translateS3Url(location), location].map((p) => p.replace(/\/+$/, "") + "/"), dir };
+  served.push(entry);
+  if (realFetch === null) {
+    realFetch = globalThis.fetch;
+    globalThis.fetch = serveLocally as typeof fetch;
+  }
   try {
     return await fn();
   } finally {
-    globalThis.fetch = original;
+    served.splice(served.indexOf(entry), 1);
+    if (served.length === 0 && realFetch !== null) {
+      globalThis.fetch = realFetch;
+      realFetch = null;
+    }
   }
 }
 
