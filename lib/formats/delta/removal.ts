@@ -92,9 +92,15 @@ function newestKept(input: RemovalInput): { version: number; reason: string } | 
   return caps.reduce((a, b) => (b.version < a.version ? b : a));
 }
 
-/** Versions whose data VACUUM must leave whole: pinned ones and every one from the latest at the run's start on. */
+/**
+ * Versions whose data VACUUM must leave whole: pinned ones, the newest `retainVersions` at the
+ * run's start, and every one from the latest at the run's start on. The same versions cap the
+ * kept checkpoint (newestKept): keeping their log without their data would leave them unreadable.
+ */
 function mustStayReadable(input: RemovalInput): Set<number> {
   const out = new Set<number>(input.pinned.keys());
+  const atStart = input.versions.filter((v) => v.file.version <= input.latestAtStart);
+  for (const { file } of atStart.slice(-input.policy.retainVersions)) out.add(file.version);
   for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
   return out;
 }
