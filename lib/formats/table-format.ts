@@ -266,6 +266,12 @@ export interface TableFormat {
   /** Optional (removal "metadata-commit"): writes the commit that drops versions; create-only. */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
   /**
+   * Optional: finishes a commit an earlier run wrote but was stopped before it finished (Iceberg:
+   * the version hint still names the metadata file before the newest). Called before any delete,
+   * so a reader that follows the table's pointer never sees files deleted that its version needs.
+   */
+  finishInterruptedCommit?(store: ObjectStore): Promise<void>;
+  /**
    * Optional: the branch's name when the location is a branch's folder, not a table's root
    * (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location.
    */

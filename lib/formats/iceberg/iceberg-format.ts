@@ -30,7 +30,7 @@ import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRem
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile } from "./metadata-files.ts";
+import { latestMetadataFile, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
 import { metadataReferences } from "./reachable.ts";
@@ -230,6 +230,20 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   return { key: written.key! };
 }
 
+/**
+ * A run stopped between writing `v<N+1>.metadata.json` and the version hint leaves the hint at N
+ * (Java writes the hint after the commit too, best effort). Java's readers probe past the hint;
+ * readers that trust it (DuckDB, icebird) would read v<N>, whose expired snapshots' files the
+ * next cleanup deletes. So before deleting, the hint is brought up to the newest metadata file.
+ */
+async function finishInterruptedCommit(store: ObjectStore): Promise<void> {
+  const hint = await readVersionHint(store);
+  if (hint === null) return;
+  const latest = await latestMetadataFile(store);
+  if (!latest || latest.name.naming !== "hadoop" || (hint.sequence !== null && hint.sequence >= latest.name.sequence)) return;
+  await store.put(VERSION_HINT_KEY, new TextEncoder().encode(String(latest.name.sequence)));
+}
+
 function classify(key: string): FileRole | null {
   if (key.startsWith(METADATA_PREFIX)) {
     const name = key.slice(METADATA_PREFIX.length);
@@ -265,8 +279,10 @@ function tableRootOfCommitKey(key: string): string | null {
  * no snapshot is expired (every version is kept); orphans and old metadata are still removed.
  */
 function icebergFormatAt(pointer: string): TableFormat {
+  // The catalog names the current metadata: the version hint is not the table's pointer there.
+  const { finishInterruptedCommit: _notHere, ...base } = icebergFormat;
   return {
-    ...icebergFormat,
+    ...base,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
@@ -299,6 +315,7 @@ export const icebergFormat: TableFormat = {
   readRefs,
   removalRules,
   commitRemoval,
+  finishInterruptedCommit,
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
