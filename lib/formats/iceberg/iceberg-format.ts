@@ -149,7 +149,7 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
   const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
-  if (!tableRetention(metadata.properties).gcEnabled) {
+  if (!tableRetention(metadata.properties, uri).gcEnabled) {
     throw new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
   }
   const snapshot = snapshotOf(table, file, uri);
@@ -194,7 +194,7 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
-  const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties));
+  const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties, store.uriOf(base.key)));
   const keep: FormatRemovalRules["keep"] = new Map();
   const due: FormatRemovalRules["due"] = new Map();
   for (const [id, verdict] of plan.why) {
@@ -216,7 +216,7 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
     throw new PreconditionFailedError(`the current metadata is ${latest?.key ?? "gone"}, not ${input.base.key}: re-plan`, { uri: store.uriOf(input.base.key) });
   }
   const table = await openIcebergTable(store, { metadataKey: input.base.key });
-  const retention = tableRetention(table.read.metadata.properties);
+  const retention = tableRetention(table.read.metadata.properties, store.uriOf(input.base.key));
   const rules = planExpiry(table.read.metadata, input.now.getTime(), retention);
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
