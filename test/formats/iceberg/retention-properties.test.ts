@@ -3,9 +3,9 @@
  * and a value it cannot read stops cleanup instead of falling back to a default:
  *   - `gc.enabled` is Java's Boolean.parseBoolean: only "true" (any case) enables; "off", "no",
  *     "0" disable it, so nothing is deleted;
- *   - `history.expire.*` are whole numbers (Java fails on anything else): "ten" or "7d" stops the
- *     run with one line naming the property, nothing written or deleted (a fallback to the
- *     defaults would expire snapshots the owner meant to keep).
+ *   - `history.expire.*` are whole numbers, a ref's own settings whole numbers > 0 (Java fails on
+ *     anything else): "ten", "7d" or a quoted "5" stops the run with one line naming it, nothing
+ *     written or deleted (a fallback to the defaults would expire snapshots meant to be kept).
  * Each case: s1 ← s2 ← s3 (30 days old) ← a (9 days) ← b (1 hour) on a spark-bunnies copy, with an
  * old stray data file; the defaults alone would expire s1-a and delete the stray.
  */
@@ -71,5 +71,20 @@ describe("Iceberg retention properties are read as iceberg-java reads them", () 
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(run.stderr).toContain(key);
     expect(ownFilesAside(await listFiles(dir))).toEqual(before);
+  });
+  it.each([
+    ["min-snapshots-to-keep", "5"],
+    ["max-snapshot-age-ms", 1.5],
+    ["max-ref-age-ms", -1],
+  ] as const)("main's %s = %j (not a whole number, which iceberg-java's parser refuses) stops cleanup with one line: nothing written or deleted", async (field, value) => {
+    const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY_MS });
+    onTestFinished(copy.remove);
+    await buildHistory(copy.dir, { commits: [{ name: "a", ageMs: 9 * DAY_MS }, { name: "b", ageMs: 3_600_000 }], refs: { main: { "snapshot-id": "@b", type: "branch", [field]: value } } }, NOW);
+    const before = await listFiles(copy.dir);
+    const run = await cleanup(copy.dir);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toContain(field);
+    expect(ownFilesAside(await listFiles(copy.dir))).toEqual(before);
   });
 });
