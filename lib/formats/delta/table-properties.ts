@@ -81,7 +81,8 @@ export function cleanupProperties(protocol: ProtocolAction, metadata: MetadataAc
   const protectedRaw = config[CHECKPOINT_PROTECTION_VERSION];
   let checkpointProtectionBefore = 0;
   if (hasWriterFeature(protocol, "checkpointProtection") && protectedRaw !== undefined) {
-    const v = Number(protectedRaw);
+    // Digits only, as Spark's toLong reads it: Number("") is 0, which would lift the protection.
+    const v = /^\s*\d+\s*$/.test(String(protectedRaw)) ? Number(protectedRaw) : NaN;
     if (!Number.isSafeInteger(v) || v < 0) throw new TableFormatError(uri, `table property ${CHECKPOINT_PROTECTION_VERSION} = "${protectedRaw}" is not a version; no cleanup`);
     checkpointProtectionBefore = v;
   }

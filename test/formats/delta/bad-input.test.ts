@@ -181,6 +181,22 @@ describe("Delta bad input", () => {
       expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
     });
 
+    it.each(["", " ", "1e1", "0x15"])("checkpointProtection with delta.requireCheckpointProtectionBeforeVersion = %j (not a version, as Spark's toLong refuses it): runCleanup stops with one line, nothing deleted", async (value) => {
+      const dir = await copyFixture("delta", "table_with_deletion_logs");
+      const { protocol, metaData } = await latestProtocolAndMetadata(dir);
+      await appendCommit(dir, 21, [
+        { commitInfo: { operation: "DROP FEATURE" } },
+        { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
+        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": value } } },
+      ]);
+      await setAllTimes(dir, OLD);
+      const keys = await listKeys(dir);
+      const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(TableFormatError);
+      expect((error as Error).message).toMatch(/delta\.requireCheckpointProtectionBeforeVersion/);
+      expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
+    });
+
     it("a corrupt _last_checkpoint is only a hint: cleanup plans from the listing and keeps every live file", async () => {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
       await writeFile(join(dir, "_delta_log", "_last_checkpoint"), "{\"version\":20,\"si");
