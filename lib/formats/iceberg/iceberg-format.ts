@@ -30,7 +30,7 @@ import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRem
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile, readVersionHint } from "./metadata-files.ts";
+import { latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
 import { metadataReferences } from "./reachable.ts";
@@ -192,6 +192,27 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+  await refuseCatalogMetadataBeside(store, base);
+  return removalRulesAt(store, base, now);
+}
+
+/**
+ * A file-system table's folder that also holds catalog-named metadata (`NNNNN-uuid`, as Athena or
+ * Glue write once the table is registered there): the catalog may own the table now, and its
+ * current metadata reaches files no `v<N>` file does. Cleaning by the `v<N>` files would delete
+ * that metadata and the data only it reaches, so cleanup needs the catalog's word.
+ */
+async function refuseCatalogMetadataBeside(store: ObjectStore, base: VersionFile): Promise<void> {
+  if (parseMetadataKey(base.key)?.naming !== "hadoop") return;
+  const catalogNamed = (await listMetadataFiles(store)).filter((f) => f.name.naming === "catalog");
+  if (catalogNamed.length === 0) return;
+  throw new UnsupportedFeatureError(
+    store.uri,
+    `metadata/ holds catalog-named metadata (${catalogNamed.at(-1)!.key}) beside v<N>.metadata.json files: a catalog may own this table, and cleaning by ${base.key} would delete what the catalog's metadata reaches; pass --metadata-location with the catalog's current metadata file (or remove the stray files); nothing written or deleted`,
+  );
+}
+
+async function removalRulesAt(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
   const plan = planExpiry(metadata, now.getTime(), tableRetention(metadata.properties, store.uriOf(base.key)));
@@ -287,6 +308,8 @@ function icebergFormatAt(pointer: string): TableFormat {
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
+    // The catalog's file is named: other metadata beside it is not ambiguous.
+    removalRules: removalRulesAt,
     keptTogether: (_kept, removed) =>
       new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
     at: icebergFormatAt,
