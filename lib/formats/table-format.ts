@@ -228,6 +228,12 @@ export interface TableFormat {
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
   /** Optional: the key `version` would have in the naming scheme of `like`. */
   siblingVersionKey?(like: VersionFile, version: number): string;
+  /**
+   * Optional: true when `key` is a commit made after `base`, the version file the plan read
+   * (Iceberg: a metadata file with a higher sequence, which create-only commits make the table's
+   * current one). Such a file is never a candidate, young or old, whatever --delete-unverified says.
+   */
+  committedAfter?(key: string, base: VersionFile): boolean;
   /** Optional: files the format keeps for itself next to its versions; cleanup leaves them alone silently. */
   isBookkeepingFile?(key: string): boolean;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */

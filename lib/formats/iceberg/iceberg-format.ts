@@ -251,6 +251,13 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   return { key: written.key! };
 }
 
+/** A metadata file with a higher sequence than the plan's: a commit (create-only) that made it the current one. */
+function committedAfter(key: string, base: VersionFile): boolean {
+  const name = parseMetadataKey(key);
+  const baseName = parseMetadataKey(base.key);
+  return name !== null && baseName !== null && name.sequence > baseName.sequence;
+}
+
 /**
  * A run stopped between writing `v<N+1>.metadata.json` and the version hint leaves the hint at N
  * (Java writes the hint after the commit too, best effort). Java's readers probe past the hint;
@@ -338,6 +345,7 @@ export const icebergFormat: TableFormat = {
   readRefs,
   removalRules,
   commitRemoval,
+  committedAfter,
   finishInterruptedCommit,
   classify,
   readDataFileFooter: readParquetFooter,
