@@ -260,6 +260,12 @@ export interface TableFormat {
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
   /** Optional: the key `version` would have in the naming scheme of `like`. */
   siblingVersionKey?(like: VersionFile, version: number): string;
+  /**
+   * Optional: true when `key` is a commit made after `base`, the version file the plan read
+   * (Iceberg: a metadata file with a higher sequence, which create-only commits make the table's
+   * current one). Such a file is never a candidate, young or old, whatever --delete-unverified says.
+   */
+  committedAfter?(key: string, base: VersionFile): boolean;
   /** Optional: files the format keeps for itself next to its versions; cleanup leaves them alone silently. */
   isBookkeepingFile?(key: string): boolean;
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
@@ -300,6 +306,12 @@ export interface TableFormat {
    * changes its removalRules' notes name (so `remove` may be empty); create-only.
    */
   commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
+  /**
+   * Optional: finishes a commit an earlier run wrote but was stopped before it finished (Iceberg:
+   * the version hint still names the metadata file before the newest). Called before any delete,
+   * so a reader that follows the table's pointer never sees files deleted that its version needs.
+   */
+  finishInterruptedCommit?(store: ObjectStore): Promise<void>;
   /**
    * Optional: the branch's name when the location is a branch's folder, not a table's root
    * (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location.

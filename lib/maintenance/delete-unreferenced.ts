@@ -74,6 +74,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     onDeleted: (count: number) => options.progress?.advance(count),
   };
 
+  if (files.toDelete.length > 0) await format.finishInterruptedCommit?.(store);
   const removalCommit = await commitRemoval(store, format, processed, options.now);
   const first = await deleteInBatches(store, commitFiles.map((f) => f.key), batchOptions);
   let heldBack: string | null = null;

@@ -14,7 +14,7 @@
  *   - unreferenced, younger                          → kept and reported (a commit may be in progress)
  *   - a kind the format does not know                → kept and reported
  */
-import type { FileRole, TableFormat } from "../formats/table-format.ts";
+import type { FileRole, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
 import { formatDuration } from "./duration.ts";
 import type { ReferenceSet } from "./references.ts";
@@ -40,7 +40,9 @@ export interface PlannedFile {
 
 export interface FilePlanInput {
   listing: Iterable<ObjectInfo>;
-  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile">;
+  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile" | "committedAfter">;
+  /** The version file the decisions were made on (for TableFormat.committedAfter). */
+  base?: VersionFile;
   /** The decision for every live version the run read. */
   decisions: ReadonlyMap<number, VersionDecision>;
   kept: ReferenceSet;
@@ -124,6 +126,9 @@ function planOne(object: ObjectInfo, input: FilePlanInput, texts: TextMemo): Pla
   }
 
   const kind = format.classify(object.key);
+  if (input.base && format.committedAfter?.(object.key, input.base)) {
+    return keep(kind ?? "unknown", `a commit made after ${input.base.key}, which this run planned on: kept`);
+  }
   if (kind === null || kind === "commit") {
     const where = object.key.startsWith(format.versionsPrefix) ? `in ${format.versionsPrefix} ` : "";
     return keep("unknown", `not a file ${format.name} cleanup knows ${where}(staging manifest, temp or foreign file): kept`);

@@ -57,9 +57,11 @@ export async function planListing(store: ObjectStore, plan: Pick<DeletePlan, "li
 
 /** The same listing, planned again for new version decisions (after a re-plan). */
 export function replanFiles(plan: Pick<DeletePlan, "listing">, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): DeletePlan {
+  const base = processed.scan.get(processed.latestAtStart)?.file;
   const files = planFiles({
     listing: plan.listing,
     format,
+    ...(base ? { base } : {}),
     decisions: processed.decisions,
     kept: processed.kept,
     removed: processed.removed,

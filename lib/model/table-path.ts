@@ -21,6 +21,12 @@ export interface PathContext {
   roots: readonly string[];
   /** True when the format writes absolute URIs (Iceberg); false for relative paths (Lance, Delta). */
   absolute: boolean;
+  /**
+   * True when a `file:` path is raw text, not a percent-encoded URI (Iceberg: Java's HadoopFileIO
+   * opens `file:/t/p=a%3Ab/f` as the folder named `p=a%3Ab`); the roots are then given raw too.
+   * False (the default): `file:` URIs are decoded, as Delta's URI-encoded paths must be.
+   */
+  rawFilePaths?: boolean;
 }
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
@@ -43,9 +49,9 @@ export function relativeKeyProblem(path: string): string | null {
 }
 
 /** A URI or absolute path in one spelling: lower-case scheme with aliases folded, no trailing "/". */
-export function normalizeUri(uri: string): string {
+export function normalizeUri(uri: string, rawFilePaths = false): string {
   let text = uri;
-  if (text.startsWith("/")) text = `file://${encodeURI(text)}`;
+  if (text.startsWith("/")) text = `file://${rawFilePaths ? text : encodeURI(text)}`;
   const scheme = SCHEME.exec(text)?.[1];
   if (scheme) {
     const lower = scheme.toLowerCase();
@@ -63,15 +69,16 @@ export function resolveTablePath(path: string, context: PathContext): ResolvedPa
     const problem = relativeKeyProblem(path);
     return problem === null ? { kind: "key", key: path } : { kind: "unresolvable", reason: `the relative path ${problem}` };
   }
-  const uri = normalizeUri(path);
+  const raw = context.rawFilePaths === true;
+  const uri = normalizeUri(path, raw);
   for (const root of context.roots) {
-    const base = normalizeUri(root);
+    const base = normalizeUri(root, raw);
     if (!uri.startsWith(`${base}/`)) continue;
     if (!context.absolute) {
       return { kind: "unresolvable", reason: `an absolute path inside the table root, where this format writes paths relative to it` };
     }
     let key = uri.slice(base.length + 1);
-    if (base.startsWith("file:")) {
+    if (base.startsWith("file:") && !raw) {
       try {
         key = decodeURIComponent(key);
       } catch {

@@ -275,10 +275,8 @@ function declaredRetention(config: Record<string, string>, uri: string): Declare
       safetyWindowMs: properties.declared.deletedFileRetentionMs ?? "delta.deletedFileRetentionDuration (Delta's default)",
     },
   };
-  if (!properties.expiredLogCleanup) {
-    declared.retainVersions = Number.MAX_SAFE_INTEGER;
-    declared.sources.retainVersions = "delta.enableExpiredLogCleanup = false";
-  }
+  // delta.enableExpiredLogCleanup = false is log cleanup's own rule (planRemoval keeps every log
+  // file then); declared as a retain count it would also keep every version's data from VACUUM.
   return declared;
 }
 

@@ -14,6 +14,7 @@
  *   - files those versions (and every version committed since the run started) name are never
  *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them.
  */
+import { NotFoundError } from "../../store/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
@@ -59,6 +60,8 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
     for (const reference of version.references) if (DATA_ROLES.has(reference.role)) needed.add(reference.path);
   }
 
+  await assertCurrentFilesExist(store, input);
+
   const removedCommits = new Map<number, LogDeletion>();
   for (const deletion of log.deletions) if (deletion.kind === "commit") removedCommits.set(deletion.version, deletion);
   const decisions = input.versions.map(({ file }) => {
@@ -93,6 +96,29 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   };
 }
 
+/**
+ * Fail closed: every data and deletion-vector file the current version (the latest at the run's
+ * start, and any committed since) names must exist. When one does not, the table's paths are not
+ * what they seem (a writer that did not URI-encode wrote "x%20y.parquet" for the file it named
+ * "x%20y.parquet"), and VACUUM would take the very file the writer meant as an orphan. Files not
+ * in the listing (committed after it was made) are asked for one by one.
+ */
+async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput): Promise<void> {
+  const listed = new Set(input.listing.map((object) => object.key));
+  for (const { file, references } of input.versions) {
+    if (file.version < input.latestAtStart) continue;
+    for (const reference of references) {
+      if (!DATA_ROLES.has(reference.role) || listed.has(reference.path)) continue;
+      try {
+        await store.head(reference.path);
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
+      }
+    }
+  }
+}
+
 /** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */
 function newestKept(input: RemovalInput): { version: number; reason: string } | null {
   const caps: { version: number; reason: string }[] = [{ version: input.latestAtStart, reason: "the latest version when this run started" }];
@@ -103,9 +129,15 @@ function newestKept(input: RemovalInput): { version: number; reason: string } | 
   return caps.reduce((a, b) => (b.version < a.version ? b : a));
 }
 
-/** Versions whose data VACUUM must leave whole: pinned ones and every one from the latest at the run's start on. */
+/**
+ * Versions whose data VACUUM must leave whole: pinned ones, the newest `retainVersions` at the
+ * run's start, and every one from the latest at the run's start on. The same versions cap the
+ * kept checkpoint (newestKept): keeping their log without their data would leave them unreadable.
+ */
 function mustStayReadable(input: RemovalInput): Set<number> {
   const out = new Set<number>(input.pinned.keys());
+  const atStart = input.versions.filter((v) => v.file.version <= input.latestAtStart);
+  for (const { file } of atStart.slice(-input.policy.retainVersions)) out.add(file.version);
   for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
   return out;
 }

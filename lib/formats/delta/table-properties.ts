@@ -53,6 +53,19 @@ function duration(config: Record<string, string>, key: string, fallback: number,
   return ms;
 }
 
+/**
+ * A boolean property as Spark reads it (`toBoolean`: "true" or "false", any case). Anything else
+ * stops cleanup, as it stops Spark: read as "not false", "off" would let log cleanup erase
+ * history the owner meant to keep.
+ */
+function flag(config: Record<string, string>, key: string, fallback: boolean, uri: string): boolean {
+  const raw = config[key];
+  if (raw === undefined || raw === null) return fallback;
+  const text = String(raw).trim().toLowerCase();
+  if (text === "true" || text === "false") return text === "true";
+  throw new TableFormatError(uri, `table property ${key} = "${raw}" is not true or false; no cleanup`);
+}
+
 export interface CleanupProperties {
   deletedFileRetentionMs: number;
   logRetentionMs: number;
@@ -68,7 +81,8 @@ export function cleanupProperties(protocol: ProtocolAction, metadata: MetadataAc
   const protectedRaw = config[CHECKPOINT_PROTECTION_VERSION];
   let checkpointProtectionBefore = 0;
   if (hasWriterFeature(protocol, "checkpointProtection") && protectedRaw !== undefined) {
-    const v = Number(protectedRaw);
+    // Digits only, as Spark's toLong reads it: Number("") is 0, which would lift the protection.
+    const v = /^\s*\d+\s*$/.test(String(protectedRaw)) ? Number(protectedRaw) : NaN;
     if (!Number.isSafeInteger(v) || v < 0) throw new TableFormatError(uri, `table property ${CHECKPOINT_PROTECTION_VERSION} = "${protectedRaw}" is not a version; no cleanup`);
     checkpointProtectionBefore = v;
   }
@@ -78,7 +92,7 @@ export function cleanupProperties(protocol: ProtocolAction, metadata: MetadataAc
   return {
     deletedFileRetentionMs: duration(config, DELETED_FILE_RETENTION, DEFAULT_DELETED_FILE_RETENTION_MS, uri),
     logRetentionMs: duration(config, LOG_RETENTION, DEFAULT_LOG_RETENTION_MS, uri),
-    expiredLogCleanup: String(config[ENABLE_EXPIRED_LOG_CLEANUP] ?? "true").toLowerCase() !== "false",
+    expiredLogCleanup: flag(config, ENABLE_EXPIRED_LOG_CLEANUP, true, uri),
     checkpointProtectionBefore,
     declared,
   };

@@ -241,7 +241,7 @@ export async function expireSnapshots(store: ObjectStore, options: ExpireOptions
   const now = options.now ?? new Date();
   const table = await openIcebergTable(store);
   const { metadata } = table.read;
-  const retention = tableRetention(metadata.properties);
+  const retention = tableRetention(metadata.properties, store.uriOf(table.metadataKey));
   const plan = planExpiry(metadata, now.getTime(), retention, options);
   const report: ExpireReport = { baseKey: table.metadataKey, committedKey: null, expired: plan.expire, droppedRefs: plan.dropRefs, toDelete: [], deleted: [], failed: [] };
   if (plan.expire.length === 0 && plan.dropRefs.length === 0) {

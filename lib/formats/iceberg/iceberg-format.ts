@@ -30,7 +30,7 @@ import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRem
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile } from "./metadata-files.ts";
+import { latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
 import { metadataReferences } from "./reachable.ts";
@@ -149,7 +149,7 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
   const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
-  if (!tableRetention(metadata.properties).gcEnabled) {
+  if (!tableRetention(metadata.properties, uri).gcEnabled) {
     throw new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
   }
   const snapshot = snapshotOf(table, file, uri);
@@ -192,9 +192,30 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+  await refuseCatalogMetadataBeside(store, base);
+  return removalRulesAt(store, base, now);
+}
+
+/**
+ * A file-system table's folder that also holds catalog-named metadata (`NNNNN-uuid`, as Athena or
+ * Glue write once the table is registered there): the catalog may own the table now, and its
+ * current metadata reaches files no `v<N>` file does. Cleaning by the `v<N>` files would delete
+ * that metadata and the data only it reaches, so cleanup needs the catalog's word.
+ */
+async function refuseCatalogMetadataBeside(store: ObjectStore, base: VersionFile): Promise<void> {
+  if (parseMetadataKey(base.key)?.naming !== "hadoop") return;
+  const catalogNamed = (await listMetadataFiles(store)).filter((f) => f.name.naming === "catalog");
+  if (catalogNamed.length === 0) return;
+  throw new UnsupportedFeatureError(
+    store.uri,
+    `metadata/ holds catalog-named metadata (${catalogNamed.at(-1)!.key}) beside v<N>.metadata.json files: a catalog may own this table, and cleaning by ${base.key} would delete what the catalog's metadata reaches; pass --metadata-location with the catalog's current metadata file (or remove the stray files); nothing written or deleted`,
+  );
+}
+
+async function removalRulesAt(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
-  const retention = tableRetention(metadata.properties);
+  const retention = tableRetention(metadata.properties, store.uriOf(base.key));
   const plan = planExpiry(metadata, now.getTime(), retention);
   const keep: FormatRemovalRules["keep"] = new Map();
   const due: FormatRemovalRules["due"] = new Map();
@@ -227,7 +248,7 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
     throw new PreconditionFailedError(`the current metadata is ${latest?.key ?? "gone"}, not ${input.base.key}: re-plan`, { uri: store.uriOf(input.base.key) });
   }
   const table = await openIcebergTable(store, { metadataKey: input.base.key });
-  const retention = tableRetention(table.read.metadata.properties);
+  const retention = tableRetention(table.read.metadata.properties, store.uriOf(input.base.key));
   const rules = planExpiry(table.read.metadata, input.now.getTime(), retention);
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
@@ -240,6 +261,27 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   }
   const written = await writeExpiryCommit(table, { expire, dropRefs: rules.dropRefs }, input.now, retention, { dryRun: false });
   return { key: written.key! };
+}
+
+/** A metadata file with a higher sequence than the plan's: a commit (create-only) that made it the current one. */
+function committedAfter(key: string, base: VersionFile): boolean {
+  const name = parseMetadataKey(key);
+  const baseName = parseMetadataKey(base.key);
+  return name !== null && baseName !== null && name.sequence > baseName.sequence;
+}
+
+/**
+ * A run stopped between writing `v<N+1>.metadata.json` and the version hint leaves the hint at N
+ * (Java writes the hint after the commit too, best effort). Java's readers probe past the hint;
+ * readers that trust it (DuckDB, icebird) would read v<N>, whose expired snapshots' files the
+ * next cleanup deletes. So before deleting, the hint is brought up to the newest metadata file.
+ */
+async function finishInterruptedCommit(store: ObjectStore): Promise<void> {
+  const hint = await readVersionHint(store);
+  if (hint === null) return;
+  const latest = await latestMetadataFile(store);
+  if (!latest || latest.name.naming !== "hadoop" || (hint.sequence !== null && hint.sequence >= latest.name.sequence)) return;
+  await store.put(VERSION_HINT_KEY, new TextEncoder().encode(String(latest.name.sequence)));
 }
 
 function classify(key: string): FileRole | null {
@@ -278,13 +320,16 @@ function tableRootOfCommitKey(key: string): string | null {
  * no change to commit); orphans and old metadata are still removed.
  */
 function icebergFormatAt(pointer: string): TableFormat {
+  // The catalog names the current metadata: the version hint is not the table's pointer there.
+  const { finishInterruptedCommit: _notHere, ...base } = icebergFormat;
   return {
-    ...icebergFormat,
+    ...base,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
-    removalRules: async (store, base, now) => ({ ...(await removalRules(store, base, now)), notes: [] }),
+    // The catalog's file is named: other metadata beside it is not ambiguous.
+    removalRules: async (store, base, now) => ({ ...(await removalRulesAt(store, base, now)), notes: [] }),
     keptTogether: (_kept, removed) =>
       new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
     at: icebergFormatAt,
@@ -313,6 +358,8 @@ export const icebergFormat: TableFormat = {
   readRefs,
   removalRules,
   commitRemoval,
+  committedAfter,
+  finishInterruptedCommit,
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,

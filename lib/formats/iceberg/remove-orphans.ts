@@ -38,7 +38,7 @@ export async function removeOrphanFiles(store: ObjectStore, options: RemoveOrpha
     unresolved: reachable.unresolved,
     currentMetadataSequence: table.read.file.name.sequence,
     olderThan: new Date(now.getTime() - (options.olderThanMs ?? ICEBERG_DEFAULTS.orphanOlderThanMs)),
-    gcEnabled: tableRetention(metadata.properties).gcEnabled,
+    gcEnabled: tableRetention(metadata.properties, store.uriOf(table.metadataKey)).gcEnabled,
     tableUri: store.uri,
   });
   const report: RemoveOrphansReport = { metadataKey: table.metadataKey, plan, deleted: [], failed: [] };

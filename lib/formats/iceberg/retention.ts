@@ -2,6 +2,8 @@
  * The retention an Iceberg table declares (TableProperties defaults, iceberg.md §2) and the
  * switches cleanup obeys.
  */
+import { TableFormatError } from "../errors.ts";
+
 export const DAY_MS = 24 * 3600 * 1000;
 
 export const ICEBERG_DEFAULTS = {
@@ -24,16 +26,23 @@ export interface TableRetention {
   sources: Partial<Record<"maxSnapshotAgeMs" | "minSnapshotsToKeep" | "maxRefAgeMs" | "previousVersionsMax" | "gcEnabled", string>>;
 }
 
-function positiveInteger(text: string | undefined): number | null {
-  if (text === undefined || !/^\d+$/.test(text.trim())) return null;
+/**
+ * A whole-number property, or null when unset. A value that is not one stops cleanup (iceberg-java
+ * fails on it too): falling back to the default could expire snapshots the owner meant to keep.
+ */
+function wholeNumber(properties: Record<string, string>, key: string, uri: string): number | null {
+  const text = properties[key];
+  if (text === undefined) return null;
+  if (!/^\d+$/.test(String(text).trim())) throw new TableFormatError(uri, `table property ${key} = "${text}" is not a whole number ≥ 0; nothing written or deleted`);
   const n = Number(text);
   return Number.isSafeInteger(n) ? n : Number.POSITIVE_INFINITY;
 }
 
-export function tableRetention(properties: Record<string, string>): TableRetention {
+/** `uri` names the table (or its metadata file) in the error a bad property gives. */
+export function tableRetention(properties: Record<string, string>, uri = "table"): TableRetention {
   const sources: TableRetention["sources"] = {};
   const read = (key: string, field: keyof TableRetention["sources"], fallback: number): number => {
-    const value = positiveInteger(properties[key]);
+    const value = wholeNumber(properties, key, uri);
     if (value === null) return fallback;
     sources[field] = key;
     return value;
@@ -44,7 +53,8 @@ export function tableRetention(properties: Record<string, string>): TableRetenti
   const previousVersionsMax = Math.max(1, read("write.metadata.previous-versions-max", "previousVersionsMax", ICEBERG_DEFAULTS.previousVersionsMax));
   const gc = properties["gc.enabled"];
   if (gc !== undefined) sources.gcEnabled = "gc.enabled";
-  return { maxSnapshotAgeMs, minSnapshotsToKeep, maxRefAgeMs, previousVersionsMax, gcEnabled: gc === undefined || gc.trim().toLowerCase() !== "false", sources };
+  // Java's Boolean.parseBoolean: only "true" enables; "off", "no" or "0" disable, as they do there.
+  return { maxSnapshotAgeMs, minSnapshotsToKeep, maxRefAgeMs, previousVersionsMax, gcEnabled: gc === undefined || String(gc).trim().toLowerCase() === "true", sources };
 }
 
 /** A duration for people: whole days, hours, minutes or seconds where exact, else milliseconds. */

@@ -71,6 +71,19 @@ function numberOf(value: JsonValue | undefined): number | null {
   return null;
 }
 
+/**
+ * A ref's retention setting: absent (null) or a whole number > 0, as iceberg-java's
+ * SnapshotRefParser requires. Anything else is refused, not read as absent: the table's defaults
+ * would then expire snapshots the ref was set to keep.
+ */
+function refRetention(name: string, ref: JsonObject, key: string, bad: (problem: string) => never): number | null {
+  const value = ref[key];
+  if (value === undefined || value === null) return null;
+  const n = typeof value === "bigint" ? Number(value) : value;
+  if (typeof n === "number" && Number.isInteger(n) && n > 0) return n;
+  return bad(`ref "${name}" has "${key}" ${typeof value === "bigint" ? String(value) : JSON.stringify(value)}, not a whole number > 0`);
+}
+
 function stringMap(value: JsonValue | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(value)) return out;
@@ -146,9 +159,9 @@ export function decodeTableMetadata(json: JsonObject, uri: string): IcebergTable
         name,
         snapshotId,
         type,
-        maxRefAgeMs: numberOf(r["max-ref-age-ms"]),
-        maxSnapshotAgeMs: numberOf(r["max-snapshot-age-ms"]),
-        minSnapshotsToKeep: numberOf(r["min-snapshots-to-keep"]),
+        maxRefAgeMs: refRetention(name, r, "max-ref-age-ms", bad),
+        maxSnapshotAgeMs: refRetention(name, r, "max-snapshot-age-ms", bad),
+        minSnapshotsToKeep: refRetention(name, r, "min-snapshots-to-keep", bad),
       });
     }
   }

@@ -11,6 +11,7 @@
  *     authority (`gs://b/t/...` for `s3://b/t`, or another bucket) is iceberg-java's "prefix
  *     mismatch", an error there: unresolvable here, so cleanup stops before any delete.
  */
+import { fileURLToPath } from "node:url";
 import { normalizeUri, resolveTablePath, type ResolvedPath } from "../../model/table-path.ts";
 
 export type IcebergPathResolver = (path: string) => ResolvedPath;
@@ -23,12 +24,18 @@ function isAbsolute(path: string): boolean {
 
 /** The path part of a URI (`s3://bucket/a/b` → `/a/b`), without a trailing "/". */
 function pathPart(uri: string): string {
-  const normalized = normalizeUri(uri);
+  const normalized = normalizeUri(uri, true);
   const match = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/]*(\/.*)?$/.exec(normalized);
   return (match ? (match[1] ?? "") : normalized.replace(SCHEME, "")).replace(/\/+$/, "");
 }
 
-export function icebergPathResolver(location: string, storeUri: string): IcebergPathResolver {
+/** The store's URI spelled as Iceberg spells paths: a `file:` URI's path as raw text (the store's is percent-encoded). */
+function rawRoot(storeUri: string): string {
+  return /^file:/i.test(storeUri) ? `file://${fileURLToPath(storeUri)}` : storeUri;
+}
+
+export function icebergPathResolver(location: string, encodedStoreUri: string): IcebergPathResolver {
+  const storeUri = rawRoot(encodedStoreUri);
   const relativeLocation = !isAbsolute(location) ? location.replace(/\/+$/, "") : null;
   const roots = relativeLocation === null ? [location, storeUri] : [storeUri];
   const locationPath = relativeLocation === null ? pathPart(location) : null;
@@ -45,7 +52,8 @@ export function icebergPathResolver(location: string, storeUri: string): Iceberg
       }
       target = `${storeUri.replace(/\/+$/, "")}/${path.slice(relativeLocation.length + 1)}`;
     }
-    const resolved = resolveTablePath(target, { roots, absolute: true });
+    // Iceberg paths are raw text: `%3A` in a path is part of the folder's name (partition values are URL-encoded into names).
+    const resolved = resolveTablePath(target, { roots, absolute: true, rawFilePaths: true });
     if (resolved.kind === "outside" && locationPath !== null && locationPath !== "") {
       const part = pathPart(target);
       if (part.startsWith(`${locationPath}/`)) {

@@ -2,16 +2,18 @@
  * Damaged or unsupported tables give one clear line naming the object and the problem, and a
  * `_last_checkpoint` that cannot be trusted is only a hint: the reader lists the log instead.
  */
-import { appendFile, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "../../../lib/store/local-store.ts";
-import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
+import { CorruptFileError, TableFormatError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
+import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
+import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import { loadSnapshot } from "../../../lib/formats/delta/snapshot.ts";
 import { runDeltaCleanup } from "./run-planners.ts";
 import { copyFixture } from "../../support/fixtures.ts";
-import { oracleLiveFiles } from "./duckdb-oracle.ts";
-import { listKeys, setAllTimes } from "./log-surgery.ts";
+import { oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
+import { appendCommit, latestProtocolAndMetadata, listKeys, setAllTimes } from "./log-surgery.ts";
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -164,6 +166,51 @@ describe("Delta bad input", () => {
       expect((error as Error).message).toMatch(message);
       expect((error as Error).message).not.toContain("\n");
       expect(await listKeys(dir)).toEqual(keys);
+    });
+
+    it.each(["off", "no", "0", ""])("delta.enableExpiredLogCleanup = %j (not a boolean, as Spark refuses it): runCleanup stops with one line, nothing deleted", async (value) => {
+      const dir = await copyFixture("delta", "table_with_deletion_logs");
+      const { metaData } = await latestProtocolAndMetadata(dir);
+      await appendCommit(dir, 21, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.enableExpiredLogCleanup": value } } }]);
+      await setAllTimes(dir, OLD);
+      const keys = await listKeys(dir);
+      const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(TableFormatError);
+      expect((error as Error).message).toMatch(/delta\.enableExpiredLogCleanup/);
+      expect((error as Error).message).not.toContain("\n");
+      expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
+    });
+
+    it.each(["", " ", "1e1", "0x15"])("checkpointProtection with delta.requireCheckpointProtectionBeforeVersion = %j (not a version, as Spark's toLong refuses it): runCleanup stops with one line, nothing deleted", async (value) => {
+      const dir = await copyFixture("delta", "table_with_deletion_logs");
+      const { protocol, metaData } = await latestProtocolAndMetadata(dir);
+      await appendCommit(dir, 21, [
+        { commitInfo: { operation: "DROP FEATURE" } },
+        { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
+        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": value } } },
+      ]);
+      await setAllTimes(dir, OLD);
+      const keys = await listKeys(dir);
+      const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(TableFormatError);
+      expect((error as Error).message).toMatch(/delta\.requireCheckpointProtectionBeforeVersion/);
+      expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
+    });
+
+    it("the latest version names a file the store does not hold (written under its undecoded name): runCleanup stops with one line, nothing deleted", async () => {
+      const dir = await copyFixture("delta", "simple_table");
+      const live = await oracleLiveFiles(dir);
+      const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
+      // A writer that did not URI-encode: the action says "x%20y.parquet" (the file "x y.parquet"), the file is named "x%20y.parquet".
+      await copyFile(join(dir, live.files[0]!.path), join(dir, "x%20y.parquet"));
+      await appendCommit(dir, latest + 1, [{ commitInfo: { operation: "WRITE" } }, { add: { path: "x%20y.parquet", size: 262, modificationTime: OLD.getTime(), dataChange: true, partitionValues: {} } }]);
+      await setAllTimes(dir, OLD);
+      const keys = await listKeys(dir);
+      const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(TableFormatError);
+      expect((error as Error).message).toContain('"x y.parquet"');
+      expect((error as Error).message).not.toContain("\n");
+      expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
     });
 
     it("a corrupt _last_checkpoint is only a hint: cleanup plans from the listing and keeps every live file", async () => {

@@ -104,14 +104,15 @@ describe("Delta through the TableFormat interface", () => {
     }
   });
 
-  it("declared retention: delta.logRetentionDuration and delta.deletedFileRetentionDuration, no removal when expired log cleanup is off", () => {
+  it("declared retention: delta.logRetentionDuration and delta.deletedFileRetentionDuration; expired log cleanup off is no retain count", () => {
     expect(deltaFormat.declaredRetention!({}, "t")).toMatchObject({ olderThanMs: 30 * DAY, safetyWindowMs: 7 * DAY });
     expect(deltaFormat.declaredRetention!({ "delta.logRetentionDuration": "interval 2 days", "delta.deletedFileRetentionDuration": "interval 1 day" }, "t")).toMatchObject({
       olderThanMs: 2 * DAY,
       safetyWindowMs: DAY,
       sources: { olderThanMs: "delta.logRetentionDuration", safetyWindowMs: "delta.deletedFileRetentionDuration" },
     });
-    expect(deltaFormat.declaredRetention!({ "delta.enableExpiredLogCleanup": "false" }, "t").retainVersions).toBe(Number.MAX_SAFE_INTEGER);
+    // enableExpiredLogCleanup = false is log cleanup's rule, not a retain count (which would keep every version's data from VACUUM too).
+    expect(deltaFormat.declaredRetention!({ "delta.enableExpiredLogCleanup": "false" }, "t").retainVersions).toBeUndefined();
   });
 
   it("cleanup through the pipeline (dry run): old commits and their .crc below the kept checkpoint, and VACUUM's candidates", async () => {
