@@ -5,7 +5,9 @@
  * its peak RSS is the cleanup's own. The files left afterwards are compared between the tools.
  */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
 import { storageLabel } from "../harness/benchmark.ts";
 import { formatBytes, formatMs, formatRatio, formatRequests, median } from "../harness/measure.ts";
@@ -14,15 +16,23 @@ import { renderBarChart } from "../harness/svg-chart.ts";
 import type { S3Env } from "../harness/s3-env.ts";
 import { ensureCleanupDataset, prepareCleanupCopy, type CleanupDataset, type CleanupDatasetSpec } from "../datasets/cleanup-dataset.ts";
 import type { CleanupJob, CleanupOutcome } from "../tools/cleanup-child.ts";
+import { bundleCleanupChild } from "../tools/cleanup-child-bundle.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 
 const FULL_SPEC: CleanupDatasetSpec = { oldAppends: 300, rowsPerAppend: 1000, deleteEvery: 10, keptVersions: 10 };
 const QUICK_SPEC: CleanupDatasetSpec = { oldAppends: 40, rowsPerAppend: 500, deleteEvery: 10, keptVersions: 5 };
 
-type Tool = CleanupJob["tool"];
-const TOOLS: { id: Tool; label: string }[] = [
-  { id: "lancedb", label: "LanceDB optimize({cleanupOlderThan})" },
-  { id: "lakewarden", label: "lakewarden runCleanup" },
+/**
+ * How a child runs: `bundle` is bench/tools/cleanup-child.ts compiled by esbuild with the Lambda's
+ * options (what users run: the Lambda bundle, or compiled JavaScript from npm); `sources` is the
+ * TypeScript run directly under Node's type stripping, kept so the difference stays visible.
+ */
+type Runtime = "bundle" | "sources";
+type Variant = "lancedb" | "lakewarden" | "lakewarden-sources";
+const TOOLS: { id: Variant; tool: CleanupJob["tool"]; runtime: Runtime; label: string }[] = [
+  { id: "lancedb", tool: "lancedb", runtime: "bundle", label: "LanceDB optimize({cleanupOlderThan})" },
+  { id: "lakewarden", tool: "lakewarden", runtime: "bundle", label: "lakewarden runCleanup, bundled (as the Lambda ships it)" },
+  { id: "lakewarden-sources", tool: "lakewarden", runtime: "sources", label: "lakewarden runCleanup, TypeScript sources (type stripping)" },
 ];
 
 interface ToolRuns {
@@ -35,7 +45,7 @@ interface ToolRuns {
 
 interface Cell {
   storage: StorageKind;
-  tools: Record<Tool, ToolRuns>;
+  tools: Record<Variant, ToolRuns>;
 }
 
 export const cleanupBenchmark: Benchmark = {
@@ -48,10 +58,12 @@ export const cleanupBenchmark: Benchmark = {
     const dataset = await ensureCleanupDataset(join(options.cacheDir, "cleanup"), spec);
     const storages: StorageKind[] = options.localOnly ? ["local"] : ["local", "s3"];
     const masterKeys = await remainingKeys(join(dataset.databaseDir, `${dataset.tableName}.lance`));
+    const bundledChild = await bundleCleanupChild(await env.scratchDir("cleanup-child-bundle"));
+    const children: Record<Runtime, string> = { bundle: bundledChild, sources: fileURLToPath(new URL("../tools/cleanup-child.ts", import.meta.url)) };
     const cells: Cell[] = [];
     for (const storage of storages) {
       const s3 = storage === "s3" ? await env.s3() : null;
-      const tools = {} as Record<Tool, ToolRuns>;
+      const tools = {} as Record<Variant, ToolRuns>;
       for (const tool of TOOLS) {
         const runs: CleanupOutcome[] = [];
         let requests: Record<string, number> | null = null;
@@ -64,8 +76,8 @@ export const cleanupBenchmark: Benchmark = {
         for (let run = 0; run < options.runs; run++) {
           const cutoffMillis = await prepareCleanupCopy(dataset, target);
           await s3?.resetCounts();
-          const outcome = await runChild({
-            tool: tool.id,
+          const outcome = await runChild(children[tool.runtime], {
+            tool: tool.tool,
             databaseUri,
             tableName: dataset.tableName,
             tableLocation,
@@ -86,6 +98,7 @@ export const cleanupBenchmark: Benchmark = {
       cells.push({ storage, tools });
       await cleanupCopies(s3, options.cacheDir);
     }
+    await rm(dirname(bundledChild), { recursive: true, force: true });
     return buildReport(env, dataset, cells, masterKeys);
   },
 };
@@ -97,8 +110,7 @@ function checkOutcome(outcome: CleanupOutcome, dataset: CleanupDataset, location
   }
 }
 
-function runChild(job: CleanupJob): Promise<CleanupOutcome> {
-  const child = new URL("../tools/cleanup-child.ts", import.meta.url).pathname;
+function runChild(child: string, job: CleanupJob): Promise<CleanupOutcome> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", child, JSON.stringify(job)], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -128,7 +140,6 @@ async function remainingKeys(tableLocation: string): Promise<Set<string>> {
 }
 
 async function cleanupCopies(s3: S3Env | null, cacheDir: string): Promise<void> {
-  const { rm } = await import("node:fs/promises");
   for (const tool of TOOLS) {
     if (s3) await s3.removePrefix(`cleanup-${tool.id}`);
     else await rm(join(cacheDir, "scratch", `cleanup-${tool.id}`), { recursive: true, force: true });
@@ -144,11 +155,15 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
       "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
       "Peak RSS: the child's high-water RSS (Linux VmHWM), median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
       "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
-      "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt.",
+      "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt. " +
+      "*Bundled*: the child (bench/tools/cleanup-child.ts) compiled by esbuild with the Lambda's bundling options " +
+      "(infra/function-bundling.ts: ESM, node22, minified, AWS SDK included), split into one chunk per tool, run by plain `node`: " +
+      "what users run (the Lambda bundle, or compiled JavaScript from npm). LanceDB's child runs the same way, its native addon " +
+      "loaded from node_modules. *TypeScript sources*: the same child and lib/ run as .ts under Node's type stripping " +
+      "(how the tests run), whose compiler and per-module transforms are part of its baseline RSS.",
     columns: ["storage", "tool", "time", "vs LanceDB", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
     rows: cells.flatMap((cell) => {
       const base = median(cell.tools.lancedb.outcomes.map((o) => o.ms));
-      const same = sameKeys(cell.tools.lancedb.remaining, cell.tools.lakewarden.remaining, masterKeys);
       return TOOLS.map((tool) => {
         const runs = cell.tools[tool.id];
         const ms = median(runs.outcomes.map((o) => o.ms));
@@ -163,7 +178,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
           String(last.versionsRemoved),
           formatBytes(last.bytesRemoved),
           formatRequests(runs.requests),
-          same,
+          sameKeys(cell.tools.lancedb.remaining, runs.remaining, masterKeys),
         ];
       });
     }),
@@ -200,11 +215,14 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     headlines: cells.map((cell) => {
       const l = cell.tools.lancedb.outcomes;
       const w = cell.tools.lakewarden.outcomes;
+      const t = cell.tools["lakewarden-sources"].outcomes;
       const lm = median(l.map((o) => o.ms));
       const wm = median(w.map((o) => o.ms));
+      const tm = median(t.map((o) => o.ms));
       return (
-        `${storageLabel(cell.storage, latency)}: lakewarden ${formatMs(wm)} vs LanceDB ${formatMs(lm)} (${formatRatio(lm, wm)}), ` +
-        `peak RSS ${formatBytes(median(w.map((o) => o.peakRssBytes)))} vs ${formatBytes(median(l.map((o) => o.peakRssBytes)))}, ` +
+        `${storageLabel(cell.storage, latency)}: lakewarden bundled ${formatMs(wm)} vs LanceDB ${formatMs(lm)} (${formatRatio(lm, wm)}), ` +
+        `peak RSS ${formatBytes(median(w.map((o) => o.peakRssBytes)))} vs ${formatBytes(median(l.map((o) => o.peakRssBytes)))}; ` +
+        `from the TypeScript sources ${formatMs(tm)} (${formatRatio(lm, tm)}), peak RSS ${formatBytes(median(t.map((o) => o.peakRssBytes)))}; ` +
         `${w.at(-1)!.versionsRemoved} versions removed by each`
       );
     }),

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
-import { statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { link, lstat, mkdir, open, opendir, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
@@ -89,6 +89,13 @@ export class LocalStore implements ObjectStore {
     const uri = this.uriOf(key);
     if (range) checkRange(range, uri);
     this.stats.record("get");
+    const small = getSmall(key, path, uri, range);
+    if (small) {
+      // A synchronous read settles without the event loop turning; callers that poll with gets
+      // (waiting for a timer, a lease, another writer) must still let timers and I/O run.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return small;
+    }
     let handle: FileHandle;
     try {
       handle = await open(path, "r");
@@ -445,6 +452,45 @@ class PageCounter {
       this.stats.record("list");
       this.pages++;
     }
+  }
+}
+
+/**
+ * Objects up to this size are read synchronously. A cleanup reads hundreds of small manifests;
+ * each async read is four thread-pool round trips (open, fstat, read, close), which on this
+ * project's 2-core machine cost more than the reads themselves (331 manifests in a CPU profile
+ * of a cleanup: 37 ms of gets async, 15 ms synchronous). A synchronous read of a cached file
+ * this size takes tens of µs, so the event loop is never held for long; larger objects keep
+ * the async path.
+ */
+const SYNC_GET_MAX_BYTES = 1 << 20;
+
+/** A whole or ranged GET of a small object, synchronously; undefined when it is larger. */
+function getSmall(key: string, path: string, uri: string, range: ByteRange | undefined): GetResult | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw fsError(err, uri);
+  }
+  try {
+    const info = fstatSync(fd, { bigint: true });
+    if (!info.isFile()) throw notFound(uri);
+    const size = Number(info.size);
+    const { start, end } = range ? resolveRange(range, size, uri) : { start: 0, end: size };
+    if (end - start > SYNC_GET_MAX_BYTES) return undefined;
+    const body = new Uint8Array(end - start);
+    let filled = 0;
+    while (filled < body.length) {
+      const bytesRead = readSync(fd, body, filled, body.length - filled, start + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return { ...objectInfo(key, info), body: filled === body.length ? body : body.subarray(0, filled) };
+  } catch (err) {
+    throw err instanceof StoreError ? err : fsError(err, uri);
+  } finally {
+    closeSync(fd);
   }
 }
 
