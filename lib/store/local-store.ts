@@ -89,13 +89,13 @@ export class LocalStore implements ObjectStore {
     const uri = this.uriOf(key);
     if (range) checkRange(range, uri);
     this.stats.record("get");
+    // A synchronous read settles without the event loop turning; callers that poll with gets
+    // (waiting for a timer, a lease, another writer) must still let timers and I/O run. The turn
+    // comes first, so a get that fails (a head not written yet) turns it too: a reader polling a
+    // missing key otherwise spins on microtasks and starves the writers it waits for.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const small = getSmall(key, path, uri, range);
-    if (small) {
-      // A synchronous read settles without the event loop turning; callers that poll with gets
-      // (waiting for a timer, a lease, another writer) must still let timers and I/O run.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      return small;
-    }
+    if (small) return small;
     let handle: FileHandle;
     try {
       handle = await open(path, "r");

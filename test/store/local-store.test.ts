@@ -63,6 +63,18 @@ describe("LocalStore on disk", () => {
     expect(gets).toBeGreaterThan(0);
   });
 
+  test("a loop of gets of a missing key lets a timer fire too (a reader polling for a head not written yet)", async () => {
+    let fired = false;
+    setTimeout(() => (fired = true), 5);
+    let misses = 0;
+    // Bounded, so a store that fails without turning the event loop fails here instead of hanging.
+    while (!fired && misses < 200_000) {
+      await expect(store.get("not-yet")).rejects.toBeInstanceOf(NotFoundError);
+      misses++;
+    }
+    expect(fired).toBe(true);
+  });
+
   test("objects over the synchronous read limit (1 MiB) read whole and by range like small ones", async () => {
     const large = new Uint8Array((1 << 20) + 3).map((_, i) => i % 251);
     await store.put("large", large);
