@@ -189,6 +189,22 @@ describe("LocalStore on disk", () => {
     expect(outcome.error).toBe("AccessDeniedError");
     expect(outcome.message).toContain(store.uriOf("secret"));
   });
+
+  test("a delete the file system refuses is reported per key, and the other keys are still deleted", async () => {
+    await store.put("locked/a", bytes("1"));
+    await store.put("free/b", bytes("2"));
+    // The probe runs unprivileged: it may walk every folder, write only in "free".
+    await chmod(dir, 0o755);
+    await chmod(root, 0o755);
+    await chmod(join(root, "locked"), 0o555);
+    await chmod(join(root, "free"), 0o777);
+    const { stdout } = await run(process.execPath, [fixture("local-access-probe.ts"), root, "--delete", "locked/a", "free/b", "gone/c"]);
+    const result = JSON.parse(stdout) as { deleted: string[]; failed: { key: string; message: string }[] };
+    expect(result.deleted.sort()).toEqual(["free/b", "gone/c"]);
+    expect(result.failed).toEqual([{ key: "locked/a", message: expect.stringContaining(store.uriOf("locked/a")) }]);
+    expect(result.failed[0]?.message).toContain("EACCES");
+    expect(await keys()).toEqual(["locked/a"]);
+  });
 });
 
 describe("LocalStore compare-and-swap across processes", () => {
