@@ -31,7 +31,7 @@ import { assertRefFilesExist } from "./current-files.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
+import { latestMetadataFile, listMetadataFiles, readVersionHint, refuseCatalogTable } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
 import { metadataReferences } from "./reachable.ts";
@@ -193,6 +193,7 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+  refuseCatalogTable(store, base.key);
   await refuseCatalogMetadataBeside(store, base);
   return removalRulesAt(store, base, now);
 }
