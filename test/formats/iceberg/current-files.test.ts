@@ -4,13 +4,14 @@
  * file it wrote), and the file it meant looks like an old orphan. Cleanup must stop before any
  * write or delete with one line naming the path, the dry run alike, and delete nothing.
  */
-import { rename } from "node:fs/promises";
+import { copyFile, mkdir, rename, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
 import { runCli } from "../../../lib/cli/run-cli.ts";
 import { DAY_MS } from "../../../lib/formats/iceberg/retention.ts";
-import { copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles, rewriteMetadata, snapshotsByTextPass } from "../../support/iceberg-fixtures.ts";
+import { appendSnapshot, copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles, rewriteMetadata, snapshotsByTextPass } from "../../support/iceberg-fixtures.ts";
+import { BUNNIES } from "../../support/iceberg-histories.ts";
 
 async function cli(...argv: string[]) {
   const io = new BufferIO();
@@ -60,6 +61,22 @@ describe("Iceberg cleanup when a snapshot a ref keeps names a file that does not
     });
     const moved = await misspell(copy.dir, onlyFirst[0]!);
     await expectRefused(copy.dir, onlyFirst[0]!, moved);
+  });
+
+  it("asks the store for a file outside the listed folders: found, the run goes on; gone, it stops", async () => {
+    const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY_MS });
+    onTestFinished(copy.remove);
+    // Under the table root but outside data/ and metadata/, so the cleanup listing never holds it.
+    const outside = "elsewhere/f-00001.parquet";
+    await mkdir(join(copy.dir, "elsewhere"));
+    await copyFile(join(copy.dir, "data/00000-1-6cd7611f-0ceb-4cf3-8b8e-8c856356df3e-00001.parquet"), join(copy.dir, outside));
+    await appendSnapshot(copy.dir, { files: [{ path: `${BUNNIES}/${outside}`, recordCount: 20, sizeInBytes: 3560 }], timestampMs: Date.now() - 3_600_000 });
+    const found = await cli("cleanup", copy.dir, "--dry-run");
+    expect(found.code, found.stderr).toBe(0);
+    await rm(join(copy.dir, outside));
+    const gone = await cli("cleanup", copy.dir, "--dry-run");
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain(`"${outside}", which does not exist`);
   });
 
   it("runs as before when every file the refs' snapshots name exists", async () => {
