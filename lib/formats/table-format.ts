@@ -302,6 +302,14 @@ export interface TableFormat {
    */
   planRemoval?(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
   /**
+   * Optional: fails closed when the versions the table's refs keep (`base`'s current version and
+   * every branch and tag) name a file that is neither in `listing` (the run's candidate listing)
+   * nor found by asking the store: the metadata and the files disagree, and the file the writer
+   * meant would look like an orphan. Throws a format error naming the path; called on every plan
+   * of a listing, dry run included, before anything is written or deleted.
+   */
+  checkReferencedFiles?(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void>;
+  /**
    * Optional (removal "metadata-commit"): writes the commit that drops versions and makes the
    * changes its removalRules' notes name (so `remove` may be empty); create-only.
    */

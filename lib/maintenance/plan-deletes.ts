@@ -51,6 +51,9 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
 
 /** Plans a listing: by the format's own removal rules when it has them, else by the generic ones. */
 export async function planListing(store: ObjectStore, plan: Pick<DeletePlan, "listing">, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
+  // The format's check that what its refs keep exists: a plan of files that disagree with the metadata is no plan.
+  const newest = [...processed.scan.values()].at(-1)?.file;
+  if (format.checkReferencedFiles && newest) await format.checkReferencedFiles(store, newest, plan.listing);
   if (format.planRemoval) return planRemovalByFormat(store, format, processed, plan.listing, options);
   return replanFiles(plan, format, processed, options);
 }

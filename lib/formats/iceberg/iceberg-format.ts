@@ -21,16 +21,17 @@
  * The latest version is the current snapshot of the metadata file with the highest sequence
  * (metadata-files.ts); a table without a current snapshot has no latest version.
  */
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
 import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
 import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRemovalRules, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { assertRefFilesExist } from "./current-files.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
+import { latestMetadataFile, listMetadataFiles, readVersionHint, refuseCatalogTable } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
 import { metadataReferences } from "./reachable.ts";
@@ -192,6 +193,7 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+  refuseCatalogTable(store, base.key);
   await refuseCatalogMetadataBeside(store, base);
   return removalRulesAt(store, base, now);
 }
@@ -261,6 +263,11 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   }
   const written = await writeExpiryCommit(table, { expire, dropRefs: rules.dropRefs }, input.now, retention, { dryRun: false });
   return { key: written.key! };
+}
+
+/** The files the current snapshot and every ref's snapshot name must exist (current-files.ts). */
+async function checkReferencedFiles(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void> {
+  await assertRefFilesExist(store, readerFor(store), await tableAt(store, base.key), listing);
 }
 
 /** A metadata file with a higher sequence than the plan's: a commit (create-only) that made it the current one. */
@@ -359,6 +366,7 @@ export const icebergFormat: TableFormat = {
   removalRules,
   commitRemoval,
   committedAfter,
+  checkReferencedFiles,
   finishInterruptedCommit,
   classify,
   readDataFileFooter: readParquetFooter,

@@ -9,7 +9,7 @@
 import { gunzipSync } from "node:zlib";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { CorruptFileError, NotATableError } from "../errors.ts";
+import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
 import { METADATA_PREFIX, parseMetadataKey, parseVersionHint, VERSION_HINT_KEY, type MetadataFileName } from "./metadata-names.ts";
 import { parseTableMetadata, type IcebergTableMetadata } from "./table-metadata.ts";
 
@@ -58,6 +58,23 @@ export function pickLatest(files: readonly MetadataFileInfo[], store: ObjectStor
     );
   }
   return top;
+}
+
+/**
+ * A table whose metadata files are catalog-named only (`NNNNN-uuid.metadata.json`): the catalog
+ * (Glue, Hive, REST) holds the pointer, and the highest-numbered file is only the newest one
+ * written, not the current one: a commit whose swap the catalog refused, or whose writer died
+ * before the swap, leaves such a file behind (Java keeps it when the commit state is unknown).
+ * Cleaning against it would delete what the catalog's metadata still reaches, so cleanup and
+ * orphan removal need the catalog's word, as iceberg-java's RemoveOrphanFiles always works from the
+ * table the catalog loads. Reading (`versions`, `head`) still takes the newest file: it deletes nothing.
+ */
+export function refuseCatalogTable(store: ObjectStore, key: string): void {
+  if (parseMetadataKey(key)?.naming !== "catalog") return;
+  throw new UnsupportedFeatureError(
+    store.uri,
+    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names; nothing written or deleted`,
+  );
 }
 
 /** The metadata file at `key` (for a table whose catalog gave the location). */

@@ -4,7 +4,7 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { PreconditionFailedError } from "../../store/errors.ts";
-import { latestMetadataFile } from "./metadata-files.ts";
+import { latestMetadataFile, refuseCatalogTable } from "./metadata-files.ts";
 import { planOrphanFiles, type OrphanPlan } from "./orphan-files.ts";
 import { reachableFiles } from "./reachable.ts";
 import { ICEBERG_DEFAULTS, tableRetention } from "./retention.ts";
@@ -28,6 +28,7 @@ export interface RemoveOrphansReport {
 export async function removeOrphanFiles(store: ObjectStore, options: RemoveOrphansOptions = {}): Promise<RemoveOrphansReport> {
   const now = options.now ?? new Date();
   const table = await openIcebergTable(store, options);
+  if (options.metadataKey === undefined) refuseCatalogTable(store, table.metadataKey);
   const { metadata } = table.read;
   const reachable = await reachableFiles(new IcebergFileReader(store), metadata, table.metadataKey, table.resolve, table.versionHint !== null);
   const listing: ObjectInfo[] = [];
