@@ -12,7 +12,9 @@
  * Options: --fragments F (per version, default 4), --cache dir (default $TMPDIR/lakewarden-bench-cache),
  * --s3-latency ms (default 0), --s3-backend memory|files (default memory: the emulator's file
  * backend deletes in O(objects in the directory) per key, see bench/harness/s3-server.ts),
- * --out file (default: print only). Writes a markdown section.
+ * --min-work N (RunCleanupOptions.minWorkPerRun, default: the library's), --out file (default:
+ * print only). Writes a markdown section; its "stages began at" column says where each run's time
+ * went before it did new work (a resumed run re-checks the table first).
  */
 import { spawn } from "node:child_process";
 import { appendFile, link, mkdir, rm, utimes, writeFile } from "node:fs/promises";
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     "s3-latency": { type: "string", default: "0" },
     "s3-backend": { type: "string", default: "memory" },
     out: { type: "string" },
+    "min-work": { type: "string" },
   },
 });
 const files = Number(values.files);
@@ -72,7 +75,7 @@ try {
   log(`unbounded: ${unbounded.status} in ${(unbounded.ms / 1000).toFixed(1)} s, peak RSS ${mib(unbounded.peakRssBytes)}`);
   const runs: ScaleRunOutcome[] = [];
   for (let i = 0; i < 200; i++) {
-    const outcome = await runChild({ table: budgetedTable.location, maxDurationMs: budgetMs }, env);
+    const outcome = await runChild({ table: budgetedTable.location, maxDurationMs: budgetMs, ...(values["min-work"] !== undefined ? { minWorkPerRun: Number(values["min-work"]) } : {}) }, env);
     runs.push(outcome);
     log(`budgeted run ${i + 1}: ${outcome.status} in ${(outcome.ms / 1000).toFixed(1)} s, peak RSS ${mib(outcome.peakRssBytes)}${outcome.stopReason ? ` (${outcome.stopReason.split(";")[0]})` : ""}`);
     if (outcome.status === "completed") break;
@@ -94,9 +97,9 @@ try {
     `- unbounded: 1 run, ${(unbounded.ms / 1000).toFixed(1)} s, peak RSS ${mib(unbounded.peakRssBytes)}, ${unbounded.filesRemoved.toLocaleString("en")} files removed, deletes ${rate(unbounded)}`,
     `- budgeted: ${runs.length} runs, ${(runs.reduce((s, r) => s + r.ms, 0) / 1000).toFixed(1)} s in all, max peak RSS ${mib(Math.max(...runs.map((r) => r.peakRssBytes)))}`,
     "",
-    "| run | status | where it stopped | time | peak RSS | files removed | keys deleted/s |",
-    "| ---: | --- | --- | ---: | ---: | ---: | ---: |",
-    ...runs.map((r, i) => `| ${i + 1} | ${r.status} | ${r.stopReason ? r.stopReason.split(";")[0]!.replace(/^stopped /, "") : ""} | ${(r.ms / 1000).toFixed(1)} s | ${mib(r.peakRssBytes)} | ${r.filesRemoved.toLocaleString("en")} | ${rate(r)} |`),
+    "| run | status | where it stopped | time | stages began at | peak RSS | files removed | keys deleted/s |",
+    "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: |",
+    ...runs.map((r, i) => `| ${i + 1} | ${r.status} | ${r.stopReason ? r.stopReason.split(";")[0]!.replace(/^stopped /, "") : ""} | ${(r.ms / 1000).toFixed(1)} s | ${stagesOf(r)} | ${mib(r.peakRssBytes)} | ${r.filesRemoved.toLocaleString("en")} | ${rate(r)} |`),
     "",
   ];
   const text = lines.join("\n");
@@ -111,6 +114,12 @@ try {
 
 function log(line: string): void {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+}
+
+/** "read 0.41 · list 0.52 · delete 0.93" (seconds from the run's start). */
+function stagesOf(r: ScaleRunOutcome): string {
+  const short: Record<string, string> = { "reading manifests": "read", "listing files": "list", "deleting files": "delete", "writing checkpoint": "checkpoint", "pruning checkpoints": "prune" };
+  return r.stages.map((s) => `${short[s.stage] ?? s.stage} ${(s.atMs / 1000).toFixed(2)}`).join(" · ");
 }
 
 function mib(bytes: number): string {

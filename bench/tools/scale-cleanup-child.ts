@@ -11,6 +11,8 @@ export interface ScaleRunJob {
   table: string;
   /** Budget of the run; absent: unbounded. */
   maxDurationMs?: number;
+  /** RunCleanupOptions.minWorkPerRun; absent: the default. */
+  minWorkPerRun?: number;
 }
 
 export interface ScaleRunOutcome {
@@ -23,6 +25,8 @@ export interface ScaleRunOutcome {
   filesRemoved: number;
   deleteRate: { achieved_per_second: number | null; keys_deleted: number; elapsed_ms: number; throttled_requests: number } | null;
   requests: Record<string, number>;
+  /** When each stage began, in ms from the run's start: where a resumed run's time goes before it resumes work. */
+  stages: { stage: string; atMs: number }[];
 }
 
 function peakRssBytes(): number {
@@ -42,7 +46,10 @@ async function main(job: ScaleRunJob): Promise<ScaleRunOutcome> {
   if (job.table.startsWith("s3://")) await import("@aws-sdk/client-s3");
   const baselineRssBytes = process.memoryUsage().rss;
   const start = performance.now();
+  const stages: ScaleRunOutcome["stages"] = [];
   const report = await runCleanup(openStore(job.table), {
+    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start }), advance: () => {}, finish: () => {} },
+    ...(job.minWorkPerRun !== undefined ? { minWorkPerRun: job.minWorkPerRun } : {}),
     // Every version but the latest goes; unreferenced files go at once (the generated ones are new).
     settings: { olderThanMs: 0, retainVersions: 1, safetyWindowMs: 0 },
     ...(job.maxDurationMs !== undefined ? { maxDurationMs: job.maxDurationMs } : {}),
@@ -59,6 +66,7 @@ async function main(job: ScaleRunJob): Promise<ScaleRunOutcome> {
     filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
     deleteRate: report.delete_rate,
     requests: { ...report.requests },
+    stages,
   };
 }
 

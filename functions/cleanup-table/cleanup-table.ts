@@ -29,6 +29,12 @@ import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
 
 /** Time kept back from the Lambda's remaining time to stop between steps, write the receipt and release the lease. */
 export const DEFAULT_STOP_MARGIN_MS = 60_000;
+/**
+ * Time kept back that even a run which has not yet made progress does not use: the margin is
+ * the run's budget, which it may overrun to do its minimum of new work (a resumed run re-checks
+ * the table first), up to this much before the Lambda ends.
+ */
+export const DEFAULT_HARD_STOP_MARGIN_MS = 15_000;
 export { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
 import { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
 
@@ -39,6 +45,8 @@ export interface CleanupTableDependencies {
   /** Retention defaults (the Lambda environment); each table's `lakewarden.*` config overrides them. */
   settings: CleanupSettings;
   stopMarginMs?: number;
+  /** Below `stopMarginMs`: the Lambda time no run uses, progress or not. */
+  hardStopMarginMs?: number;
   /** Keys deleted per second at most (LAKEWARDEN_MAX_DELETE_RATE). */
   maxDeleteRate?: number;
   /** Sends the request for a stopped run's continuation (the cleanup queue); absent → the message is retried instead. */
@@ -67,6 +75,7 @@ export class TableOutOfScopeError extends Error {
 export function createCleanupTableHandler(deps: CleanupTableDependencies): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const now = deps.now ?? Date.now;
   const margin = deps.stopMarginMs ?? DEFAULT_STOP_MARGIN_MS;
+  const hardMargin = Math.min(deps.hardStopMarginMs ?? DEFAULT_HARD_STOP_MARGIN_MS, margin);
   return async (event, context) => {
     const cleanOne = async (record: SQSRecord): Promise<void> => {
       const request = parseCleanupRequest(record.body, `SQS message ${record.messageId}`);
@@ -74,7 +83,9 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       if (!isInScope(table, deps.scopes)) throw new TableOutOfScopeError(table);
       // Without a Lambda context (local callers) there is no deadline but the lease's.
       const remaining = context?.getRemainingTimeInMillis();
-      const deadline = remaining === undefined ? undefined : new Date(now() + remaining - margin);
+      // The margin bounds the run as its budget; only the hard margin stops a run that has made no progress yet.
+      const deadline = remaining === undefined ? undefined : new Date(now() + remaining - hardMargin);
+      const budgetMs = remaining === undefined ? undefined : Math.max(0, remaining - margin);
       const owner = context ? `lambda:${context.functionName}:${context.awsRequestId}` : undefined;
       let report: CleanupReport;
       try {
@@ -82,6 +93,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
           settings: deps.settings,
           ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
           ...(deadline ? { deadline } : {}),
+          ...(budgetMs !== undefined ? { maxDurationMs: budgetMs } : {}),
           ...(owner ? { lease: { owner } } : {}),
           ...(deps.now ? { now: () => new Date(now()) } : {}),
         });

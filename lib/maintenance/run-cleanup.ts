@@ -29,6 +29,7 @@ import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
+import { DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE } from "./delete-batches.ts";
 import { deleteUnreferenced, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
@@ -72,6 +73,16 @@ export interface RunCleanupOptions {
    * resumes from there after re-checking what may have changed.
    */
   maxDurationMs?: number;
+  /**
+   * New work a run does before its budget (`maxDurationMs`) may stop it, in objects: a version
+   * file read, an object listed, a key in a delete batch each count one. A resumed run first
+   * re-checks what may have changed (lists the version files, re-plans, writes the checkpoint
+   * and the intent again); a budget shorter than that would otherwise stop every run of a chain
+   * before it did anything new, and the chain would never end. Default 1: some progress, and
+   * a delete batch is all or nothing, so a run that reaches the deletes sends one whole batch.
+   * `deadline` and `signal` (a Lambda's end) stop a run regardless.
+   */
+  minWorkPerRun?: number;
   lease?: { durationMs?: number; owner?: string };
   maxCheckpointFiles?: number;
   maxCheckpointEntries?: number;
@@ -121,8 +132,13 @@ interface RunContext {
   progress: CleanupProgress;
   lease: Lease | null;
   deadline: Date | null;
+  /** Between stages: true → stop now. */
   shouldStop: () => boolean;
+  /** Before a piece of a stage's work on this many objects: true → stop; false → it counts as done. */
+  beforeWork: (objects: number) => boolean;
 }
+
+export const DEFAULT_MIN_WORK_PER_RUN = 1;
 
 export async function runCleanup(store: ObjectStore, options: RunCleanupOptions = {}): Promise<CleanupReport> {
   const now = options.now ?? (() => new Date());
@@ -149,11 +165,28 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     lease,
     deadline: null,
     shouldStop: () => false,
+    beforeWork: () => false,
   };
   const budgetEnd = options.maxDurationMs !== undefined ? new Date(startedAt.getTime() + options.maxDurationMs) : undefined;
   const deadline = [options.deadline, budgetEnd].filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
   context.deadline = deadline;
-  context.shouldStop = () => Boolean(options.signal?.aborted) || (deadline !== null && now() >= deadline);
+  // The budget stops a run only once it did its minimum of new work; the hard deadline and the
+  // abort signal stop it at once.
+  const minWork = options.minWorkPerRun ?? DEFAULT_MIN_WORK_PER_RUN;
+  let work = 0;
+  context.shouldStop = () => {
+    if (options.signal?.aborted) return true;
+    if (deadline === null) return false;
+    // One clock read a check, as before: a test clock that moves as it is read moves as it did.
+    const at = now().getTime();
+    if (options.deadline !== undefined && at >= options.deadline.getTime()) return true;
+    return budgetEnd !== undefined && at >= budgetEnd.getTime() && work >= minWork;
+  };
+  context.beforeWork = (objects) => {
+    if (context.shouldStop()) return true;
+    work += objects;
+    return false;
+  };
   const result = emptyResult();
   if (lease?.tookOverFrom && lease.tookOverFrom.released_at === null) {
     // Taking over a released lease is the normal case; only an expired one means a run died holding it.
@@ -258,7 +291,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     now: run.startedAt,
     progress,
     ...(saved ? { previous: saved.scan, resumed: true } : {}),
-    shouldStop: run.shouldStop,
+    shouldStop: () => run.beforeWork(1),
     ...(options.manifestConcurrency !== undefined ? { concurrency: options.manifestConcurrency } : {}),
   });
   if (processed.scanComplete === false) {
@@ -273,7 +306,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   const listed = await planDeletes(store, format, processed, {
     ...planOptions,
     ...(saved ? { resume: { listed: saved.listed, cursor: saved.cursor } } : {}),
-    shouldStop: run.shouldStop,
+    shouldStop: () => run.beforeWork(1),
   });
   if (listed.cursor && !listed.cursor.done) {
     return saveAndStop(`while listing files (${listed.listing.length} listed so far)`, { scan: processed.scan, plan: listed });
@@ -315,7 +348,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   const deletion = await deleteUnreferenced(store, format, plan, {
     now: run.startedAt,
-    shouldStop: run.shouldStop,
+    shouldStop: () => run.beforeWork(Math.min(options.deleteBatchSize ?? DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE)),
     progress,
     ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),

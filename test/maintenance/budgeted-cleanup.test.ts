@@ -2,7 +2,8 @@
  * Budgeted, resumable cleanup: a real LanceDB table plus synthetic extra files, cleaned with a
  * budget so small that every stage (the manifest scan and the listing included) stops part way,
  * ends equal, file for file, to one unbounded run; a crash at the k-th mutating request of the
- * second run, then resuming, leaves every kept version readable by LanceDB.
+ * second run, then resuming, leaves every kept version readable by LanceDB; a budget shorter
+ * than a resumed run's re-check still ends the chain, each run doing its minimum of new work.
  *
  * Time is a clock that moves one millisecond each time it is read, so a budget is a count of
  * steps, not a timing: the same runs stop at the same places on any machine.
@@ -49,11 +50,11 @@ const options = (extra: Partial<RunCleanupOptions> = {}): RunCleanupOptions => (
 });
 
 /** Runs budgeted cleanups until one completes; every run but the last stops for time. */
-async function cleanInBudgets(store: ObjectStore, budgets: (run: number) => number, clockStart = cutoffMillis): Promise<CleanupReport[]> {
+async function cleanInBudgets(store: ObjectStore, budgets: (run: number) => number, clockStart = cutoffMillis, extra: Partial<RunCleanupOptions> = {}): Promise<CleanupReport[]> {
   const reports: CleanupReport[] = [];
   for (let run = 0; run < 60; run++) {
     clockStart += 1_000;
-    const report = await runCleanup(store, options({ now: steppingClock(clockStart), maxDurationMs: budgets(run) }));
+    const report = await runCleanup(store, options({ ...extra, now: steppingClock(clockStart), maxDurationMs: budgets(run) }));
     reports.push(report);
     if (report.status === "completed") return reports;
     expect(report.status).toBe("stopped");
@@ -130,6 +131,40 @@ describe("budgeted cleanup", () => {
     expect((await listTree(join(dir, "t.lance"))).filter((f) => f.startsWith(RUN_PROGRESS_PREFIX))).toEqual([]);
     const removed = new Set(reports.flatMap((r) => r.versions_removed));
     expect([...removed].sort((a, b) => a - b)).toEqual(unbounded.versions_removed);
+    expect(compareContents(before, await readContents(dir))).toEqual([]);
+  });
+
+  it("a budget smaller than a resumed run's re-check still ends the chain: every run does its minimum of new work", async () => {
+    const BUDGET = 3;
+    const MIN_WORK = 40;
+    const unbounded = await cleanUnbounded();
+    const dir = await freshCopy();
+    const store = new LocalStore(join(dir, "t.lance"));
+    const first = await runCleanup(store, options({ now: steppingClock(cutoffMillis), maxDurationMs: BUDGET, minWorkPerRun: MIN_WORK }));
+    expect(first.status).toBe("stopped");
+    expect(first.budget.progress_saved).not.toBeNull();
+
+    // Without a minimum the budget ends before a resumed run gets to anything new: the chain would
+    // repeat this run for ever.
+    const idle = await runCleanup(store, options({ now: steppingClock(cutoffMillis + 500), maxDurationMs: BUDGET, minWorkPerRun: 0 }));
+    expect(idle.budget.resumed).toBe(true);
+    expect(idle.budget.progress_saved).toBeNull();
+    expect(idle.stop_reason).toContain("before reading manifests");
+
+    const reports = await cleanInBudgets(store, () => BUDGET, cutoffMillis + 1_000, { minWorkPerRun: MIN_WORK });
+    expect(reports.length).toBeGreaterThanOrEqual(3);
+    expect(reports.every((r) => r.budget.resumed)).toBe(true);
+    // Every run but the last saved something and went past its budget to do so.
+    for (const report of reports.slice(0, -1)) {
+      expect(report.budget.progress_saved).not.toBeNull();
+      expect(report.duration_ms).toBeGreaterThan(BUDGET);
+    }
+    const reasons = reports.slice(0, -1).map((r) => r.stop_reason ?? "");
+    expect(reasons.some((r) => r.includes("while listing files"))).toBe(true);
+    expect(reasons.some((r) => r.includes("after deleting"))).toBe(true);
+    expect(reports.flatMap((r) => r.errors)).toEqual([]);
+    expect(outsideOurFolder(await listTree(join(dir, "t.lance")))).toEqual(outsideOurFolder(await listTree(join(unbounded, "t.lance"))));
+    expect((await listTree(join(dir, "t.lance"))).filter((f) => f.startsWith(RUN_PROGRESS_PREFIX))).toEqual([]);
     expect(compareContents(before, await readContents(dir))).toEqual([]);
   });
 
