@@ -31,7 +31,7 @@ export function withOutputOptions(command: Command): Command {
     .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once and remembered in _lakewarden/format`)
     .option(
       "--metadata-location <key-or-uri>",
-      "for a table whose catalog (REST, Glue) names the current metadata: that file, as a key under the table or a URI; lakewarden then expires no snapshot and commits nothing through the catalog",
+      "for a table whose catalog (REST, Glue) names the current metadata: that file, as a key under the table or a URI; lakewarden then expires no snapshot and commits nothing through the catalog (cleanup needs it when every metadata file is catalog-named, NNNNN-uuid)",
     )
     .option("--json", "print one JSON document on stdout")
     .option("--stats", "end stderr with one JSON line counting the storage requests made")

@@ -12,8 +12,8 @@
  */
 import { listCheckpointFiles } from "../checkpoint/load.ts";
 import { checkpointKey } from "../checkpoint/layout.ts";
-import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { objectExists } from "../store/object-exists.ts";
 
 /** Past this many candidate names, one LIST is cheaper. */
 export const MAX_CHECKPOINT_PROBES = 4;
@@ -34,17 +34,7 @@ export async function checkpointBoundary(store: ObjectStore, version: number, pr
   if (!previous || previous.version > version || version - previous.version + 1 > MAX_CHECKPOINT_PROBES) return newestCheckpointVersion(store);
   const candidates: number[] = [];
   for (let v = version; v >= previous.version; v--) if (previous.checkpoint === null || v > previous.checkpoint) candidates.push(v);
-  const found = await Promise.all(candidates.map((v) => exists(store, checkpointKey(v))));
+  const found = await Promise.all(candidates.map((v) => objectExists(store, checkpointKey(v))));
   const newest = candidates.find((_v, i) => found[i]);
   return newest ?? previous.checkpoint;
-}
-
-async function exists(store: ObjectStore, key: string): Promise<boolean> {
-  try {
-    await store.head(key);
-    return true;
-  } catch (error) {
-    if (error instanceof NotFoundError) return false;
-    throw error;
-  }
 }

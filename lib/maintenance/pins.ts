@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { PINS_PREFIX } from "../model/layout.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { objectExists } from "../store/object-exists.ts";
 
 export { PINS_PREFIX } from "../model/layout.ts";
 
@@ -85,12 +86,7 @@ export async function renewPin(store: ObjectStore, id: string, ttlMs: number, no
 /** Deletes a pin; false when there was none by that id. */
 export async function releasePin(store: ObjectStore, id: string): Promise<boolean> {
   assertPinId(id);
-  try {
-    await store.head(pinKey(id));
-  } catch (error) {
-    if (error instanceof NotFoundError) return false;
-    throw error;
-  }
+  if (!(await objectExists(store, pinKey(id)))) return false;
   const result = await store.deleteMany([pinKey(id)]);
   if (result.failed.length > 0) throw new Error(`${store.uriOf(pinKey(id))}: not deleted: ${result.failed[0]!.message}`);
   return true;

@@ -21,6 +21,7 @@ import { mapConcurrent } from "../store/map-concurrent.ts";
 import { DEFAULT_READ_CONCURRENCY } from "./read-version-records.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
+import { objectExists } from "../store/object-exists.ts";
 
 /** Records another source already holds, e.g. the head's versions after the newest checkpoint. */
 export interface KnownVersions {
@@ -188,7 +189,7 @@ async function checkpointNamedByRecent(
   const own = boundary.version;
   const [checkpoint, ownExists, files] = await Promise.all([
     readCheckpointOrNull(store, named),
-    named < own ? exists(store, checkpointKey(own)) : false,
+    named < own ? objectExists(store, checkpointKey(own)) : false,
     listed,
   ]);
   const latest = files.at(-1);
@@ -210,16 +211,6 @@ async function readCheckpointOrNull(store: ObjectStore, version: number): Promis
     return await readCheckpoint(store, { key: checkpointKey(version), version });
   } catch (error) {
     if (error instanceof CorruptCheckpointError || error instanceof NotFoundError) return null;
-    throw error;
-  }
-}
-
-async function exists(store: ObjectStore, key: string): Promise<boolean> {
-  try {
-    await store.head(key);
-    return true;
-  } catch (error) {
-    if (error instanceof NotFoundError) return false;
     throw error;
   }
 }

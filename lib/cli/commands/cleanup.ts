@@ -45,11 +45,11 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           "(per-table settings override these flags: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
       )
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d; Iceberg: the table's own snapshot retention, which this only extends)")
+      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d; Iceberg: the table's own snapshot retention, which this only extends; Delta: only lengthens delta.logRetentionDuration)")
       .option("--retain-versions <n>", "always keep the newest N versions (default 1; Iceberg: as --older-than)")
       .option("--protect-before <version>", "versions below this one go all in one run or not at all")
       .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
-      .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d)")
+      .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d; Delta: only lengthens delta.deletedFileRetentionDuration)")
       .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
       .option(
         "--max-duration <duration>",

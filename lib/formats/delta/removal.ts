@@ -14,7 +14,7 @@
  *   - files those versions (and every version committed since the run started) name are never
  *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them.
  */
-import { NotFoundError } from "../../store/errors.ts";
+import { objectExists } from "../../store/object-exists.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
@@ -109,12 +109,8 @@ async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput):
     if (file.version < input.latestAtStart) continue;
     for (const reference of references) {
       if (!DATA_ROLES.has(reference.role) || listed.has(reference.path)) continue;
-      try {
-        await store.head(reference.path);
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-        throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
-      }
+      if (await objectExists(store, reference.path)) continue;
+      throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
     }
   }
 }

@@ -10,10 +10,10 @@
  * managed folders, or one written after the listing) are asked for one by one.
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
-import { NotFoundError } from "../../store/errors.ts";
 import { TableFormatError } from "../errors.ts";
 import { readSnapshotFiles, type IcebergFileReader } from "./snapshot-files.ts";
 import type { IcebergTable } from "./table-state.ts";
+import { objectExists } from "../../store/object-exists.ts";
 
 const CHECKED_ROLES = new Set(["data", "delete", "manifest", "manifest-list"]);
 /** HEAD requests in flight at once for keys the listing lacks. */
@@ -44,7 +44,7 @@ export async function assertRefFilesExist(store: ObjectStore, reader: IcebergFil
   const unlisted = [...needed.keys()].sort();
   for (let at = 0; at < unlisted.length; at += HEAD_CONCURRENCY) {
     const batch = unlisted.slice(at, at + HEAD_CONCURRENCY);
-    const found = await Promise.all(batch.map((key) => exists(store, key)));
+    const found = await Promise.all(batch.map((key) => objectExists(store, key)));
     const missing = batch.find((_, i) => !found[i]);
     if (missing !== undefined) {
       throw new TableFormatError(
@@ -52,15 +52,5 @@ export async function assertRefFilesExist(store: ObjectStore, reader: IcebergFil
         `${needed.get(missing)} in ${table.metadataKey} names "${missing}", which does not exist (is a path in the metadata spelled differently from the file's name?); nothing written or deleted`,
       );
     }
-  }
-}
-
-async function exists(store: ObjectStore, key: string): Promise<boolean> {
-  try {
-    await store.head(key);
-    return true;
-  } catch (error) {
-    if (error instanceof NotFoundError) return false;
-    throw error;
   }
 }
