@@ -28,6 +28,8 @@ export interface GlueServer {
   clientConfig: { endpoint: string; region: string; credentials: { accessKeyId: string; secretAccessKey: string } };
   /** Sets (or replaces) the entry of `database.table`. */
   setTable(database: string, table: string, entry: GlueEntry): void;
+  /** Removes the entry of `database.table` (GetTable then answers EntityNotFoundException). */
+  dropTable(database: string, table: string): void;
   /** Answers GetTable on `database.table` with this error instead (null: clear it). */
   failTable(database: string, table: string, error: "AccessDeniedException" | null): void;
   requests: GlueRequest[];
@@ -111,6 +113,7 @@ export async function startGlueServer(): Promise<GlueServer> {
     endpoint,
     clientConfig: { endpoint, region: REGION, credentials: { accessKeyId: "test", secretAccessKey: "test" } },
     setTable: (database, table, entry) => void tables.set(`${database}.${table}`, entry),
+    dropTable: (database, table) => void tables.delete(`${database}.${table}`),
     failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
     requests,
     stop: () => new Promise<void>((resolve, reject) => {
