@@ -73,7 +73,7 @@ export class GlueCatalog {
 
   /** The table's entry as Glue has it now (GetTable). */
   async table(name: GlueTableName): Promise<CatalogTable> {
-    const { GetTableCommand, GlueClient } = await import("@aws-sdk/client-glue");
+    const { GetTableCommand, GlueClient } = await import("./glue-sdk.ts");
     this.#client ??= new GlueClient({
       // Bounded like the S3 requests: a catalog that accepts connections and never answers fails the run instead of hanging it.
       requestHandler: { connectionTimeout: 10_000, requestTimeout: 30_000, throwOnRequestTimeout: true },
