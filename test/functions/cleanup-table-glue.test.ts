@@ -192,6 +192,19 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     expect(await tableObjects(REFUSED)).toEqual(new Map([...before].filter(([key]) => !key.startsWith("_lakewarden/"))));
   });
 
+  it("a metadata_location under the root that names no file stops the run before anything is deleted", async () => {
+    const missing = `${uri(REFUSED)}/metadata/00009-${randomUUID()}.metadata.json`;
+    glue.failTable("sales", "refused", null);
+    glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: missing } });
+    const before = await tableObjects(REFUSED);
+    const from = logged.length;
+    expect(await cleanOnce(REFUSED)).toHaveLength(1);
+    const errors = logged.slice(from).filter((l) => l.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0]!.attributes.error)).toBe(`NotFoundError: ${missing}: not found`);
+    expect(await tableObjects(REFUSED)).toEqual(before);
+  });
+
   it.each(refusals)("refuses with one line, the message failed and the table byte-identical, when %s", async (_, arrange, line) => {
     arrange();
     const before = await objects(REFUSED);
