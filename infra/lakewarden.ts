@@ -40,6 +40,7 @@ import { commitNotificationFilters } from "../lib/formats/index.ts";
 import {
   deleteTableObjectsStatement,
   discoverTablesStatement,
+  readGlueTablesStatement,
   readTablesStatements,
   writeLakewardenStatement,
 } from "./table-access.ts";
@@ -152,6 +153,8 @@ export class Lakewarden extends Construct {
         // A run stopped for time continues through the cleanup queue.
         [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
         [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
+        ...(this.settings.minWorkPerRun !== undefined ? { [ENV.minWorkPerRun]: String(this.settings.minWorkPerRun) } : {}),
+        ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
       },
     }, props.cleanupTableFunctionProps);
 
@@ -224,6 +227,12 @@ export class Lakewarden extends Construct {
     };
   }
 
+  /** LAKEWARDEN_GLUE_TABLES: the settings' Glue entries keyed by the tables' s3:// URIs. */
+  private glueTablesEnvironment(): string {
+    const uri = (path: string): string => `s3://${this.bucket.bucketName}/${path}`;
+    return JSON.stringify(Object.fromEntries(Object.entries(this.settings.glueTables).map(([root, name]) => [uri(root), name])));
+  }
+
   private createFunction(
     id: string,
     name: FunctionName,
@@ -260,6 +269,9 @@ export class Lakewarden extends Construct {
       fn.addToRolePolicy(writeLakewardenStatement(bucket, settings));
     }
     this.cleanupTableFunction.addToRolePolicy(deleteTableObjectsStatement(bucket, settings));
+    // Only cleanup-table reads commit pointers from Glue, and only when some table is named there.
+    const glue = readGlueTablesStatement(this, settings.glueTables);
+    if (glue) this.cleanupTableFunction.addToRolePolicy(glue);
     this.scheduleCleanupFunction.addToRolePolicy(discoverTablesStatement(bucket, settings));
     this.cleanupQueue.grantSendMessages(this.scheduleCleanupFunction);
     // Continuations: cleanup-table sends its table's next run.

@@ -5,6 +5,7 @@
  * Tables are named by their path inside the bucket (`lake/orders.lance`), not by URI, because a
  * bucket the stack creates has no name until deploy time; the functions receive full `s3://` URIs.
  */
+import { normalizeGlueTableName, parseGlueTableName, type GlueTableName } from "../lib/catalog/glue.ts";
 import { parseDuration } from "../lib/maintenance/duration.ts";
 import { LAKEWARDEN_PREFIX } from "../lib/maintenance/file-plan.ts";
 
@@ -63,6 +64,19 @@ export interface LakewardenSettings {
   head: HeadSettings;
   /** How many folder levels under a prefix the scheduler descends looking for tables. */
   discoveryDepth: number;
+  /**
+   * Tables whose commit pointer the AWS Glue Data Catalog owns (Iceberg tables Athena, Glue
+   * jobs or iceberg-java's GlueCatalog write), by table root: the cleanup function reads the
+   * entry's `metadata_location` with GetTable right before each run, and is granted
+   * `glue:GetTable` on exactly these entries. Each root must be one lakewarden may change.
+   */
+  glueTables: Record<string, GlueTableName>;
+  /**
+   * Objects of new work a time-budgeted cleanup run does before its budget may stop it (a
+   * version file read, an object listed, a key deleted each count one). Unset: the library's
+   * default (1); raise it when a chain of runs spends its budgets re-checking.
+   */
+  minWorkPerRun?: number;
 }
 
 export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots"> = {
@@ -73,6 +87,7 @@ export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixe
   retention: { safetyWindow: "7d" },
   head: {},
   discoveryDepth: 4,
+  glueTables: {},
 };
 
 /** A setting that cannot be used; the message names the setting and the problem. */
@@ -94,6 +109,9 @@ export interface SettingsInput {
   retention?: Partial<RetentionSettings>;
   head?: Partial<HeadSettings>;
   discoveryDepth?: number;
+  /** Table root → `database.table`, or `{ database, table, catalogId? }` for another account's catalog. */
+  glueTables?: Readonly<Record<string, string | GlueTableName>>;
+  minWorkPerRun?: number;
 }
 
 /** Fills defaults and validates; throws InvalidSettingError on the first problem. */
@@ -138,7 +156,58 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
 
   const discoveryDepth = input.discoveryDepth ?? DEFAULT_SETTINGS.discoveryDepth;
   requirePositiveInteger("discoveryDepth", discoveryDepth);
-  return { tables, tablePrefixes, tableRoots, prefixWideAccess, cleanupSchedule, retention, head, discoveryDepth };
+  const glueTables = resolveGlueTables(input.glueTables ?? {}, { tables, tablePrefixes, tableRoots, prefixWideAccess });
+  // At least one: with none, a budget could stop every run of a chain before it did anything new.
+  if (input.minWorkPerRun !== undefined) requirePositiveInteger("minWorkPerRun", input.minWorkPerRun);
+  return {
+    tables,
+    tablePrefixes,
+    tableRoots,
+    prefixWideAccess,
+    cleanupSchedule,
+    retention,
+    head,
+    discoveryDepth,
+    glueTables,
+    ...(input.minWorkPerRun !== undefined ? { minWorkPerRun: input.minWorkPerRun } : {}),
+  };
+}
+
+/**
+ * Each Glue-owned table must be one lakewarden may change (a named table, a listed root, or any
+ * table under a prefix with prefixWideAccess): its cleanup deletes files there. Names are
+ * lower-cased as Glue stores them, so the IAM ARNs match the ones Glue authorizes.
+ */
+function resolveGlueTables(
+  input: Readonly<Record<string, string | GlueTableName>>,
+  scopes: Pick<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots" | "prefixWideAccess">,
+): Record<string, GlueTableName> {
+  const out: Record<string, GlueTableName> = {};
+  for (const [path, entry] of Object.entries(input)) {
+    const root = normalizeTableRoot(path, "glueTables");
+    const writable = scopes.tables.includes(root) || scopes.tableRoots.includes(root) || (scopes.prefixWideAccess && scopes.tablePrefixes.some((prefix) => root.startsWith(prefix)));
+    if (!writable) {
+      throw new InvalidSettingError("glueTables", `"${root}" is not a table lakewarden may change; list it in tables or tableRoots first`);
+    }
+    if (out[root]) throw new InvalidSettingError("glueTables", `"${root}" is listed twice`);
+    const name = typeof entry === "string" ? parseGlueTableName(entry) : glueTableObject(entry);
+    if (!name) {
+      throw new InvalidSettingError("glueTables", `"${root}": ${JSON.stringify(entry)} is not a Glue table name; write database.table (or {"database": ..., "table": ..., "catalogId": ...})`);
+    }
+    if (name.catalogId !== undefined && !/^\d{12}$/.test(name.catalogId)) {
+      throw new InvalidSettingError("glueTables", `"${root}": catalogId ${JSON.stringify(name.catalogId)} is not a 12-digit AWS account id`);
+    }
+    out[root] = name;
+  }
+  return out;
+}
+
+function glueTableObject(entry: unknown): GlueTableName | null {
+  if (typeof entry !== "object" || entry === null) return null;
+  const { database, table, catalogId } = entry as Record<string, unknown>;
+  if (typeof database !== "string" || typeof table !== "string" || (catalogId !== undefined && typeof catalogId !== "string")) return null;
+  if (database === "" || table === "" || /[\s/*?]/.test(database + table)) return null;
+  return normalizeGlueTableName({ database, table, ...(catalogId ? { catalogId } : {}) });
 }
 
 /**
@@ -164,7 +233,30 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
       inlineBytes: contextNumber("headInlineBytes", get("headInlineBytes")),
     },
     discoveryDepth: contextNumber("discoveryDepth", get("discoveryDepth")),
+    glueTables: contextGlueTables(get("glueTables")),
+    minWorkPerRun: contextNumber("minWorkPerRun", get("minWorkPerRun")),
   });
+}
+
+/**
+ * `glueTables` from context: a JSON object (cdk.json, or `-c 'lakewarden:glueTables={"lake/orders": "sales.orders"}'`)
+ * or, from the command line, `root=database.table` pairs separated by commas.
+ */
+function contextGlueTables(value: unknown): Record<string, string | GlueTableName> | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (text.startsWith("{")) return contextGlueTables(parseJson("glueTables", text));
+    const out: Record<string, string> = {};
+    for (const pair of text.split(",").map((item) => item.trim()).filter((item) => item !== "")) {
+      const at = pair.indexOf("=");
+      if (at <= 0) throw new InvalidSettingError("glueTables", `"${pair}" is not table-root=database.table`);
+      out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+    return out;
+  }
+  if (typeof value === "object" && !Array.isArray(value)) return value as Record<string, string | GlueTableName>;
+  throw new InvalidSettingError("glueTables", "expected an object of table root → database.table (JSON) or root=database.table pairs");
 }
 
 function normalizeTableRoot(table: string, setting = "tables"): string {

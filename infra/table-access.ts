@@ -6,7 +6,9 @@
  * `prefixWideAccess` widens writes and deletes to whole prefixes. No statement ever names
  * `s3:*` or a whole-bucket object ARN.
  */
+import { Stack } from "aws-cdk-lib";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { IConstruct } from "constructs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { LAKEWARDEN_FOLDER, type LakewardenSettings } from "./settings.ts";
 
@@ -84,4 +86,24 @@ export function discoverTablesStatement(bucket: IBucket, scopes: Scopes): Policy
     resources: [bucket.bucketArn],
     conditions: { StringLike: { "s3:prefix": tableObjectPatterns(scopes) } },
   });
+}
+
+/**
+ * glue:GetTable on the Glue tables the settings name and nothing else, or null when none is
+ * named. Glue authorizes GetTable against the catalog, the database and the table ARNs together,
+ * so each entry needs all three (its own account's catalog unless `catalogId` names another).
+ */
+export function readGlueTablesStatement(scope: IConstruct, glueTables: LakewardenSettings["glueTables"]): PolicyStatement | null {
+  const names = Object.values(glueTables);
+  if (names.length === 0) return null;
+  const stack = Stack.of(scope);
+  const arn = (resource: string, resourceName: string | undefined, account: string | undefined) =>
+    stack.formatArn({ service: "glue", resource, ...(resourceName !== undefined ? { resourceName } : {}), ...(account ? { account } : {}) });
+  const resources = new Set<string>();
+  for (const name of names) {
+    resources.add(arn("catalog", undefined, name.catalogId));
+    resources.add(arn("database", name.database, name.catalogId));
+    resources.add(arn("table", `${name.database}/${name.table}`, name.catalogId));
+  }
+  return new PolicyStatement({ sid: "ReadGlueTablePointers", actions: ["glue:GetTable"], resources: [...resources] });
 }

@@ -14,6 +14,13 @@
  *                               on, the message fails and SQS redelivers it;
  *   lease held by another run → acknowledged: that run is doing this table's cleanup;
  *   anything else             → failed; retried, then the DLQ (and its alarm).
+ *
+ * A table named in LAKEWARDEN_GLUE_TABLES is one whose catalog owns its commit pointer (an
+ * Iceberg table Athena or Glue writes): its entry is read with GetTable right before the run and
+ * the run reads the table at that pointer, as `cleanup --metadata-location` does. The message
+ * never carries the pointer: a message may be hours old, the catalog's answer is not. An entry
+ * that cannot be used (not found, access denied, not a format read from a catalog, a pointer
+ * outside the table root) fails the message with one line, before anything is read or deleted.
  */
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
@@ -21,6 +28,8 @@ import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import type { CleanupSettings } from "../../lib/maintenance/policy.ts";
 import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/report.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
+import type { GlueTableName } from "../../lib/catalog/glue.ts";
+import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest, parseCleanupRequest, type CleanupRequest } from "../shared/cleanup-request.ts";
@@ -36,7 +45,8 @@ export const DEFAULT_STOP_MARGIN_MS = 60_000;
  */
 export const DEFAULT_HARD_STOP_MARGIN_MS = 15_000;
 export { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
-import { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
+import { DEFAULT_MAX_CONTINUATIONS, ENV } from "../shared/environment.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 
 export interface CleanupTableDependencies {
   scopes: TableScopes;
@@ -53,6 +63,12 @@ export interface CleanupTableDependencies {
   sendContinuation?: (body: string) => Promise<void>;
   /** Continuations a chain may have (LAKEWARDEN_MAX_CONTINUATIONS, default 20). */
   maxContinuations?: number;
+  /** Objects of new work a budgeted run does before its budget may stop it (LAKEWARDEN_MIN_WORK_PER_RUN). */
+  minWorkPerRun?: number;
+  /** Tables whose commit pointer the Glue Data Catalog owns, by table URI (LAKEWARDEN_GLUE_TABLES). */
+  glueTables?: ReadonlyMap<string, GlueTableName>;
+  /** Reads a Glue table's entry now (GetTable); needed when `glueTables` names any table. */
+  glueCatalog?: { table(name: GlueTableName): Promise<CatalogTable> };
   log: HandlerLog;
   metrics: HandlerMetrics;
   now?: () => number;
@@ -89,8 +105,12 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       const owner = context ? `lambda:${context.functionName}:${context.awsRequestId}` : undefined;
       let report: CleanupReport;
       try {
-        report = await deps.runCleanup(deps.openStore(table), {
+        const store = deps.openStore(table);
+        const format = await catalogFormat(table, store, deps);
+        report = await deps.runCleanup(store, {
+          ...(format ? { format } : {}),
           settings: deps.settings,
+          ...(deps.minWorkPerRun !== undefined ? { minWorkPerRun: deps.minWorkPerRun } : {}),
           ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
           ...(deadline ? { deadline } : {}),
           ...(budgetMs !== undefined ? { maxDurationMs: budgetMs } : {}),
@@ -119,6 +139,17 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       throwOnFullBatchFailure: false,
     });
   };
+}
+
+/** The table's format at the pointer its Glue entry names now, or undefined for a table no catalog owns. */
+async function catalogFormat(table: string, store: ObjectStore, deps: CleanupTableDependencies): Promise<TableFormat | undefined> {
+  const name = deps.glueTables?.get(table.replace(/\/+$/, ""));
+  if (!name) return undefined;
+  if (!deps.glueCatalog) throw new Error(`${table}: named in ${ENV.glueTables} but this handler has no Glue client`);
+  const entry = await deps.glueCatalog.table(name);
+  const { format, pointer } = formatAtCatalogPointer(store, entry);
+  deps.log.info("commit pointer read from the Glue Data Catalog", { table, catalogTable: entry.label, pointer });
+  return format;
 }
 
 /** Sends the next run of a budget-stopped chain, or, at the cap, raises the alarm metric instead. */

@@ -12,6 +12,8 @@ import { ENV, isFifoQueueUrl, optionalInteger, optionalPositiveInteger, optional
 import { sendMessages } from "../shared/send-messages.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
+import { readGlueTables } from "../shared/glue-tables.ts";
+import { GlueCatalog } from "../../lib/catalog/glue.ts";
 import { createCleanupTableHandler, type CleanupTableDependencies } from "./cleanup-table.ts";
 
 export function createCleanupTableLambda(env: Environment, overrides: Partial<CleanupTableDependencies> = {}) {
@@ -21,6 +23,9 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
   const queueUrl = optionalString(env, ENV.cleanupQueueUrl);
   const sqs = queueUrl ? new SQSClient({ useQueueUrlAsEndpoint: false }) : null;
   const maxContinuations = optionalInteger(env, ENV.maxContinuations, 0);
+  // At least one object: with none, a budget could stop every run of a chain before it did anything.
+  const minWorkPerRun = optionalPositiveInteger(env, ENV.minWorkPerRun);
+  const glueTables = readGlueTables(env);
   const cleanupTable = createCleanupTableHandler({
     scopes: readTableScopes(env),
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
@@ -28,6 +33,9 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
     settings: settingsFromEnvironment(env),
     ...(queueUrl && sqs ? { sendContinuation: (body: string) => sendMessages(sqs, queueUrl, [body], isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined) } : {}),
     ...(maxContinuations !== undefined ? { maxContinuations } : {}),
+    ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
+    // The Glue client follows the Lambda's environment (AWS_REGION, the role's credentials).
+    ...(glueTables.size > 0 ? { glueTables, glueCatalog: new GlueCatalog() } : {}),
     ...(optionalPositiveInteger(env, ENV.maxDeleteRate) !== undefined ? { maxDeleteRate: optionalPositiveInteger(env, ENV.maxDeleteRate)! } : {}),
     log: logger,
     metrics,

@@ -24,6 +24,17 @@ export const ENV = {
   maxDeleteRate: "LAKEWARDEN_MAX_DELETE_RATE",
   /** cleanup-table: continuations one scheduled request may chain at most (default 20). */
   maxContinuations: "LAKEWARDEN_MAX_CONTINUATIONS",
+  /**
+   * cleanup-table: objects of new work a run does before its time budget may stop it (a version
+   * file read, an object listed, a key deleted each count one); unset: the library's default (1).
+   */
+  minWorkPerRun: "LAKEWARDEN_MIN_WORK_PER_RUN",
+  /**
+   * cleanup-table: JSON object from table URI to its AWS Glue Data Catalog entry,
+   * `{"s3://bucket/lake/orders": {"database": "sales", "table": "orders"}}` (optional
+   * `catalogId`): the run reads the table's current commit pointer there (GetTable) first.
+   */
+  glueTables: "LAKEWARDEN_GLUE_TABLES",
 } as const;
 
 /** Continuations one scheduled request may chain (each a Lambda lifetime, so about 5 hours at 15 minutes). */

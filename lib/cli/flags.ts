@@ -68,6 +68,13 @@ export function parseDurationFlag(flag: string, text: string, { positive = false
   return millis;
 }
 
+/** A whole number of at least 1 (`--min-work`). */
+export function parsePositiveIntegerFlag(flag: string, text: string, unit: string): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${flag} = ${JSON.stringify(text)} is not a whole number of ${unit} of at least 1`);
+  return value;
+}
+
 /** `--max-delete-rate`: keys deleted per second, a positive number. */
 export function parseRateFlag(flag: string, text: string): number {
   const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : Number.NaN;

@@ -12,6 +12,8 @@ import type { TableFormat } from "../formats/table-format.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { snakeCaseKeys } from "../maintenance/report.ts";
 import { UsageError } from "./errors.ts";
+import { GlueCatalog, parseGlueTableName } from "../catalog/glue.ts";
+import { formatAtCatalogPointer } from "../formats/catalog.ts";
 
 export interface OutputOptions {
   json?: boolean;
@@ -20,6 +22,32 @@ export interface OutputOptions {
   format?: string;
   /** `--metadata-location`: the commit pointer a catalog owns (Iceberg's current metadata file). */
   metadataLocation?: string;
+  /** `--glue-table`: the AWS Glue Data Catalog entry whose pointer names the current metadata (commands that take it). */
+  glueTable?: string;
+}
+
+/** Adds `--glue-table` (commands whose plan needs the catalog's pointer: cleanup, storage). */
+export function withGlueTableOption(command: Command): Command {
+  return command.option(
+    "--glue-table <database.table>",
+    "for a table registered in the AWS Glue Data Catalog (Athena, Glue jobs): read its current metadata file from the entry's metadata_location (GetTable, AWS credentials and region from the environment) and use it as --metadata-location; the entry must be an Iceberg table whose metadata lies under <table>",
+  );
+}
+
+/**
+ * formatOption, where `--glue-table` may name the pointer: the Glue entry is read now, once, and
+ * the format bound to the file it names, exactly as `--metadata-location` binds it.
+ */
+export async function catalogFormatOption(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat }> {
+  if (options.glueTable === undefined) return formatOption(options, store);
+  if (options.metadataLocation !== undefined) throw new UsageError("--glue-table and --metadata-location both name the current metadata: give one");
+  const name = parseGlueTableName(options.glueTable);
+  if (!name) throw new UsageError(`--glue-table ${JSON.stringify(options.glueTable)}: expected database.table`);
+  const { format } = formatAtCatalogPointer(store, await new GlueCatalog().table(name));
+  if (options.format !== undefined && options.format !== format.name) {
+    throw new UsageError(`--format ${options.format}: the Glue entry ${options.glueTable} is ${/^[aeiou]/.test(format.name) ? "an" : "a"} ${format.name} table`);
+  }
+  return { format };
 }
 
 /** What every table command's `<table>` argument accepts, as --help says it. */

@@ -35,3 +35,9 @@ export class AmbiguousFormatError extends TableFormatError {}
 
 /** A kept version names a path that is neither a key under the table root nor proven outside it. */
 export class UnresolvableReferenceError extends TableFormatError {}
+
+/**
+ * A catalog's entry for a table cannot be used to clean it (not a format lakewarden reads from a
+ * catalog, no pointer, a pointer outside the table root). `uri` is the entry's label.
+ */
+export class CatalogTableError extends TableFormatError {}

@@ -225,6 +225,25 @@ export interface RemovalPlan {
   applied?: AppliedRetentions;
 }
 
+/**
+ * A table as a data catalog describes it (AWS Glue's GetTable): the catalog's own words, which a
+ * format reads for the commit pointer the catalog owns (Iceberg: `metadata_location`).
+ */
+export interface CatalogTable {
+  /** How messages name the entry: `Glue table "orders" in database "sales"`. */
+  label: string;
+  /** The catalog's table type (Glue TableType: EXTERNAL_TABLE, VIRTUAL_VIEW...), when it has one. */
+  tableType?: string;
+  /** The entry's parameters as stored. */
+  parameters: Readonly<Record<string, string>>;
+}
+
+/**
+ * A format's reading of a catalog entry: the commit pointer it names (a URI, as the catalog
+ * stores it) and the parameter that held it, for messages; or why the entry is not this format's.
+ */
+export type CatalogPointer = { pointer: string; parameter: string } | { mismatch: string };
+
 export interface TableFormat {
   readonly name: string;
   /** Prefix holding the commit files, e.g. `_versions/`. */
@@ -335,4 +354,11 @@ export interface TableFormat {
    * commits through a catalog, so such a table's versions are all kept.
    */
   at?(pointer: string): TableFormat;
+  /**
+   * Optional (with `at`): the commit pointer a catalog entry names for a table of this format
+   * (Iceberg: the entry's `metadata_location`, when its `table_type` is ICEBERG), or why the
+   * entry is not one. Throws a format error when the entry says it is this format's but its
+   * pointer is unusable. lib/formats/catalog.ts turns the pointer into `at(key)`.
+   */
+  catalogPointer?(table: CatalogTable): CatalogPointer;
 }

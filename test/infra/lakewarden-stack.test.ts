@@ -241,10 +241,66 @@ describe("LakewardenStack on a bucket it creates", () => {
         for (const resource of resourcesText) expect(readScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
       }
     }
+    // No Glue table named: no Glue permission at all, and no Glue setting in the environment.
+    expect(statements.filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue:")))).toEqual([]);
+    for (const [, fn] of ourFunctions) {
+      expect((fn.Properties as { Environment: { Variables: object } }).Environment.Variables).not.toHaveProperty("LAKEWARDEN_GLUE_TABLES");
+      expect((fn.Properties as { Environment: { Variables: object } }).Environment.Variables).not.toHaveProperty("LAKEWARDEN_MIN_WORK_PER_RUN");
+    }
     // Only cleanup-table may delete, and it can.
     const deleters = statements.filter(({ statement }) => asList(statement.Action).includes("s3:DeleteObject"));
     expect(new Set(deleters.map((d) => d.policy)).size).toBe(1);
     expect(deleters[0]!.policy).toContain("CleanupTable");
+  });
+});
+
+describe("LakewardenStack with Glue-owned Iceberg tables", () => {
+  const { template } = synthStack({
+    settings: {
+      tables: ["lake/orders"],
+      tablePrefixes: ["warehouse/"],
+      tableRoots: ["warehouse/events", "warehouse/users"],
+      glueTables: { "lake/orders": "sales.orders", "warehouse/events": { database: "shared", table: "events", catalogId: "210987654321" } },
+      minWorkPerRun: 250,
+    },
+  });
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const functionId = (fragment: string) => Object.keys(resources).find((id) => resources[id]!.Type === "AWS::Lambda::Function" && id.includes(fragment))!;
+
+  it("grants cleanup-table glue:GetTable on exactly the named catalogs, databases and tables, and no other function anything in Glue", () => {
+    const glue = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue")));
+    expect(glue).toHaveLength(1);
+    const [{ policy, statement }] = glue as [(typeof glue)[number]];
+    expect(policy).toContain("CleanupTable");
+    expect(statement.Effect).toBe("Allow");
+    expect(asList(statement.Action)).toEqual(["glue:GetTable"]);
+    expect(asList(statement.Resource as unknown).map(render).sort()).toEqual([
+      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:catalog",
+      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:database/shared",
+      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:table/shared/events",
+      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:catalog",
+      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:database/sales",
+      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/sales/orders",
+    ]);
+    expect(statement.Condition).toBeUndefined();
+  });
+
+  it("tells cleanup-table (and only it) which tables Glue owns, by s3:// URI, and its minimum work per run", () => {
+    const variables = (fragment: string) => (resources[functionId(fragment)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const bucket = Object.keys(resources).find((id) => resources[id]!.Type === "AWS::S3::Bucket")!;
+    expect(JSON.parse(render(variables("CleanupTable").LAKEWARDEN_GLUE_TABLES))).toEqual({
+      [`s3://<${bucket}>/lake/orders`]: { database: "sales", table: "orders" },
+      [`s3://<${bucket}>/warehouse/events`]: { database: "shared", table: "events", catalogId: "210987654321" },
+    });
+    expect(variables("CleanupTable").LAKEWARDEN_MIN_WORK_PER_RUN).toBe("250");
+    for (const other of ["OnCommit", "ScheduleCleanup"]) {
+      expect(variables(other)).not.toHaveProperty("LAKEWARDEN_GLUE_TABLES");
+      expect(variables(other)).not.toHaveProperty("LAKEWARDEN_MIN_WORK_PER_RUN");
+    }
+  });
+
+  it("refuses a Glue table lakewarden may not change before anything is synthesized", () => {
+    expect(() => synthStack({ settings: { tables: ["lake/orders"], glueTables: { "lake/users": "crm.users" } } })).toThrow(/setting glueTables: "lake\/users" is not a table lakewarden may change/);
   });
 });
 

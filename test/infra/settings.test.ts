@@ -88,3 +88,48 @@ describe("settingsFromContext", () => {
     expect(settings.retention?.retainVersions).toBeUndefined();
   });
 });
+
+describe("glueTables and minWorkPerRun", () => {
+  const scopes = { tables: ["lake/orders"], tablePrefixes: ["warehouse/"], tableRoots: ["warehouse/events"] };
+
+  it("takes database.table or an object per writable table root, lower-cased as Glue stores names", () => {
+    const settings = resolveSettings({
+      ...scopes,
+      glueTables: { "lake/orders/": "Sales.Orders", "warehouse/events": { database: "shared", table: "events", catalogId: "210987654321" } },
+      minWorkPerRun: 500,
+    });
+    expect(settings.glueTables).toEqual({
+      "lake/orders": { database: "sales", table: "orders" },
+      "warehouse/events": { database: "shared", table: "events", catalogId: "210987654321" },
+    });
+    expect(settings.minWorkPerRun).toBe(500);
+    const none = resolveSettings(scopes);
+    expect(none.glueTables).toEqual({});
+    expect(none).not.toHaveProperty("minWorkPerRun");
+  });
+
+  it("refuses a Glue table lakewarden may not change, a malformed name or catalog id, and a minimum of no work", () => {
+    expect(() => resolveSettings({ ...scopes, glueTables: { "warehouse/other": "sales.other" } })).toThrow(
+      'lakewarden setting glueTables: "warehouse/other" is not a table lakewarden may change; list it in tables or tableRoots first',
+    );
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "orders" } })).toThrow(/setting glueTables: "lake\/orders": "orders" is not a Glue table name; write database.table/);
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "sales.ord*" } })).toThrow(/is not a Glue table name/);
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": { database: "sales", table: "orders", catalogId: "me" } } })).toThrow(/catalogId "me" is not a 12-digit AWS account id/);
+    expect(() => resolveSettings({ ...scopes, minWorkPerRun: 0 })).toThrow(/setting minWorkPerRun: 0 is not a positive integer/);
+    // Under a prefix with prefixWideAccess every table may be changed.
+    expect(resolveSettings({ tablePrefixes: ["warehouse/"], prefixWideAccess: true, glueTables: { "warehouse/any": "db.any" } }).glueTables).toEqual({ "warehouse/any": { database: "db", table: "any" } });
+  });
+
+  it("reads them from context: a JSON object, root=database.table pairs, a number as text", () => {
+    const base: Record<string, unknown> = { "lakewarden:tables": "lake/orders,lake/users" };
+    const json = settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": '{"lake/orders": "sales.orders"}', "lakewarden:minWorkPerRun": "200" })[key]);
+    expect(json.glueTables).toEqual({ "lake/orders": { database: "sales", table: "orders" } });
+    expect(json.minWorkPerRun).toBe(200);
+    const pairs = settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": "lake/orders=sales.orders, lake/users=crm.users" })[key]);
+    expect(pairs.glueTables).toEqual({ "lake/orders": { database: "sales", table: "orders" }, "lake/users": { database: "crm", table: "users" } });
+    const object = settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": { "lake/users": { database: "crm", table: "users" } } })[key]);
+    expect(object.glueTables).toEqual({ "lake/users": { database: "crm", table: "users" } });
+    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": "lake/orders" })[key])).toThrow(/setting glueTables: "lake\/orders" is not table-root=database.table/);
+    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": ["lake/orders"] })[key])).toThrow(/setting glueTables: expected an object/);
+  });
+});

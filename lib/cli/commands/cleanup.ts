@@ -9,8 +9,8 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
-import { parseDurationFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
-import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { parseDurationFlag, parsePositiveIntegerFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
+import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
@@ -34,10 +34,11 @@ interface CleanupFlags extends OutputOptions {
   allowShortSafetyWindow?: boolean;
   maxDeleteRate?: string;
   maxDuration?: string;
+  minWork?: string;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
-  withOutputOptions(
+  withOutputOptions(withGlueTableOption(
     program
       .command("cleanup")
       .description(
@@ -55,15 +56,20 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         "--max-duration <duration>",
         "stop cleanly after this long (e.g. 10m) and save the progress under _lakewarden/runs/progress/; the next run resumes from it (status stopped, exit 0)",
       )
+      .option(
+        "--min-work <objects>",
+        "with --max-duration: objects of new work (a version file read, an object listed, a key deleted, one each) a run does before its budget may stop it (default 1); a resumed run re-checks the table first, so a budget too short for that still moves a chain forward",
+      )
       .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
       .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
-  ).action(async (table: string, flags: CleanupFlags) => {
+  )).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
     checkShortSafetyWindow(settings.safetyWindowMs, Boolean(flags.allowShortSafetyWindow));
     const maxDurationMs = flags.maxDuration !== undefined ? parseDurationFlag("--max-duration", flags.maxDuration, { positive: true }) : undefined;
     const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
+    const minWorkPerRun = flags.minWork !== undefined ? parsePositiveIntegerFlag("--min-work", flags.minWork, "objects") : undefined;
     const controller = new AbortController();
     let signals = 0;
     const onInterrupt = (signal: NodeJS.Signals): void => {
@@ -75,13 +81,14 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onInterrupt);
     try {
-      const report = await runOnTable(table, flags, io, (store) =>
+      const report = await runOnTable(table, flags, io, async (store) =>
         runCleanup(store, {
-          ...formatOption(flags, store),
+          ...(await catalogFormatOption(flags, store)),
           settings,
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
           ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
+          ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         }),

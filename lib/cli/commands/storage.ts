@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { parseSettingFlag } from "../flags.ts";
 import { formatBytes, plural, versionRanges } from "../human-units.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
@@ -20,7 +20,7 @@ interface StorageFlags extends OutputOptions {
 }
 
 export function registerStorageCommand(program: Command, { io }: ProgramContext): void {
-  withOutputOptions(
+  withOutputOptions(withGlueTableOption(
     program
       .command("storage")
       .description(
@@ -35,11 +35,11 @@ export function registerStorageCommand(program: Command, { io }: ProgramContext)
       .option("--older-than <duration>", "what would this retention free: plan as cleanup --older-than would (no --allow-short-retention needed: nothing is deleted)")
       .option("--retain-versions <n>", "plan as cleanup --retain-versions would")
       .option("--by-version", "also list each kept version: the bytes it alone holds (what removing just it would free) and all it references"),
-  ).action(async (table: string, flags: StorageFlags) => {
+  )).action(async (table: string, flags: StorageFlags) => {
     const settings: CleanupSettings = {};
     if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");
     if (flags.retainVersions !== undefined) settings.retainVersions = parseSettingFlag("retainVersions", flags.retainVersions, "--retain-versions");
-    const report = await runOnTable(table, flags, io, (store) => measureStorage(store, { ...formatOption(flags, store), settings, byVersion: Boolean(flags.byVersion) }));
+    const report = await runOnTable(table, flags, io, async (store) => measureStorage(store, { ...(await catalogFormatOption(flags, store)), settings, byVersion: Boolean(flags.byVersion) }));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (flags.json) printJson(io, report);
     else io.out(describeStorage(report));

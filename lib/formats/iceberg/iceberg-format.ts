@@ -27,6 +27,7 @@ import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
 import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
 import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRemovalRules, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { icebergCatalogPointer } from "./catalog-table.ts";
 import { assertRefFilesExist } from "./current-files.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
@@ -371,6 +372,7 @@ export const icebergFormat: TableFormat = {
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
+  catalogPointer: icebergCatalogPointer,
 };
 
 /**

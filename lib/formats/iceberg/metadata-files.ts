@@ -73,7 +73,7 @@ export function refuseCatalogTable(store: ObjectStore, key: string): void {
   if (parseMetadataKey(key)?.naming !== "catalog") return;
   throw new UnsupportedFeatureError(
     store.uri,
-    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names; nothing written or deleted`,
+    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names (or, for a table in AWS Glue, --glue-table, and the deployment's glueTables setting for the cleanup Lambda); nothing written or deleted`,
   );
 }
 
