@@ -7,6 +7,9 @@ export default defineConfig({
     pool: "forks",
     reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 120_000,
+    // Cleanup keeps a page of its listing and plan in memory and spills the rest (lib/maintenance/spill.ts):
+    // pages of 7 make every test table span pages, so the suite runs the paged paths a million-file table takes.
+    env: { LAKEWARDEN_SPILL_PAGE_ITEMS: "7" },
     hookTimeout: 120_000,
   },
 });

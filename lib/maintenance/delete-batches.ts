@@ -47,6 +47,12 @@ export interface BatchDeleteOptions {
   /** Awaited before each batch (the pipeline renews its lease here); a throw stops the deletes. */
   beforeBatch?: () => Promise<void>;
   onDeleted?: (count: number) => void;
+  /**
+   * Called with each batch's keys once the batch is done (deleted or failed for good). When
+   * given, the result's `deleted` stays empty: a caller deleting a million keys keeps what it
+   * needs of them itself instead of a set of every key.
+   */
+  onBatchDone?: (keys: readonly string[], deleted: ReadonlySet<string>) => void;
 }
 
 /** How fast the deletes went, for the report and the receipt. */
@@ -150,18 +156,35 @@ export class DeletePacer {
   }
 }
 
-export async function deleteInBatches(store: ObjectStore, keys: readonly string[], options: BatchDeleteOptions = {}): Promise<BatchDeleteResult> {
+export async function deleteInBatches(store: ObjectStore, keys: Iterable<string>, options: BatchDeleteOptions = {}): Promise<BatchDeleteResult> {
   const batchSize = Math.min(options.batchSize ?? DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE);
   const concurrency = options.concurrency ?? DEFAULT_DELETE_CONCURRENCY;
   const pacer = options.pacer ?? new DeletePacer(options.pacing);
-  const batches: string[][] = [];
-  for (let i = 0; i < keys.length; i += batchSize) batches.push(keys.slice(i, i + batchSize));
+  // Batches are cut as lanes take them: the keys are read as they are deleted, never held whole.
+  const source = keys[Symbol.iterator]();
+  let lookahead: IteratorResult<string> = source.next();
+  const hasMore = (): boolean => !lookahead.done;
+  const takeBatch = (): string[] => {
+    const batch: string[] = [];
+    while (!lookahead.done && batch.length < batchSize) {
+      batch.push(lookahead.value);
+      lookahead = source.next();
+    }
+    return batch;
+  };
   const deleted = new Set<string>();
   const failed: DeleteFailure[] = [];
   let stopped = false;
-  let next = 0;
   const errors: unknown[] = [];
   const deleteBatch = async (batch: readonly string[]): Promise<void> => {
+    const batchDeleted = options.onBatchDone ? new Set<string>() : deleted;
+    try {
+      await deleteKeys(batch, batchDeleted);
+    } finally {
+      options.onBatchDone?.(batch, batchDeleted);
+    }
+  };
+  const deleteKeys = async (batch: readonly string[], deleted: Set<string>): Promise<void> => {
     let pending = batch;
     for (let attempt = 0; pending.length > 0; attempt++) {
       await pacer.admit(pending.length);
@@ -189,12 +212,12 @@ export async function deleteInBatches(store: ObjectStore, keys: readonly string[
     }
   };
   const lane = async (): Promise<void> => {
-    while (next < batches.length && errors.length === 0) {
+    while (hasMore() && errors.length === 0) {
       if (options.shouldStop?.()) {
         stopped = true;
         return;
       }
-      const batch = batches[next++]!;
+      const batch = takeBatch();
       try {
         await options.beforeBatch?.();
         await deleteBatch(batch);
@@ -205,7 +228,7 @@ export async function deleteInBatches(store: ObjectStore, keys: readonly string[
   };
   // Every lane is awaited before a failure is rethrown: a caller that releases its lease on
   // the error must not have batches still deleting behind its back.
-  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, lane));
+  await Promise.all(Array.from({ length: concurrency }, lane));
   if (errors.length > 0) throw errors[0];
   return { deleted, failed, stopped, rate: pacer.report() };
 }

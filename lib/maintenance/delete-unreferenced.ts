@@ -11,7 +11,7 @@
  * half way leaves only unreferenced files, which its intent proves were committed.
  */
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
-import type { DeleteFailure, ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
 import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
 import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
 import type { PlannedFile } from "./file-plan.ts";
@@ -30,10 +30,11 @@ export interface DeleteUnreferencedOptions {
   batchSize?: number;
   deleteConcurrency?: number;
   /**
-   * Keys earlier runs of this budgeted chain deleted (run-progress.ts): the post-delete check
-   * counts them as deleted by the run, so a kept version naming one is an error, not old damage.
+   * Keys earlier runs of this budgeted chain deleted (run-progress.ts), read once after the
+   * deletes: the post-delete check counts them as deleted by the run, so a kept version naming
+   * one is an error, not old damage.
    */
-  deletedEarlierInChain?: ReadonlySet<string>;
+  deletedEarlierInChain?: () => AsyncIterable<string>;
   /** Delete rate limit and back-off on SlowDown (delete-batches.ts). */
   pacing?: DeletePacing;
   progress?: CleanupProgress;
@@ -41,8 +42,9 @@ export interface DeleteUnreferencedOptions {
 }
 
 export interface DeletionOutcome {
-  /** Files actually deleted. */
-  deleted: PlannedFile[];
+  /** Which files of the plan's `toDelete` were deleted: bit i for its i-th file (see deletedFiles). */
+  deletedMask: Uint8Array;
+  deletedCount: number;
   failed: DeleteFailure[];
   stopped: boolean;
   /** Why the files of removed versions were left for the next run (null: they were not). */
@@ -58,13 +60,39 @@ export interface DeletionOutcome {
   rate: DeleteRate;
 }
 
+/** The files of the plan the deletion deleted, in the plan's order (read a page at a time). */
+export function* deletedFiles(plan: Pick<DeletePlan, "files">, deletion: Pick<DeletionOutcome, "deletedMask">): Iterable<PlannedFile> {
+  let index = 0;
+  for (const file of plan.files.toDelete) {
+    if (isSet(deletion.deletedMask, index++)) yield file;
+  }
+}
+
+/** The removed versions' commit files in the plan, with their place in `toDelete`: a few, one or so a version. */
+export function commitFilesOf(plan: Pick<DeletePlan, "files">): { file: PlannedFile; index: number }[] {
+  const commits: { file: PlannedFile; index: number }[] = [];
+  let index = 0;
+  for (const file of plan.files.toDelete) {
+    if (file.version !== undefined) commits.push({ file, index });
+    index++;
+  }
+  return commits;
+}
+
 export async function deleteUnreferenced(store: ObjectStore, format: TableFormat, plan: DeletePlan, options: DeleteUnreferencedOptions): Promise<DeletionOutcome> {
   const { processed, files } = plan;
-  const commitFiles = files.toDelete.filter((f) => f.version !== undefined).sort((a, b) => a.version! - b.version!);
-  const otherFiles = files.toDelete.filter((f) => f.version === undefined);
+  const commitFiles = commitFilesOf(plan).sort((a, b) => a.file.version! - b.file.version!);
   options.progress?.stage("deleting files", files.toDelete.length);
   // One pacer for both halves: a SlowDown on commit files slows the files that follow.
   const pacer = new DeletePacer(options.pacing);
+  const deletedMask = new Uint8Array(Math.ceil(files.toDelete.length / 8));
+  let deletedCount = 0;
+  // The kept versions' references, and the deleted keys they cover (the post-delete check's
+  // only question about deleted keys: a few next to a million).
+  const keptReferences = keptReferencesReadBeforeListing(processed);
+  const deletedKept = new Set<string>();
+  // Keys of the batches in flight, with their place in toDelete.
+  const inFlight = new Map<string, number>();
   const batchOptions = {
     pacer,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
@@ -72,61 +100,74 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
     ...(options.beforeBatch ? { beforeBatch: options.beforeBatch } : {}),
     onDeleted: (count: number) => options.progress?.advance(count),
+    onBatchDone: (keys: readonly string[], deleted: ReadonlySet<string>) => {
+      for (const key of keys) {
+        const index = inFlight.get(key);
+        inFlight.delete(key);
+        if (index === undefined || !deleted.has(key)) continue;
+        setBit(deletedMask, index);
+        deletedCount++;
+        if (keptReferences.lookup(key)) deletedKept.add(key);
+      }
+    },
   };
+  function* keysOf(entries: Iterable<{ file: PlannedFile; index: number }>): Iterable<string> {
+    for (const { file, index } of entries) {
+      inFlight.set(file.key, index);
+      yield file.key;
+    }
+  }
 
   if (files.toDelete.length > 0) await format.finishInterruptedCommit?.(store);
   const removalCommit = await commitRemoval(store, format, processed, options.now);
-  const first = await deleteInBatches(store, commitFiles.map((f) => f.key), batchOptions);
+  const first = await deleteInBatches(store, keysOf(commitFiles), batchOptions);
+  const commitKeysDeleted = new Set(commitFiles.filter(({ index }) => isSet(deletedMask, index)).map(({ file }) => file.key));
   let heldBack: string | null = null;
   let reappeared: number[] = [];
-  if (!first.stopped && otherFiles.length > 0) {
+  const hasOtherFiles = files.toDelete.length > commitFiles.length;
+  if (!first.stopped && hasOtherFiles) {
     if (first.failed.length > 0) {
       // A commit file that could not be deleted keeps its version alive, and every file it names.
       heldBack = `${first.failed.length} version file(s) could not be deleted`;
     } else if (processed.plan.removed.length > 0) {
-      reappeared = await versionsAliveAgain(store, format, processed, new Set(first.deleted));
+      reappeared = await versionsAliveAgain(store, format, processed, commitKeysDeleted);
       if (reappeared.length > 0) heldBack = `version file(s) of removed version(s) ${reappeared.join(", ")} appeared again while this run deleted (a writer copying manifests to new names)`;
     }
   }
   const second =
     first.stopped || heldBack !== null
-      ? { deleted: new Set<string>(), failed: [] as DeleteFailure[], stopped: first.stopped }
-      : await deleteInBatches(store, otherFiles.map((f) => f.key), batchOptions);
-  // One set of every key deleted, grown from the bigger half (a spread of both would copy a
-  // million keys twice more on a big table).
-  const deletedKeys = second.deleted;
-  for (const key of first.deleted) deletedKeys.add(key);
-  const deleted = files.toDelete.filter((f) => deletedKeys.has(f.key));
+      ? { failed: [] as DeleteFailure[], stopped: first.stopped }
+      : await deleteInBatches(store, keysOf(otherFilesOf(plan)), batchOptions);
   const gone = new Set(reappeared);
+  for await (const key of options.deletedEarlierInChain?.() ?? []) if (keptReferences.lookup(key)) deletedKept.add(key);
   return {
-    deleted,
+    deletedMask,
+    deletedCount,
     failed: [...first.failed, ...second.failed],
     stopped: first.stopped || second.stopped,
     filesHeldBack: heldBack,
     reappeared,
-    removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, deleted).filter((v) => !gone.has(v)),
+    removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, commitKeysDeleted).filter((v) => !gone.has(v)),
     removalCommit,
-    referenceCheck: checkKeptReferences(
-      keptReferencesReadBeforeListing(processed),
-      withEarlierDeletes(plan.listing, options.deletedEarlierInChain),
-      options.deletedEarlierInChain?.size ? withKeys(deletedKeys, options.deletedEarlierInChain) : deletedKeys,
-      format.managedPrefixes,
-    ),
+    referenceCheck: checkKeptReferences(keptReferences, plan.listing, deletedKept, format.managedPrefixes),
     rate: pacer.report(),
   };
 }
 
-/** The listing as the chain saw it: what is listed now plus what earlier runs of the chain deleted. */
-function* withEarlierDeletes(listing: Iterable<ObjectInfo>, deleted: ReadonlySet<string> | undefined): Iterable<ObjectInfo> {
-  yield* listing;
-  if (!deleted?.size) return;
-  const gone = new Date(0);
-  for (const key of deleted) yield { key, size: 0, etag: "", lastModified: gone };
+function* otherFilesOf(plan: Pick<DeletePlan, "files">): Iterable<{ file: PlannedFile; index: number }> {
+  let index = 0;
+  for (const file of plan.files.toDelete) {
+    if (file.version === undefined) yield { file, index };
+    index++;
+  }
 }
 
-function withKeys(into: Set<string>, more: ReadonlySet<string>): Set<string> {
-  for (const key of more) into.add(key);
-  return into;
+function setBit(mask: Uint8Array, index: number): void {
+  mask[index >> 3]! |= 1 << (index & 7);
+}
+
+function isSet(mask: Uint8Array, index: number): boolean {
+  return (mask[index >> 3]! & (1 << (index & 7))) !== 0;
 }
 
 /**
@@ -157,18 +198,13 @@ async function versionsAliveAgain(store: ObjectStore, format: TableFormat, proce
   return [...alive].sort((a, b) => a - b);
 }
 
-/** Removed versions none of whose commit files remain once `deleted` are gone. */
-export function versionsRemovedBy(plan: DeletePlan, deleted: readonly PlannedFile[]): number[] {
-  const deletedKeys = new Set<string>();
-  for (const file of deleted) if (file.version !== undefined) deletedKeys.add(file.key);
+/** Removed versions none of whose commit files remain once the commit files `deleted` names are gone. */
+export function versionsRemovedBy(plan: Pick<DeletePlan, "files" | "processed">, deleted: ReadonlySet<string>): number[] {
   const planned = new Map<number, string[]>();
-  for (const file of plan.files.toDelete) {
-    if (file.version === undefined) continue;
-    planned.set(file.version, [...(planned.get(file.version) ?? []), file.key]);
-  }
+  for (const { file } of commitFilesOf(plan)) planned.set(file.version!, [...(planned.get(file.version!) ?? []), file.key]);
   return plan.processed.plan.removed.filter((version) => {
     const keys = planned.get(version);
-    return keys !== undefined && keys.every((key) => deletedKeys.has(key));
+    return keys !== undefined && keys.every((key) => deleted.has(key));
   });
 }
 

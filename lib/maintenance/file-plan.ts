@@ -19,6 +19,8 @@ import type { ObjectInfo } from "../store/object-store.ts";
 import { formatDuration } from "./duration.ts";
 import type { ReferenceSet } from "./references.ts";
 import { describeVersions } from "./references.ts";
+import type { PageCodec, SpillArea } from "./spill.ts";
+import { SpillList, TextTable, decodeJson, encodeJson } from "./spill.ts";
 import type { VersionDecision } from "./version-plan.ts";
 
 /** lakewarden's own folder: never a cleanup candidate (checkpoint pruning has its own stage). */
@@ -52,29 +54,107 @@ export interface FilePlanInput {
   nowMillis: number;
   /** Keys an interrupted run's intent proves were committed (key → reason), like removed versions do. */
   proven?: ReadonlyMap<string, string>;
+  /** Where full pages of the plan go (null: kept encoded in memory). */
+  spill?: SpillArea | null;
 }
 
+/** Planned files a page at a time (spill.ts), in listing order. */
+export type PlannedFiles = SpillList<PlannedFile>;
+
+/** The files a report names one by one; the counts always cover every file. */
+export const REPORTED_FILES_LIMIT = 10_000;
+
 export interface FilePlan {
-  /** Every file deleted or kept-and-reported, in listing order. */
+  /** The first REPORTED_FILES_LIMIT files deleted or kept-and-reported, in listing order: the report's list. */
   files: PlannedFile[];
-  toDelete: PlannedFile[];
+  /** Every file deleted or kept-and-reported (the length of toDelete and reported together). */
+  planned: number;
+  /** Files to delete; removed versions' commit files go first, then the others in this order. */
+  toDelete: PlannedFiles;
   /** Kept files worth a line in the report (unknown kinds, unreferenced but young). */
-  reported: PlannedFile[];
+  reported: PlannedFiles;
+  /**
+   * "listing": toDelete and reported are subsequences of the listing, in its order, so a stage
+   * walks them alongside it (the generic plan). "format": the order a format's own plan gave
+   * (TableFormat.planRemoval: Delta deletes log files before the data they name), so a stage
+   * looks files up by key (that plan holds its listing whole anyway).
+   */
+  order: "listing" | "format";
 }
 
 export function planFiles(input: FilePlanInput): FilePlan {
-  const files: PlannedFile[] = [];
+  const plan = emptyFilePlan(input.spill ?? null);
   const texts = new TextMemo();
   for (const object of input.listing) {
     const planned = planOne(object, input, texts);
-    if (planned) files.push(planned);
+    if (planned) addPlanned(plan, planned);
   }
-  return {
-    files,
-    toDelete: files.filter((f) => f.action === "delete"),
-    reported: files.filter((f) => f.action === "keep"),
-  };
+  return plan;
 }
+
+export function emptyFilePlan(spill: SpillArea | null, order: FilePlan["order"] = "listing"): FilePlan {
+  return { files: [], planned: 0, toDelete: plannedFiles(spill), reported: plannedFiles(spill), order };
+}
+
+export function addPlanned(plan: FilePlan, file: PlannedFile): void {
+  if (plan.files.length < REPORTED_FILES_LIMIT) plan.files.push(file);
+  plan.planned++;
+  (file.action === "delete" ? plan.toDelete : plan.reported).push(file);
+}
+
+export function plannedFiles(spill: SpillArea | null): PlannedFiles {
+  return new SpillList(PLANNED_CODEC, spill);
+}
+
+/** A page of planned files in columns; kinds, times and reasons repeat, so each text is stored once. */
+interface PlannedPage {
+  texts: string[];
+  keys: string[];
+  sizes: number[];
+  /** Indexes into texts: kind, last modified, reason. */
+  kinds: number[];
+  modified: number[];
+  reasons: number[];
+  /** "d" delete, "k" keep, one letter a file. */
+  actions: string;
+  /** The commit file's version, -1 for other files. */
+  versions: number[];
+}
+
+const PLANNED_CODEC: PageCodec<PlannedFile> = {
+  encode(files) {
+    const table = new TextTable();
+    const page: PlannedPage = { texts: table.texts, keys: [], sizes: [], kinds: [], modified: [], reasons: [], actions: "", versions: [] };
+    let actions = "";
+    for (const file of files) {
+      page.keys.push(file.key);
+      page.sizes.push(file.size);
+      page.kinds.push(table.of(file.kind));
+      page.modified.push(table.of(file.lastModified));
+      page.reasons.push(table.of(file.reason));
+      actions += file.action === "delete" ? "d" : "k";
+      page.versions.push(file.version ?? -1);
+    }
+    page.actions = actions;
+    return encodeJson(page);
+  },
+  decode(bytes) {
+    const page = decodeJson<PlannedPage>(bytes);
+    const { texts } = page;
+    return page.keys.map((key, i) => {
+      const file: PlannedFile = {
+        key,
+        kind: texts[page.kinds[i]!] as PlannedKind,
+        size: page.sizes[i]!,
+        lastModified: texts[page.modified[i]!]!,
+        action: page.actions[i] === "d" ? "delete" : "keep",
+        reason: texts[page.reasons[i]!]!,
+      };
+      if (page.versions[i]! >= 0) file.version = page.versions[i]!;
+      return file;
+    });
+  },
+};
 
 /**
  * Files written together share their modification time, and so their texts: one string for all

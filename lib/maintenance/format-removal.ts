@@ -12,8 +12,7 @@
  */
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import type { FilePlan, PlannedFile } from "./file-plan.ts";
-import { LAKEWARDEN_PREFIX } from "./file-plan.ts";
+import { LAKEWARDEN_PREFIX, addPlanned, emptyFilePlan } from "./file-plan.ts";
 import type { ListedObjects } from "./listing.ts";
 import { describePin } from "./pins.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
@@ -61,7 +60,8 @@ export async function planRemovalByFormat(
   const decided = new Map(decisions.map((d) => [d.version, d]));
 
   const byKey = new Map(listing.map((object) => [object.key, object]));
-  const toDelete: PlannedFile[] = [];
+  // In the format's order: it says what goes first (Delta: log files before the data they name).
+  const files = emptyFilePlan(options.spill ?? null, "format");
   const seen = new Set<string>();
   for (const file of removal.files) {
     const object = byKey.get(file.key);
@@ -72,7 +72,7 @@ export async function planRemovalByFormat(
       throw new Error(`${format.name} planned to delete ${file.key}, the commit file of kept version ${committed} of ${store.uri}: nothing deleted`);
     }
     seen.add(file.key);
-    toDelete.push({
+    addPlanned(files, {
       key: file.key,
       kind: file.role,
       size: object.size,
@@ -83,12 +83,11 @@ export async function planRemovalByFormat(
     });
   }
 
-  const reported: PlannedFile[] = [];
   for (const file of removal.reported ?? []) {
     const object = byKey.get(file.key);
     if (!object || seen.has(file.key) || file.key.startsWith(LAKEWARDEN_PREFIX)) continue;
     seen.add(file.key);
-    reported.push({ key: file.key, kind: file.role, size: object.size, lastModified: object.lastModified.toISOString(), action: "keep", reason: file.reason });
+    addPlanned(files, { key: file.key, kind: file.role, size: object.size, lastModified: object.lastModified.toISOString(), action: "keep", reason: file.reason });
   }
 
   const kept = new ReferenceSet();
@@ -99,7 +98,6 @@ export async function planRemovalByFormat(
     else removed.addAll(version, scanned.references, scanned.unresolved);
   }
   const keep = decisions.filter((d) => d.keep).map((d) => d.version);
-  const files: FilePlan = { files: [...toDelete, ...reported], toDelete, reported };
   return {
     processed: {
       ...processed,

@@ -3,15 +3,16 @@
  * Listed prefix by prefix, page by page; with a budget it stops between objects and says where
  * (a cursor: which prefix, after which key), so a later run lists on from there.
  *
- * A listing can hold every file of a big table (a million and more), and it is held from the
- * plan to the end of the run: it is kept in columns (the key, the size and the modification
- * time of each object; about 24 bytes and the key's string an object, against some 200 as
- * ObjectInfo objects), and read back as ObjectInfo one object at a time. The ETag is not kept:
- * nothing cleanup decides depends on it.
+ * A listing can hold every file of a big table (a million and more), and it is walked from the
+ * plan to the end of the run: it is held a page at a time (spill.ts), full pages in columns
+ * (key, size, modification time) on the run's spill file, and read back as ObjectInfo one page
+ * at a time. The ETag is not kept: nothing cleanup decides depends on it.
  */
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { CleanupProgress } from "./progress.ts";
+import type { PageCodec, SpillArea } from "./spill.ts";
+import { SpillList, decodeJson, encodeJson } from "./spill.ts";
 
 /** Where a listing got to: the prefix (index into `managedPrefixes`) and the last key listed in it. */
 export interface ListingCursor {
@@ -30,6 +31,8 @@ export interface ListingOptions {
   from?: ListingCursor;
   /** Checked before each object is taken: true → stop, returning the cursor. */
   shouldStop?: () => boolean;
+  /** Where full pages of the listing go (null: kept encoded in memory). */
+  spill?: SpillArea | null;
 }
 
 /** Listed objects in listing order: what the plan, the re-plans and the post-delete check read. */
@@ -37,43 +40,58 @@ export interface ListedObjects extends Iterable<ObjectInfo> {
   readonly length: number;
 }
 
-/** ListedObjects in columns; see the module comment. */
-export class CompactListing implements ListedObjects {
-  private readonly keys: string[] = [];
-  private sizes = new Float64Array(1024);
-  private mtimes = new Float64Array(1024);
+/** A page of listed objects in columns: the key, size and modification time of each. */
+interface ListingPage {
+  keys: string[];
+  sizes: number[];
+  mtimes: number[];
+}
 
-  static of(...parts: Iterable<ObjectInfo>[]): CompactListing {
-    const listing = new CompactListing();
+const LISTING_CODEC: PageCodec<ObjectInfo> = {
+  encode(objects) {
+    const page: ListingPage = { keys: [], sizes: [], mtimes: [] };
+    for (const object of objects) {
+      page.keys.push(object.key);
+      page.sizes.push(object.size);
+      page.mtimes.push(object.lastModified.getTime());
+    }
+    return encodeJson(page);
+  },
+  decode(bytes) {
+    const { keys, sizes, mtimes } = decodeJson<ListingPage>(bytes);
+    return keys.map((key, i) => ({ key, size: sizes[i]!, etag: "", lastModified: new Date(mtimes[i]!) }));
+  },
+};
+
+/** ListedObjects a page at a time (spill.ts); see the module comment. */
+export class CompactListing implements ListedObjects {
+  private readonly objects: SpillList<ObjectInfo>;
+
+  constructor(area: SpillArea | null = null) {
+    this.objects = new SpillList(LISTING_CODEC, area);
+  }
+
+  static of(area: SpillArea | null, ...parts: Iterable<ObjectInfo>[]): CompactListing {
+    const listing = new CompactListing(area);
     for (const part of parts) for (const object of part) listing.push(object);
     return listing;
   }
 
   push(object: ObjectInfo): void {
-    this.add(object.key, object.size, object.lastModified.getTime());
+    // No ETag: nothing cleanup decides depends on it.
+    this.objects.push(object.etag === "" ? object : { key: object.key, size: object.size, etag: "", lastModified: object.lastModified });
   }
 
   add(key: string, size: number, lastModifiedMillis: number): void {
-    const index = this.keys.length;
-    if (index === this.sizes.length) {
-      const sizes = new Float64Array(index * 2);
-      sizes.set(this.sizes);
-      this.sizes = sizes;
-      const mtimes = new Float64Array(index * 2);
-      mtimes.set(this.mtimes);
-      this.mtimes = mtimes;
-    }
-    this.keys.push(key);
-    this.sizes[index] = size;
-    this.mtimes[index] = lastModifiedMillis;
+    this.objects.push({ key, size, etag: "", lastModified: new Date(lastModifiedMillis) });
   }
 
   get length(): number {
-    return this.keys.length;
+    return this.objects.length;
   }
 
-  *[Symbol.iterator](): Iterator<ObjectInfo> {
-    for (let i = 0; i < this.keys.length; i++) yield { key: this.keys[i]!, size: this.sizes[i]!, etag: "", lastModified: new Date(this.mtimes[i]!) };
+  [Symbol.iterator](): Iterator<ObjectInfo> {
+    return this.objects[Symbol.iterator]();
   }
 }
 
@@ -88,7 +106,7 @@ export async function listManagedFiles(store: ObjectStore, format: TableFormat, 
 
 export async function listManagedFilesFrom(store: ObjectStore, format: TableFormat, options: ListingOptions = {}): Promise<ListingPart> {
   options.progress?.stage("listing files");
-  const objects = new CompactListing();
+  const objects = new CompactListing(options.spill ?? null);
   const from = options.from ?? LISTING_START;
   if (from.done) return { objects, cursor: from };
   const prefixes = format.managedPrefixes;

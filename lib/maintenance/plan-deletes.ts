@@ -7,11 +7,12 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
 import { planRemovalByFormat } from "./format-removal.ts";
-import { planFiles } from "./file-plan.ts";
+import { emptyFilePlan, planFiles } from "./file-plan.ts";
 import type { ListedObjects, ListingCursor } from "./listing.ts";
 import { CompactListing, listManagedFilesFrom } from "./listing.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
+import type { SpillArea } from "./spill.ts";
 
 export interface DeletePlan {
   /** The version decisions the file plan follows. */
@@ -34,6 +35,8 @@ export interface PlanDeletesOptions {
   resume?: { listed: ListedObjects; cursor: ListingCursor };
   /** Stops the listing between objects (the run's budget). */
   shouldStop?: () => boolean;
+  /** Where the listing's and the plan's full pages go (null: kept encoded in memory). */
+  spill?: SpillArea | null;
 }
 
 export async function planDeletes(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
@@ -41,10 +44,11 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
     ...(options.progress ? { progress: options.progress } : {}),
     ...(options.resume ? { from: options.resume.cursor } : {}),
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+    spill: options.spill ?? null,
   });
-  const listing = options.resume ? CompactListing.of(options.resume.listed, part.objects) : part.objects;
+  const listing = options.resume ? CompactListing.of(options.spill ?? null, options.resume.listed, part.objects) : part.objects;
   // A partial listing is no plan: nothing is decided on it.
-  if (!part.cursor.done) return { processed, listing, files: { files: [], toDelete: [], reported: [] }, cursor: part.cursor, listedNow: part.objects };
+  if (!part.cursor.done) return { processed, listing, files: emptyFilePlan(options.spill ?? null), cursor: part.cursor, listedNow: part.objects };
   const planned = await planListing(store, { listing }, format, processed, options);
   return { ...planned, cursor: part.cursor, listedNow: part.objects };
 }
@@ -72,6 +76,7 @@ export function replanFiles(plan: Pick<DeletePlan, "listing">, format: TableForm
     deleteUnverified: processed.policy.deleteUnverified,
     nowMillis: options.now.getTime(),
     ...(options.proven ? { proven: options.proven } : {}),
+    spill: options.spill ?? null,
   });
   return { processed, listing: plan.listing, files };
 }

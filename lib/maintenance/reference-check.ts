@@ -1,6 +1,7 @@
 /**
  * The post-delete check: from what the run already holds (the listing it planned on and the
- * keys it deleted), does every file a kept version references still exist? No extra request.
+ * deleted keys kept references cover), does every file a kept version references still exist?
+ * No extra request.
  * Only versions read before the listing are checked: a version committed later may name files
  * written after the listing, which the listing cannot show (and which were never candidates).
  */
@@ -23,6 +24,10 @@ export interface ReferenceCheck {
   ok: boolean;
 }
 
+/**
+ * `deleted`: the keys the run (and the earlier runs of its chain) deleted that a kept reference
+ * covers; deleting no others can break a kept version, so the caller keeps only these.
+ */
 export function checkKeptReferences(
   kept: ReferenceSet,
   listing: Iterable<ObjectInfo>,
@@ -39,7 +44,12 @@ export function checkKeptReferences(
     else checkedFiles.add(reference.path);
   }
   const listedFiles = new Set<string>();
-  for (const { key } of listing) {
+  // Keys deleted earlier in the chain are no longer listed: they existed all the same.
+  const keys = function* (): Iterable<string> {
+    for (const { key } of listing) yield key;
+    for (const key of deleted) yield key;
+  };
+  for (const key of keys()) {
     if (checkedFiles.has(key)) listedFiles.add(key);
     if (folders.size === 0) continue;
     for (let slash = key.indexOf("/"); slash !== -1; slash = key.indexOf("/", slash + 1)) {

@@ -50,8 +50,14 @@ export interface CleanupReport {
   /** Files removed (dry run: that would be) by kind, manifests included. */
   files_removed: Partial<Record<PlannedKind, KindTotals>>;
   bytes_removed: number;
-  /** The whole file plan: every file deleted (or to delete) and every kept file worth reporting, with reasons. */
+  /**
+   * The file plan: every file deleted (or to delete) and every kept file worth reporting, with
+   * reasons; the first REPORTED_FILES_LIMIT (10,000) of them on a bigger table, whose counts
+   * (files_planned, files_removed) still cover every file.
+   */
   files: PlannedFile[];
+  /** Files in the plan (deleted or to delete, and kept-and-reported): `files` names the first of them. */
+  files_planned: number;
   files_kept_reported: number;
   delete_failures: DeleteFailure[];
   /** How fast the deletes went: the limit, the rate achieved, requests S3 throttled (null: the run deleted nothing). */
@@ -114,8 +120,8 @@ export function filesRemovedCount(report: Pick<CleanupReport, "files_removed">):
 
 /** The receipt: the report without the per-file and per-version lists (counts stay), keys in snake_case. */
 export function receiptOf(report: CleanupReport): Omit<CleanupReport, "files" | "versions"> & { files_planned: number } {
-  const { files, versions: _versions, ...rest } = report;
-  return snakeCaseKeys({ ...rest, status: reportedStatus(report), files_planned: files.length });
+  const { files: _files, versions: _versions, ...rest } = report;
+  return snakeCaseKeys({ ...rest, status: reportedStatus(report) });
 }
 
 /**

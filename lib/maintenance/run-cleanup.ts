@@ -30,7 +30,7 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
 import { DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE } from "./delete-batches.ts";
-import { deleteUnreferenced, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
+import { commitFilesOf, deleteUnreferenced, deletedFiles, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
@@ -44,14 +44,18 @@ import { describePolicy } from "./policy.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { ManifestScan } from "./process-manifests.ts";
 import { assertKeptReferencesResolvable, processManifests, removedRecords, scanCoverage } from "./process-manifests.ts";
-import { clearProgress, loadProgress, saveProgress } from "./run-progress.ts";
+import { clearProgress, deletedEarlier, loadProgress, saveProgress } from "./run-progress.ts";
+import { SpillArea } from "./spill.ts";
+import type { PlannedFile } from "./file-plan.ts";
+import type { ObjectInfo } from "../store/object-store.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import { replanUntilSettled } from "./replan.ts";
 import type { CleanupReport, CleanupStatus, RemovalCommit } from "./report.ts";
 import { diffCounts, receiptOf } from "./report.ts";
-import type { IntentRead, ReceiptRetention } from "./run-files.ts";
-import { expiredReceipts, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
+import type { IntentFile, IntentRead, ReceiptRetention } from "./run-files.ts";
+import { expiredReceipts, intentFiles, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
+import { NotFoundError } from "../store/errors.ts";
 import type { RemovalStats } from "./stats.ts";
 import { NO_REMOVAL, mergeStats, removalStats } from "./stats.ts";
 
@@ -131,6 +135,8 @@ interface RunContext {
   now: () => Date;
   progress: CleanupProgress;
   lease: Lease | null;
+  /** Where the run's listing and plan keep their full pages (disposed when the run ends). */
+  spill: SpillArea;
   deadline: Date | null;
   /** Between stages: true → stop now. */
   shouldStop: () => boolean;
@@ -163,6 +169,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     now,
     progress: options.progress ?? silentProgress,
     lease,
+    spill: SpillArea.open(),
     deadline: null,
     shouldStop: () => false,
     beforeWork: () => false,
@@ -214,6 +221,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
       if (!(await lease.release())) report.warnings.push("lease not released: it expires by itself");
       report.requests = diffCounts(store.stats.snapshot(), requestsBefore);
     }
+    context.spill.dispose();
   }
 }
 
@@ -226,17 +234,19 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     result.warnings.push(result.stopReason);
   };
   /** Saves what this run adds to the chain (never in a dry run), then stops. */
-  const saveAndStop = async (where: string, parts: { scan: ManifestScan | null; plan: DeletePlan | null; deleted?: readonly string[] }): Promise<void> => {
+  const saveAndStop = async (where: string, parts: { scan: ManifestScan | null; plan: DeletePlan | null; deletion?: DeletionOutcome }): Promise<void> => {
     if (!options.dryRun) {
+      const { plan, deletion } = parts;
       result.chain.progressSaved = await saveProgress(store, saved, {
         runKey: run.key,
         chainId: result.chain.id,
         chainStartedAt: saved?.startedAt ?? run.startedAt,
         latestAtStart,
         scan: parts.scan,
-        listedNow: parts.plan?.listedNow ?? [],
-        cursor: parts.plan?.cursor ?? null,
-        deletedNow: parts.deleted ?? [],
+        // Once this run deleted, what is left of the listing replaces the saved one.
+        listing: plan && deletion ? { remaining: remainingListing(plan, deletion) } : { added: plan?.listedNow ?? [] },
+        cursor: plan?.cursor ?? null,
+        deletedNow: plan && deletion ? keysOf(deletedFiles(plan, deletion)) : [],
         now: run.now(),
       });
     }
@@ -263,7 +273,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   }
   // A budget-stopped run's progress: what it read, listed and deleted. Only a shortcut: every
   // decision below is made again on fresh refs, a fresh version listing and a fresh re-plan.
-  const loaded = options.dryRun ? { saved: null, problem: null } : await loadProgress(store, runFiles.progress, run.now());
+  const loaded = options.dryRun ? { saved: null, problem: null } : await loadProgress(store, runFiles.progress, run.now(), run.spill);
   if (loaded.problem) result.warnings.push(loaded.problem);
   let saved = loaded.saved;
   if (saved && latest.version < saved.latestAtStart) {
@@ -302,7 +312,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   assertKeptReferencesResolvable(processed, store.uri);
   if (run.shouldStop()) return saveAndStop("after reading manifests, before listing", { scan: processed.scan, plan: null });
 
-  const planOptions = { now: run.startedAt, proven: provenByIntents(intents.read), progress };
+  const proven = await provenByIntents(store, intents.read, { ...processed.policy, now: run.startedAt });
+  const planOptions = { now: run.startedAt, proven, progress, spill: run.spill };
   const listed = await planDeletes(store, format, processed, {
     ...planOptions,
     ...(saved ? { resume: { listed: saved.listed, cursor: saved.cursor } } : {}),
@@ -316,7 +327,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   if (options.dryRun) {
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.
-    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(result.plan, result.plan.files.toDelete);
+    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(result.plan, new Set(commitFilesOf(result.plan).map(({ file }) => file.key)));
     result.removed = removalStats(result.plan.files.toDelete, versions);
     return;
   }
@@ -340,10 +351,9 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     progress.stage("writing checkpoint");
     result.checkpoint = await archive(run, plan.processed, intents.read, null, result.warnings);
   }
-  let ownIntent: string | null = null;
+  let ownIntent: string[] = [];
   if (removing && !run.shouldStop()) {
-    const files = plan.files.toDelete.filter((file) => file.version === undefined).map((file) => file.key);
-    ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files }, run.now());
+    ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(filesOtherThanCommits(plan.files.toDelete)) }, run.now());
   }
 
   const deletion = await deleteUnreferenced(store, format, plan, {
@@ -353,17 +363,17 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(run.lease ? { beforeBatch: () => run.lease!.renewIfDue() } : {}),
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
-    ...(saved ? { deletedEarlierInChain: saved.deleted } : {}),
+    ...(saved ? { deletedEarlierInChain: () => deletedEarlier(store, saved!) } : {}),
     pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
   });
   result.deletion = deletion;
   // What the format's removal commit changed besides versions (Iceberg: the expired refs it dropped).
   if (deletion.removalCommit !== null) result.warnings.push(...plan.processed.plan.formatNotes.map((note) => `${deletion.removalCommit}: ${note}`));
-  result.removed = removalStats(deletion.deleted, deletion.removedVersions, deletion.failed);
+  result.removed = removalStats(deletedFiles(plan, deletion), deletion.removedVersions, deletion.failed);
   if (deletion.filesHeldBack) result.warnings.push(`${deletion.filesHeldBack}, so the files of removed versions were left for the next run, which finishes the job`);
   describeReferenceCheck(deletion, result);
-  const listedAndDeleted = { scan: plan.processed.scan, plan: { ...plan, listedNow: listed.listedNow ?? [], cursor: listed.cursor ?? { prefixIndex: 0, after: null, done: true } }, deleted: deletion.deleted.map((f) => f.key) };
-  if (deletion.stopped) return saveAndStop(`after deleting ${deletion.deleted.length} of ${plan.files.toDelete.length} files`, listedAndDeleted);
+  const listedAndDeleted = { scan: plan.processed.scan, plan: { ...plan, cursor: listed.cursor ?? { prefixIndex: 0, after: null, done: true } }, deletion };
+  if (deletion.stopped) return saveAndStop(`after deleting ${deletion.deletedCount} of ${plan.files.toDelete.length} files`, listedAndDeleted);
   if (run.shouldStop()) return saveAndStop("after deleting, before writing the checkpoint", listedAndDeleted);
 
   await run.lease?.renewIfDue();
@@ -372,11 +382,14 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   // The checkpoint now holds the intents' versions; once every delete is done, their file
   // lists are no longer needed as proof either.
   const settledIntents = deletion.failed.length === 0 && deletion.filesHeldBack === null && result.checkpoint.status !== "empty";
-  const intentKeys = [...intents.read.map((intent) => intent.key), ...(ownIntent ? [ownIntent] : [])];
+  // An intent goes first, its file parts after it: no reader meets an intent without its parts.
+  const intentKeys = [...intents.read.map((intent) => intent.key), ...ownIntent.slice(0, 1)];
   if (settledIntents && intentKeys.length > 0) {
     const deleted = await store.deleteMany(intentKeys);
     const failed = new Set(deleted.failed.map((f) => f.key));
     result.intentsArchived = intents.read.map((intent) => intent.key).filter((k) => !failed.has(k));
+    const parts = [...intents.read.filter((intent) => !failed.has(intent.key)).flatMap((intent) => intent.parts), ...(failed.has(ownIntent[0]!) ? [] : ownIntent.slice(1))];
+    if (parts.length > 0) await store.deleteMany(parts);
   }
 
   progress.stage("pruning checkpoints");
@@ -431,11 +444,27 @@ function protectionState(processed: ProcessedManifests): StoredProtection | null
   return { boundary: protection.boundary, result: protection.result, reason: protection.reason, removed_earlier: protection.removed_earlier };
 }
 
-/** Files interrupted runs planned to delete, with the reason their intent gives. */
-export function provenByIntents(intents: readonly IntentRead[]): Map<string, string> {
+/**
+ * Files interrupted runs planned to delete, with the reason their intent gives: the proof that a
+ * file younger than the safety window was committed. An older file needs no proof (its age lets
+ * it go), so only the young ones are kept: a crashed million-file run's intent costs memory for
+ * the files written lately, not for all it named. A file whose time the intent does not know
+ * (written before intents kept times) counts as young.
+ */
+export async function provenByIntents(store: ObjectStore, intents: readonly IntentRead[], window: { safetyWindowMs: number; deleteUnverified: boolean; now: Date }): Promise<Map<string, string>> {
   const proven = new Map<string, string>();
+  if (window.deleteUnverified || window.safetyWindowMs <= 0) return proven;
+  const oldestYoung = window.now.getTime() - window.safetyWindowMs;
   for (const intent of intents) {
-    for (const file of intent.files) proven.set(file, `planned for deletion by interrupted run ${intent.runId} (its intent proves it was committed)`);
+    const reason = `planned for deletion by interrupted run ${intent.runId} (its intent proves it was committed)`;
+    try {
+      for await (const file of intentFiles(store, intent)) {
+        if (!(file.lastModifiedMillis <= oldestYoung)) proven.set(file.key, reason);
+      }
+    } catch (error) {
+      // Without its proof a young file waits out the safety window: kept, never lost.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
   }
   return proven;
 }
@@ -516,6 +545,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     files_removed: result.removed.filesByRole,
     bytes_removed: result.removed.bytesRemoved,
     files: plan?.files.files ?? [],
+    files_planned: plan?.files.planned ?? 0,
     files_kept_reported: plan?.files.reported.length ?? 0,
     delete_failures: result.removed.deleteFailures,
     delete_rate: result.deletion?.rate ?? null,
@@ -539,8 +569,40 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     receipt: null,
     lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
     requests: diffCounts(run.store.stats.snapshot(), requestsBefore),
-    storage: plan ? storageOfPlan(plan, run.format, result.deletion?.deleted ?? null) : null,
+    storage: plan ? storageOfPlan(plan, run.format, result.deletion ? deletedFiles(plan, result.deletion) : null) : null,
     warnings: result.warnings,
     errors: result.errors,
   };
+}
+
+function* keysOf(files: Iterable<PlannedFile>): Iterable<string> {
+  for (const file of files) yield file.key;
+}
+
+function* intentFilesOf(files: Iterable<PlannedFile>): Iterable<IntentFile> {
+  for (const file of files) yield { key: file.key, lastModifiedMillis: Date.parse(file.lastModified) };
+}
+
+function* filesOtherThanCommits(files: Iterable<PlannedFile>): Iterable<PlannedFile> {
+  for (const file of files) if (file.version === undefined) yield file;
+}
+
+/** The plan's listing minus what the deletion deleted: walked together when both are in listing order. */
+function* remainingListing(plan: DeletePlan, deletion: DeletionOutcome): Iterable<ObjectInfo> {
+  if (plan.files.order === "format") {
+    const gone = new Set<string>();
+    for (const file of deletedFiles(plan, deletion)) gone.add(file.key);
+    for (const object of plan.listing) if (!gone.has(object.key)) yield object;
+    return;
+  }
+  const deleted = deletedFiles(plan, deletion)[Symbol.iterator]();
+  let next = deleted.next();
+  for (const object of plan.listing) {
+    if (!next.done && next.value.key === object.key) {
+      next = deleted.next();
+      continue;
+    }
+    yield object;
+  }
+  if (!next.done) throw new Error(`internal: deleted ${next.value.key} is not in the listing's order`);
 }

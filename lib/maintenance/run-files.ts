@@ -8,6 +8,9 @@
  *                         it (history survives a crash at any step) and takes its file list as
  *                         proof that those files were committed (so it deletes them at once,
  *                         without waiting out the safety window).
+ *   {runKey}.intent.files-N  the intent's file list, at most INTENT_PART_FILES keys a part (a
+ *                         million-file run never holds its list as one text); written before the
+ *                         intent that names them, removed with it.
  * Run keys start with a UTC timestamp, so listing order is chronological order.
  */
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
@@ -59,32 +62,75 @@ interface IntentBody {
   written_at: string;
   removing_versions: VersionRecord[];
   deleting_files: string[];
+  /** The modification time (ms) of each of deleting_files, as listed. */
+  deleting_files_modified?: number[];
+  /** Parts holding the file list instead ({ keys, modified }), for a long one. */
+  deleting_file_parts?: string[];
 }
 
+interface IntentPart {
+  keys: string[];
+  modified: number[];
+}
+
+export const INTENT_PART_FILES = 65_536;
+
+/** A file an intent names: its key and its modification time as listed. */
+export interface IntentFile {
+  key: string;
+  lastModifiedMillis: number;
+}
+
+/**
+ * Writes the intent's file parts, then the intent naming them. Returns every key written, the
+ * intent's first. A short list stays inline, as intents always had it; a long one is all in parts.
+ */
 export async function writeIntent(
   store: ObjectStore,
   key: string,
   runId: string,
-  intent: { records: readonly VersionRecord[]; files: readonly string[] },
+  intent: { records: readonly VersionRecord[]; files: Iterable<IntentFile> },
   now: Date,
-): Promise<string> {
+): Promise<string[]> {
+  const parts: string[] = [];
+  let part: IntentPart = { keys: [], modified: [] };
+  const flush = async () => {
+    const partKey = `${intentKey(key)}.files-${parts.length}`;
+    await store.put(partKey, new TextEncoder().encode(JSON.stringify(part)), { contentType: "application/json" });
+    parts.push(partKey);
+    part = { keys: [], modified: [] };
+  };
+  for (const file of intent.files) {
+    part.keys.push(file.key);
+    part.modified.push(file.lastModifiedMillis);
+    if (part.keys.length === INTENT_PART_FILES) await flush();
+  }
+  const inline = parts.length === 0;
+  if (!inline && part.keys.length > 0) await flush();
   const body: IntentBody = {
     run_id: runId,
     written_at: now.toISOString(),
     removing_versions: [...intent.records],
-    deleting_files: [...intent.files],
+    deleting_files: inline ? part.keys : [],
+    ...(inline ? { deleting_files_modified: part.modified } : { deleting_file_parts: parts }),
   };
   const objectKey = intentKey(key);
   await store.put(objectKey, new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });
-  return objectKey;
+  return [objectKey, ...parts];
 }
 
 export interface IntentRead {
   key: string;
   runId: string;
   records: VersionRecord[];
-  files: string[];
+  /** The inline file list (a long one is in `parts`, read by intentFiles). */
+  files: IntentFile[];
+  /** The intent's file parts: read on demand, removed with it. */
+  parts: string[];
 }
+
+/** Modification time of a file an intent written before times were kept names: unknown. */
+const UNKNOWN_TIME = Number.NaN;
 
 /** Reads intents left by earlier runs; an unreadable one is reported, not fatal (it only adds history). */
 export async function readIntents(store: ObjectStore, intents: readonly ObjectInfo[]): Promise<{ read: IntentRead[]; problems: string[] }> {
@@ -95,18 +141,33 @@ export async function readIntents(store: ObjectStore, intents: readonly ObjectIn
       const { body } = await store.get(object.key);
       const parsed = JSON.parse(new TextDecoder().decode(body)) as Partial<IntentBody>;
       if (!Array.isArray(parsed.removing_versions)) throw new Error("no removing_versions array");
-      read.push({
-        key: object.key,
-        runId: String(parsed.run_id ?? "unknown"),
-        records: parsed.removing_versions.filter(isVersionRecord),
-        files: Array.isArray(parsed.deleting_files) ? parsed.deleting_files.filter((f): f is string => typeof f === "string") : [],
+      const keys = Array.isArray(parsed.deleting_files) ? parsed.deleting_files : [];
+      const modified = Array.isArray(parsed.deleting_files_modified) ? parsed.deleting_files_modified : [];
+      const files: IntentFile[] = [];
+      keys.forEach((file, i) => {
+        if (typeof file === "string") files.push({ key: file, lastModifiedMillis: typeof modified[i] === "number" ? modified[i]! : UNKNOWN_TIME });
       });
+      const parts = Array.isArray(parsed.deleting_file_parts) ? parsed.deleting_file_parts.filter((p): p is string => typeof p === "string" && p.startsWith(`${object.key}.files-`)) : [];
+      read.push({ key: object.key, runId: String(parsed.run_id ?? "unknown"), records: parsed.removing_versions.filter(isVersionRecord), files, parts });
     } catch (error) {
       if (error instanceof NotFoundError) continue;
       problems.push(`${store.uriOf(object.key)}: unreadable run intent, ignored: ${(error as Error).message}`);
     }
   }
   return { read, problems };
+}
+
+/** Every file an intent names, its parts read one at a time. */
+export async function* intentFiles(store: ObjectStore, intent: IntentRead): AsyncIterable<IntentFile> {
+  yield* intent.files;
+  for (const key of intent.parts) {
+    const part = JSON.parse(new TextDecoder().decode((await store.get(key)).body)) as Partial<IntentPart>;
+    if (!Array.isArray(part.keys) || !Array.isArray(part.modified)) throw new Error(`${store.uriOf(key)}: not a part of a run intent's file list`);
+    for (let i = 0; i < part.keys.length; i++) {
+      const file = part.keys[i];
+      if (typeof file === "string") yield { key: file, lastModifiedMillis: typeof part.modified[i] === "number" ? part.modified[i]! : UNKNOWN_TIME };
+    }
+  }
 }
 
 function isVersionRecord(value: unknown): value is VersionRecord {

@@ -5,11 +5,14 @@
  *                           the listing cursor, and the segment files below (written last);
  *   {runKey}.scan.json      version files a run read (Lance manifests are immutable: a file read
  *                           once need not be read again while its key still lists);
- *   {runKey}.listing.json   objects a run listed, in order, up to the cursor (keys, sizes and
- *                           modification times, in columns);
- *   {runKey}.deleted.json   keys a run deleted.
- * Each run writes only what it added. A segment whose progress.json never came is an orphan,
- * removed with the rest when a run completes.
+ *   {runKey}.listing-N.json objects listed and not deleted yet, in order, up to the cursor
+ *                           (keys, sizes and modification times, in columns), at most
+ *                           SEGMENT_ITEMS a file: a run that only listed adds what it listed; a
+ *                           run that deleted writes the whole remaining listing anew, so a
+ *                           resumed run never needs the deleted keys to know what is left;
+ *   {runKey}.deleted-N.json keys a run deleted (read back only by the post-delete check).
+ * A segment whose progress.json never came (or that a newer progress.json no longer names) is an
+ * orphan, removed with the rest when a run completes.
  *
  * What is saved is never trusted for a decision: a resumed run lists the version files again
  * and reads the new ones, reads refs and the latest version again, decides every version again,
@@ -21,13 +24,17 @@ import type { VersionFile } from "../formats/table-format.ts";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import type { ListedObjects, ListingCursor } from "./listing.ts";
+import type { ListingCursor } from "./listing.ts";
 import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
+import type { SpillArea } from "./spill.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
 export const MAX_PROGRESS_AGE_MS = 24 * 3_600_000;
-const FORMAT = 1;
+/** 2: listing segments hold what is left (1: the listing minus the deleted segments). */
+const FORMAT = 2;
+/** Objects or keys a segment file holds at most: a resumed run reads one segment at a time. */
+export const SEGMENT_ITEMS = 65_536;
 
 interface ProgressBody {
   format: number;
@@ -49,10 +56,7 @@ interface ScanEntryJson {
   config: Record<string, string>;
 }
 
-/**
- * A listing segment in columns: a resumed run reads a million objects back without a JSON array
- * (and an ETag string) per object. Segments of the older shape, one array per object, still load.
- */
+/** A listing segment in columns: a resumed run reads objects back without a JSON array (and an ETag string) per object. */
 interface ListingSegment {
   keys: string[];
   sizes: number[];
@@ -66,11 +70,10 @@ export interface SavedProgress {
   runs: number;
   latestAtStart: number;
   scan: ManifestScan;
-  /** Listed objects, minus the keys deleted since. */
+  /** Listed objects not deleted yet, in listing order (a page at a time when loaded with a spill area). */
   listed: CompactListing;
   cursor: ListingCursor;
-  deleted: Set<string>;
-  /** The segment files progress.json names (a stopping run extends the list). */
+  /** The segment files progress.json names (a stopping run extends or replaces them). */
   segments: { scan: string[]; listing: string[]; deleted: string[] };
 }
 
@@ -80,7 +83,7 @@ export interface LoadedProgress {
   problem: string | null;
 }
 
-export async function loadProgress(store: ObjectStore, files: readonly ObjectInfo[], now: Date): Promise<LoadedProgress> {
+export async function loadProgress(store: ObjectStore, files: readonly ObjectInfo[], now: Date, spill: SpillArea | null = null): Promise<LoadedProgress> {
   if (!files.some((f) => f.key === RUN_PROGRESS_KEY)) return { saved: null, problem: null };
   try {
     const body = await getJson<ProgressBody>(store, RUN_PROGRESS_KEY);
@@ -96,18 +99,10 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
         scan.set(file.version, { file, record: entry.record, references: entry.references, unresolved: entry.unresolved, config: entry.config, round: 0 });
       }
     }
-    const deleted = new Set<string>();
-    for (const key of body.segments.deleted) for (const k of await getJson<string[]>(store, key)) deleted.add(k);
-    const listed = new CompactListing();
+    const listed = new CompactListing(spill);
     for (const key of body.segments.listing) {
-      const segment = await getJson<ListingSegment | [string, number, string, number][]>(store, key);
-      if (Array.isArray(segment)) {
-        // Written before listings were saved in columns: one [key, size, etag, mtime] array per object.
-        for (const [k, size, , millis] of segment) if (!deleted.has(k)) listed.add(k, size, millis);
-        continue;
-      }
-      const { keys, sizes, mtimes } = segment;
-      for (let i = 0; i < keys.length; i++) if (!deleted.has(keys[i]!)) listed.add(keys[i]!, sizes[i]!, mtimes[i]!);
+      const { keys, sizes, mtimes } = await getJson<ListingSegment>(store, key);
+      for (let i = 0; i < keys.length; i++) listed.add(keys[i]!, sizes[i]!, mtimes[i]!);
     }
     return {
       saved: {
@@ -118,7 +113,6 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
         scan: new Map([...scan.entries()].sort((a, b) => a[0] - b[0])),
         listed,
         cursor: { prefixIndex: body.cursor.prefix_index, after: body.cursor.after, done: body.cursor.done },
-        deleted,
         segments: body.segments,
       },
       problem: null,
@@ -128,6 +122,11 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
   }
 }
 
+/** The keys the chain's earlier runs deleted, a segment at a time. */
+export async function* deletedEarlier(store: ObjectStore, saved: Pick<SavedProgress, "segments">): AsyncIterable<string> {
+  for (const key of saved.segments.deleted) yield* await getJson<string[]>(store, key);
+}
+
 /** What a stopping run adds to the chain's progress. */
 export interface ProgressUpdate {
   runKey: string;
@@ -135,15 +134,24 @@ export interface ProgressUpdate {
   chainStartedAt: Date;
   latestAtStart: number;
   scan: ManifestScan | null;
-  listedNow: ListedObjects;
+  /**
+   * What this run listed, to add to the saved listing (`added`); or, once the run deleted, the
+   * whole listing minus what was deleted (`remaining`), which replaces it.
+   */
+  listing: { added: Iterable<ObjectInfo> } | { remaining: Iterable<ObjectInfo> };
   cursor: ListingCursor | null;
-  deletedNow: readonly string[];
+  deletedNow: Iterable<string>;
   now: Date;
 }
 
 /** Writes the new segments, then progress.json naming them all. Returns progress.json's key. */
 export async function saveProgress(store: ObjectStore, previous: SavedProgress | null, update: ProgressUpdate): Promise<string> {
-  const segments = { scan: [...(previous?.segments.scan ?? [])], listing: [...(previous?.segments.listing ?? [])], deleted: [...(previous?.segments.deleted ?? [])] };
+  const replacing = "remaining" in update.listing;
+  const segments = {
+    scan: [...(previous?.segments.scan ?? [])],
+    listing: replacing ? [] : [...(previous?.segments.listing ?? [])],
+    deleted: [...(previous?.segments.deleted ?? [])],
+  };
   const known = previous?.scan ?? new Map();
   const newScan: ScanEntryJson[] = [];
   for (const [version, scanned] of update.scan ?? []) {
@@ -159,16 +167,19 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
   }
   const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
   if (newScan.length > 0) segments.scan.push(await putJson(store, segment("scan"), newScan));
-  if (update.listedNow.length > 0) {
+  const objects = "remaining" in update.listing ? update.listing.remaining : update.listing.added;
+  let part = 0;
+  for (const chunk of chunks(objects, SEGMENT_ITEMS)) {
     const columns: ListingSegment = { keys: [], sizes: [], mtimes: [] };
-    for (const o of update.listedNow) {
+    for (const o of chunk) {
       columns.keys.push(o.key);
       columns.sizes.push(o.size);
       columns.mtimes.push(o.lastModified.getTime());
     }
-    segments.listing.push(await putJson(store, segment("listing"), columns));
+    segments.listing.push(await putJson(store, segment(`listing-${part++}`), columns));
   }
-  if (update.deletedNow.length > 0) segments.deleted.push(await putJson(store, segment("deleted"), update.deletedNow));
+  part = 0;
+  for (const chunk of chunks(update.deletedNow, SEGMENT_ITEMS)) segments.deleted.push(await putJson(store, segment(`deleted-${part++}`), chunk));
   const cursor = update.cursor ?? previous?.cursor ?? { prefixIndex: 0, after: null, done: false };
   const body: ProgressBody = {
     format: FORMAT,
@@ -180,7 +191,25 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     cursor: { prefix_index: cursor.prefixIndex, after: cursor.after, done: cursor.done },
     segments,
   };
-  return putJson(store, RUN_PROGRESS_KEY, body);
+  const key = await putJson(store, RUN_PROGRESS_KEY, body);
+  if (replacing && previous) {
+    // The replaced listing segments: no progress.json names them now (orphans otherwise, removed when the chain completes).
+    const named = new Set(segments.listing);
+    await store.deleteMany(previous.segments.listing.filter((k) => !named.has(k))).catch(() => undefined);
+  }
+  return key;
+}
+
+function* chunks<T>(items: Iterable<T>, size: number): Iterable<T[]> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
 }
 
 /** Removes every progress file (progress.json first, so no reader sees a half-removed chain). */

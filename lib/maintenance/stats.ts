@@ -19,7 +19,7 @@ export interface RemovalStats {
 
 export const NO_REMOVAL: RemovalStats = Object.freeze({ versionsRemoved: [], filesByRole: {}, bytesRemoved: 0, deleteFailures: [] }) as RemovalStats;
 
-export function removalStats(files: readonly PlannedFile[], versionsRemoved: readonly number[] = [], deleteFailures: readonly DeleteFailure[] = []): RemovalStats {
+export function removalStats(files: Iterable<PlannedFile>, versionsRemoved: readonly number[] = [], deleteFailures: readonly DeleteFailure[] = []): RemovalStats {
   const filesByRole: Partial<Record<PlannedKind, KindTotals>> = {};
   let bytesRemoved = 0;
   for (const file of files) {

@@ -9,6 +9,7 @@
 import type { FileReference, TableFormat } from "../formats/table-format.ts";
 import { LAKEWARDEN_PREFIX } from "../model/layout.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
+import type { PlannedFile } from "../maintenance/file-plan.ts";
 import type { DeletePlan } from "../maintenance/plan-deletes.ts";
 import type { ProcessedManifests } from "../maintenance/process-manifests.ts";
 import type { KeptBy } from "../maintenance/version-plan.ts";
@@ -79,7 +80,7 @@ export interface RunStorage {
   after: StorageParts;
 }
 
-export function storageOfPlan(plan: DeletePlan, format: TableFormat, deleted: readonly { size: number }[] | null): RunStorage {
+export function storageOfPlan(plan: DeletePlan, format: TableFormat, deleted: Iterable<{ size: number }> | null): RunStorage {
   const before = classify(plan, format, plan.listing, false).parts;
   const after = structuredClone(before);
   for (const file of deleted ?? []) {
@@ -130,8 +131,9 @@ function isLive(keptBy: KeptBy | undefined): boolean {
 export function classify(plan: DeletePlan, format: TableFormat, listing: Iterable<ObjectInfo>, byVersion: boolean) {
   const processed: ProcessedManifests = plan.processed;
   const parts = emptyParts();
-  const deleting = new Set(plan.files.toDelete.map((file) => file.key));
-  const reported = new Map(plan.files.reported.map((file) => [file.key, file]));
+  // A plan in listing order is walked alongside the listing, not indexed by key.
+  const deleting = plannedLookup(plan.files.toDelete, plan.files.order);
+  const reported = plannedLookup(plan.files.reported, plan.files.order);
   const index = new VersionIndex();
   for (const [version, scanned] of processed.scan) {
     if (processed.decisions.get(version)?.keep) index.add(version, scanned.references);
@@ -160,7 +162,7 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       add(parts.lakewarden, size);
       continue;
     }
-    if (deleting.has(key)) {
+    if (deleting.take(key)) {
       add(parts.reclaimable, size);
       continue;
     }
@@ -174,7 +176,7 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       add(parts.other.by_reason.format_bookkeeping, size);
       continue;
     }
-    const planned = reported.get(key);
+    const planned = reported.take(key);
     if (planned) {
       if (planned.kind === "unknown") add(parts.unknown, size);
       else {
@@ -210,5 +212,43 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       }
     }
   }
+  deleting.assertDone("files to delete");
+  reported.assertDone("reported files");
   return { parts, byVersion: byVersion ? [...holdings.values()].sort((a, b) => a.version - b.version) : null };
+}
+
+interface PlannedLookup {
+  take(key: string): PlannedFile | undefined;
+  assertDone(what: string): void;
+}
+
+function plannedLookup(files: Iterable<PlannedFile>, order: "listing" | "format"): PlannedLookup {
+  if (order === "listing") return new InOrder(files);
+  const byKey = new Map<string, PlannedFile>();
+  for (const file of files) byKey.set(file.key, file);
+  return { take: (key) => byKey.get(key), assertDone: () => {} };
+}
+
+/** A plan's files read alongside the listing they are a subsequence of. */
+class InOrder implements PlannedLookup {
+  private readonly files: Iterator<PlannedFile>;
+  private head: IteratorResult<PlannedFile>;
+
+  constructor(files: Iterable<PlannedFile>) {
+    this.files = files[Symbol.iterator]();
+    this.head = this.files.next();
+  }
+
+  /** The planned file for `key` when it is the next one, else undefined. */
+  take(key: string): PlannedFile | undefined {
+    if (this.head.done || this.head.value.key !== key) return undefined;
+    const file = this.head.value;
+    this.head = this.files.next();
+    return file;
+  }
+
+  /** Every planned file must have met its listed object: a plan out of listing order would be miscounted. */
+  assertDone(what: string): void {
+    if (!this.head.done) throw new Error(`internal: the plan's ${what} are not in listing order (${this.head.value.key} not met)`);
+  }
 }

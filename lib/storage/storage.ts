@@ -82,7 +82,7 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
     now,
   });
   const managed = listing.filter((object) => format.managedPrefixes.some((prefix) => object.key.startsWith(prefix)));
-  const plan = await planListing(store, { listing: managed }, format, scanned, { now, proven: provenByIntents(intents.read) });
+  const plan = await planListing(store, { listing: managed }, format, scanned, { now, proven: await provenByIntents(store, intents.read, { ...scanned.policy, now }) });
   const processed = plan.processed;
   const { parts, byVersion } = classify(plan, format, listing, Boolean(options.byVersion));
   const listed = zero();

@@ -368,6 +368,11 @@ describe("LakewardenStack settings", () => {
     });
   });
 
+  it("gives cleanup-table a full vCPU and 2 GiB of /tmp for the pages its runs spill", () => {
+    const { template } = synthStack({ settings });
+    template.hasResourceProperties("AWS::Lambda::Function", { Description: "lakewarden cleanup-table", MemorySize: 1769, EphemeralStorage: { Size: 2048 } });
+  });
+
   it("passes the retention given to cleanup-table", () => {
     const { template } = synthStack({ settings: { ...settings, retention: { olderThan: "10d", retainVersions: 2 } } });
     template.hasResourceProperties("AWS::Lambda::Function", {

@@ -82,7 +82,7 @@ describe("which files delete_unreferenced removes", () => {
       "_deletions/0-1-2.arrow": ["delete", "delete", "named only by removed version 1"],
       "_transactions/0-y.txn": ["delete", "transaction", "unreferenced, last modified 2026-10-24T00:00:00.000Z, older than the safety window 7d"],
     });
-    expect(result.toDelete.map((f) => f.key)).not.toContain("data/kept.lance");
+    expect([...result.toDelete].map((f) => f.key)).not.toContain("data/kept.lance");
     expect(result.files.some((f) => f.key.startsWith("_lakewarden/"))).toBe(false);
   });
 
@@ -90,7 +90,7 @@ describe("which files delete_unreferenced removes", () => {
     const result = plan(listing, true);
     const young = result.files.find((f) => f.key === "data/orphan-young.lance")!;
     expect(young).toMatchObject({ action: "delete", reason: "unreferenced, last modified 2026-10-31T21:36:00.000Z, within the safety window 7d, deleted because of --delete-unverified" });
-    expect(result.reported.map((f) => f.kind)).toEqual(["unknown", "unknown", "unknown"]);
+    expect([...result.reported].map((f) => f.kind)).toEqual(["unknown", "unknown", "unknown"]);
   });
 
   it("a reference outside the table root is recorded, never a key", () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../../lib/model/layout.ts";
-import { loadProgress, saveProgress } from "../../lib/maintenance/run-progress.ts";
+import { SEGMENT_ITEMS, deletedEarlier, loadProgress, saveProgress } from "../../lib/maintenance/run-progress.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
 
@@ -25,25 +25,41 @@ const filesOf = async () => {
   return files;
 };
 
-it("a saved listing loads back, object for object, minus the keys deleted since", async () => {
-  await saveProgress(store, null, {
-    runKey: "r1",
-    chainId: "chain",
-    chainStartedAt: now,
-    latestAtStart: 7,
-    scan: null,
-    listedNow: objects,
-    cursor: { prefixIndex: 1, after: "data/c.lance", done: false },
-    deletedNow: ["data/b.lance"],
-    now,
-  });
+const base = { runKey: "r1", chainId: "chain", chainStartedAt: now, latestAtStart: 7, scan: null, now };
+
+it("a saved listing loads back, object for object; what a run listed is added to it", async () => {
+  await saveProgress(store, null, { ...base, listing: { added: objects.slice(0, 2) }, cursor: { prefixIndex: 0, after: "data/b.lance", done: false }, deletedNow: [] });
+  const first = await loadProgress(store, await filesOf(), now);
+  await saveProgress(store, first.saved, { ...base, runKey: "r2", listing: { added: objects.slice(2) }, cursor: { prefixIndex: 1, after: "data/c.lance", done: false }, deletedNow: [] });
   const { saved, problem } = await loadProgress(store, await filesOf(), now);
   expect(problem).toBeNull();
-  expect(plain(saved!.listed)).toEqual(plain([objects[0]!, objects[2]!]));
+  expect(plain(saved!.listed)).toEqual(plain(objects));
   expect(saved!.cursor).toEqual({ prefixIndex: 1, after: "data/c.lance", done: false });
 });
 
-it("a listing segment saved in the older shape (one array per object) still loads", async () => {
+it("a run that deleted replaces the saved listing with what is left, and its deleted keys are read back for the check", async () => {
+  await saveProgress(store, null, { ...base, listing: { added: objects }, cursor: { prefixIndex: 1, after: null, done: true }, deletedNow: [] });
+  const first = await loadProgress(store, await filesOf(), now);
+  await saveProgress(store, first.saved, { ...base, runKey: "r2", listing: { remaining: [objects[0]!, objects[2]!] }, cursor: null, deletedNow: ["data/b.lance"] });
+  const { saved } = await loadProgress(store, await filesOf(), now);
+  expect(plain(saved!.listed)).toEqual(plain([objects[0]!, objects[2]!]));
+  const deleted: string[] = [];
+  for await (const key of deletedEarlier(store, saved!)) deleted.push(key);
+  expect(deleted).toEqual(["data/b.lance"]);
+  // The replaced segment is gone: only what progress.json names is left.
+  const names = (await filesOf()).map((f) => f.key).sort();
+  expect(names).toEqual([RUN_PROGRESS_KEY, ...saved!.segments.listing, ...saved!.segments.deleted].sort());
+});
+
+it("a long listing is saved in segments of SEGMENT_ITEMS objects and loads back in order", async () => {
+  const many = Array.from({ length: SEGMENT_ITEMS + 5 }, (_, i) => ({ key: `data/${String(i).padStart(6, "0")}.lance`, size: i, etag: "", lastModified: new Date(1_700_000_000_000 + i) }));
+  await saveProgress(store, null, { ...base, listing: { added: many }, cursor: { prefixIndex: 1, after: null, done: true }, deletedNow: [] });
+  const { saved } = await loadProgress(store, await filesOf(), now);
+  expect(saved!.segments.listing).toHaveLength(2);
+  expect(plain(saved!.listed)).toEqual(plain(many));
+});
+
+it("progress saved in the first format (listing minus deleted segments) is not used: the chain starts over", async () => {
   const segment = `${RUN_PROGRESS_PREFIX}r1.listing.json`;
   const put = (key: string, value: unknown) => store.put(key, new TextEncoder().encode(JSON.stringify(value)));
   await put(segment, objects.map((o) => [o.key, o.size, o.etag, o.lastModified.getTime()]));
@@ -58,6 +74,6 @@ it("a listing segment saved in the older shape (one array per object) still load
     segments: { scan: [], listing: [segment], deleted: [] },
   });
   const { saved, problem } = await loadProgress(store, await filesOf(), now);
-  expect(problem).toBeNull();
-  expect(plain(saved!.listed)).toEqual(plain(objects));
+  expect(saved).toBeNull();
+  expect(problem).toBe("saved cleanup progress has format 1, not 2: starting over");
 });

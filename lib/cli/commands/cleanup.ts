@@ -211,7 +211,7 @@ function describeRun(report: CleanupReport): string {
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   const kept = report.files.filter((f) => f.action === "keep");
   if (kept.length > 0) {
-    text += `kept and reported (${kept.length}):\n`;
+    text += `kept and reported (${report.files_kept_reported}${kept.length < report.files_kept_reported ? `, the first ${kept.length} shown` : ""}):\n`;
     text += indent(textTable(["key", "kind", "size", "reason"], kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason])));
   }
   if (report.reference_check) {
@@ -231,7 +231,7 @@ function describePlan(report: CleanupReport): string {
     v.keep ? "keep" : "remove",
     v.reason,
   ])));
-  text += `\nfiles (${report.files.length}):\n`;
+  text += `\nfiles (${report.files_planned}${report.files.length < report.files_planned ? `, the first ${report.files.length} shown; the counts above cover all` : ""}):\n`;
   text += indent(textTable(["action", "kind", "size", "key", "reason"], report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason])));
   if (report.references_outside_root.length > 0) {
     text += `\nreferences outside the table root, never deleted (${report.references_outside_root.length}):\n`;
