@@ -12,7 +12,7 @@
  * at a time, and a continuation becomes visible only once the run that sent it acknowledged its
  * own message, so one cleaner per table rests on the queue as well as on the lease.
  */
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Size } from "aws-cdk-lib";
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction } from "aws-cdk-lib/aws-cloudwatch";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
@@ -142,6 +142,9 @@ export class Lakewarden extends Construct {
       timeout: CLEANUP_TABLE_TIMEOUT,
       // 1,769 MB is one full vCPU: manifests decode and checkpoints encode on the CPU.
       memorySize: 1769,
+      // A run keeps a page of its listing and plan in memory and the rest in /tmp (about 100 MB
+      // a million files, lib/maintenance/spill.ts): 2 GiB holds some 20 million.
+      ephemeralStorageSize: Size.gibibytes(2),
       environment: {
         ...scopeEnvironment,
         // The table's own `lakewarden.*` config still overrides these defaults.
