@@ -20,7 +20,9 @@ import { findFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import { CompactListing } from "../maintenance/listing.ts";
 import { planListing } from "../maintenance/plan-deletes.ts";
+import { SpillArea } from "../maintenance/spill.ts";
 import { readPins } from "../maintenance/pins.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
 import { describePolicy } from "../maintenance/policy.ts";
@@ -60,6 +62,16 @@ export interface StorageOptions {
 export async function measureStorage(store: ObjectStore, options: StorageOptions = {}): Promise<StorageReport> {
   const now = options.now ?? new Date();
   const format = options.format ?? (await findFormat(store)).format;
+  // The root's listing and the plan a page at a time, as cleanup holds them (lib/maintenance/spill.ts).
+  const spill = SpillArea.open();
+  try {
+    return await measure(store, format, now, spill, options);
+  } finally {
+    spill.dispose();
+  }
+}
+
+async function measure(store: ObjectStore, format: TableFormat, now: Date, spill: SpillArea, options: StorageOptions): Promise<StorageReport> {
   const [latest, refs, runFiles, storedConfig, history, pins, listing] = await Promise.all([
     format.latestVersionFile(store),
     format.readRefs(store),
@@ -67,7 +79,7 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
     readStoredConfig(store),
     loadNewestCheckpoint(store),
     readPins(store, now),
-    listAll(store),
+    listAll(store, spill),
   ]);
   if (!latest) throw noVersionFilesError(store.uri, format);
   const intents = await readIntents(store, runFiles.intents);
@@ -81,8 +93,9 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
     latestAtStart: latest.version,
     now,
   });
-  const managed = listing.filter((object) => format.managedPrefixes.some((prefix) => object.key.startsWith(prefix)));
-  const plan = await planListing(store, { listing: managed }, format, scanned, { now, proven: await provenByIntents(store, intents.read, { ...scanned.policy, now }) });
+  const managed = new CompactListing(spill);
+  for (const object of listing) if (format.managedPrefixes.some((prefix) => object.key.startsWith(prefix))) managed.push(object);
+  const plan = await planListing(store, { listing: managed }, format, scanned, { now, proven: await provenByIntents(store, intents.read, { ...scanned.policy, now }), spill });
   const processed = plan.processed;
   const { parts, byVersion } = classify(plan, format, listing, Boolean(options.byVersion));
   const listed = zero();
@@ -101,8 +114,8 @@ export async function measureStorage(store: ObjectStore, options: StorageOptions
   };
 }
 
-async function listAll(store: ObjectStore): Promise<ObjectInfo[]> {
-  const out: ObjectInfo[] = [];
+async function listAll(store: ObjectStore, spill: SpillArea): Promise<CompactListing> {
+  const out = new CompactListing(spill);
   for await (const object of store.list("")) out.push(object);
   return out;
 }
