@@ -142,8 +142,8 @@ export class Lakewarden extends Construct {
       timeout: CLEANUP_TABLE_TIMEOUT,
       // 1,769 MB is one full vCPU: manifests decode and checkpoints encode on the CPU.
       memorySize: 1769,
-      // A run keeps a page of its listing and plan in memory and the rest in /tmp (about 100 MB
-      // a million files, lib/maintenance/spill.ts): 2 GiB holds some 20 million.
+      // A run keeps a page of its listing and plan in memory and the rest in /tmp (86 MiB for
+      // a million files, lib/maintenance/spill.ts): 2 GiB holds over 20 million.
       ephemeralStorageSize: Size.gibibytes(2),
       environment: {
         ...scopeEnvironment,
