@@ -391,6 +391,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     const parts = [...intents.read.filter((intent) => !failed.has(intent.key)).flatMap((intent) => intent.parts), ...(failed.has(ownIntent[0]!) ? [] : ownIntent.slice(1))];
     if (parts.length > 0) await store.deleteMany(parts);
   }
+  // Parts a run wrote before dying ahead of its intent: no intent names them, nothing reads them.
+  if (runFiles.orphanIntentParts.length > 0) await store.deleteMany(runFiles.orphanIntentParts.map((part) => part.key));
 
   progress.stage("pruning checkpoints");
   result.pruned = await cleanupOldCheckpoints(store, {

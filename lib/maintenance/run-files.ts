@@ -8,7 +8,7 @@
  *                         it (history survives a crash at any step) and takes its file list as
  *                         proof that those files were committed (so it deletes them at once,
  *                         without waiting out the safety window).
- *   {runKey}.intent.files-N  the intent's file list, at most INTENT_PART_FILES keys a part (a
+ *   {runKey}.intent.files-N  the intent's file list, at most intentPartFiles() keys a part (a
  *                         million-file run never holds its list as one text); written before the
  *                         intent that names them, removed with it.
  * Run keys start with a UTC timestamp, so listing order is chronological order.
@@ -16,6 +16,7 @@
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
+import { partItemsFromEnvironment } from "./spill.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
 import { RUNS_PREFIX, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
@@ -43,18 +44,26 @@ export interface RunFiles {
   intents: ObjectInfo[];
   /** A budget-stopped run's saved progress (run-progress.ts): never receipts, never pruned here. */
   progress: ObjectInfo[];
+  /** Parts of intents' file lists whose intent is not there (a run died between writing them and its intent). */
+  orphanIntentParts: ObjectInfo[];
 }
+
+const INTENT_PART = /\.intent\.json\.files-\d+$/;
 
 export async function listRunFiles(store: ObjectStore): Promise<RunFiles> {
   const receipts: ObjectInfo[] = [];
   const intents: ObjectInfo[] = [];
   const progress: ObjectInfo[] = [];
+  const parts: ObjectInfo[] = [];
   for await (const object of store.list(RUNS_PREFIX)) {
     if (object.key.startsWith(RUN_PROGRESS_PREFIX)) progress.push(object);
     else if (object.key.endsWith(INTENT_SUFFIX)) intents.push(object);
     else if (object.key.endsWith(RECEIPT_SUFFIX)) receipts.push(object);
+    else if (INTENT_PART.test(object.key)) parts.push(object);
   }
-  return { receipts, intents, progress };
+  const intentKeys = new Set(intents.map((intent) => intent.key));
+  const orphanIntentParts = parts.filter((part) => !intentKeys.has(part.key.replace(/\.files-\d+$/, "")));
+  return { receipts, intents, progress, orphanIntentParts };
 }
 
 interface IntentBody {
@@ -73,7 +82,10 @@ interface IntentPart {
   modified: number[];
 }
 
-export const INTENT_PART_FILES = 65_536;
+/** Files an intent part holds (65,536). */
+export function intentPartFiles(): number {
+  return partItemsFromEnvironment();
+}
 
 /** A file an intent names: its key and its modification time as listed. */
 export interface IntentFile {
@@ -93,6 +105,7 @@ export async function writeIntent(
   now: Date,
 ): Promise<string[]> {
   const parts: string[] = [];
+  const partSize = intentPartFiles();
   let part: IntentPart = { keys: [], modified: [] };
   const flush = async () => {
     const partKey = `${intentKey(key)}.files-${parts.length}`;
@@ -103,7 +116,7 @@ export async function writeIntent(
   for (const file of intent.files) {
     part.keys.push(file.key);
     part.modified.push(file.lastModifiedMillis);
-    if (part.keys.length === INTENT_PART_FILES) await flush();
+    if (part.keys.length === partSize) await flush();
   }
   const inline = parts.length === 0;
   if (!inline && part.keys.length > 0) await flush();

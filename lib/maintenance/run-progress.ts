@@ -7,7 +7,7 @@
  *                           once need not be read again while its key still lists);
  *   {runKey}.listing-N.json objects listed and not deleted yet, in order, up to the cursor
  *                           (keys, sizes and modification times, in columns), at most
- *                           SEGMENT_ITEMS a file: a run that only listed adds what it listed; a
+ *                           segmentItems() a file: a run that only listed adds what it listed; a
  *                           run that deleted writes the whole remaining listing anew, so a
  *                           resumed run never needs the deleted keys to know what is left;
  *   {runKey}.deleted-N.json keys a run deleted (read back only by the post-delete check).
@@ -28,13 +28,16 @@ import type { ListingCursor } from "./listing.ts";
 import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
 import type { SpillArea } from "./spill.ts";
+import { partItemsFromEnvironment } from "./spill.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
 export const MAX_PROGRESS_AGE_MS = 24 * 3_600_000;
 /** 2: listing segments hold what is left (1: the listing minus the deleted segments). */
 const FORMAT = 2;
-/** Objects or keys a segment file holds at most: a resumed run reads one segment at a time. */
-export const SEGMENT_ITEMS = 65_536;
+/** Objects or keys a segment file holds at most (65,536): a resumed run reads one segment at a time. */
+export function segmentItems(): number {
+  return partItemsFromEnvironment();
+}
 
 interface ProgressBody {
   format: number;
@@ -169,7 +172,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
   if (newScan.length > 0) segments.scan.push(await putJson(store, segment("scan"), newScan));
   const objects = "remaining" in update.listing ? update.listing.remaining : update.listing.added;
   let part = 0;
-  for (const chunk of chunks(objects, SEGMENT_ITEMS)) {
+  for (const chunk of chunks(objects, segmentItems())) {
     const columns: ListingSegment = { keys: [], sizes: [], mtimes: [] };
     for (const o of chunk) {
       columns.keys.push(o.key);
@@ -179,7 +182,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     segments.listing.push(await putJson(store, segment(`listing-${part++}`), columns));
   }
   part = 0;
-  for (const chunk of chunks(update.deletedNow, SEGMENT_ITEMS)) segments.deleted.push(await putJson(store, segment(`deleted-${part++}`), chunk));
+  for (const chunk of chunks(update.deletedNow, segmentItems())) segments.deleted.push(await putJson(store, segment(`deleted-${part++}`), chunk));
   const cursor = update.cursor ?? previous?.cursor ?? { prefixIndex: 0, after: null, done: false };
   const body: ProgressBody = {
     format: FORMAT,

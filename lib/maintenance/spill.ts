@@ -22,6 +22,11 @@ const SPILL_DIR_PREFIX = "lakewarden-spill-";
 /** A spill folder older than this was left by a process that died (a Lambda killed at its timeout). */
 const STALE_SPILL_MS = 24 * 3_600_000;
 
+/** Items a file of a long list on the store holds (intent parts, progress segments): four pages. */
+export function partItemsFromEnvironment(): number {
+  return 4 * pageItemsFromEnvironment();
+}
+
 export function pageItemsFromEnvironment(): number {
   const raw = process.env.LAKEWARDEN_SPILL_PAGE_ITEMS;
   if (raw === undefined || raw === "") return DEFAULT_PAGE_ITEMS;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../../lib/model/layout.ts";
-import { SEGMENT_ITEMS, deletedEarlier, loadProgress, saveProgress } from "../../lib/maintenance/run-progress.ts";
+import { segmentItems, deletedEarlier, loadProgress, saveProgress } from "../../lib/maintenance/run-progress.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
 
@@ -51,8 +51,8 @@ it("a run that deleted replaces the saved listing with what is left, and its del
   expect(names).toEqual([RUN_PROGRESS_KEY, ...saved!.segments.listing, ...saved!.segments.deleted].sort());
 });
 
-it("a long listing is saved in segments of SEGMENT_ITEMS objects and loads back in order", async () => {
-  const many = Array.from({ length: SEGMENT_ITEMS + 5 }, (_, i) => ({ key: `data/${String(i).padStart(6, "0")}.lance`, size: i, etag: "", lastModified: new Date(1_700_000_000_000 + i) }));
+it("a long listing is saved in segments of segmentItems() objects and loads back in order", async () => {
+  const many = Array.from({ length: segmentItems() + 5 }, (_, i) => ({ key: `data/${String(i).padStart(6, "0")}.lance`, size: i, etag: "", lastModified: new Date(1_700_000_000_000 + i) }));
   await saveProgress(store, null, { ...base, listing: { added: many }, cursor: { prefixIndex: 1, after: null, done: true }, deletedNow: [] });
   const { saved } = await loadProgress(store, await filesOf(), now);
   expect(saved!.segments.listing).toHaveLength(2);
