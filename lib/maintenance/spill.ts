@@ -51,7 +51,13 @@ export class SpillArea {
   static open(options: { parent?: string; pageItems?: number } = {}): SpillArea {
     const parent = options.parent ?? tmpdir();
     removeStaleSpills(parent);
-    return new SpillArea(mkdtempSync(join(parent, `${SPILL_DIR_PREFIX}${ownerTag()}-`)), options.pageItems ?? pageItemsFromEnvironment());
+    let dir: string;
+    try {
+      dir = mkdtempSync(join(parent, `${SPILL_DIR_PREFIX}${ownerTag()}-`));
+    } catch (error) {
+      throw new Error(`cleanup keeps pages of its listing in the temp folder ${parent}, which it cannot write (${(error as Error).message}): set TMPDIR to a writable folder`);
+    }
+    return new SpillArea(dir, options.pageItems ?? pageItemsFromEnvironment());
   }
 
   /** A new append-only file in the area. */

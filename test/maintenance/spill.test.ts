@@ -80,3 +80,7 @@ it("a spill folder left by a process that is gone is removed when the next run o
   live.dispose();
   area.dispose();
 });
+
+it("a temp folder it cannot write is one clear error naming it", () => {
+  expect(() => SpillArea.open({ parent: join(dir, "missing", "deeper") })).toThrow(/cannot write .*set TMPDIR to a writable folder/);
+});
