@@ -127,6 +127,8 @@ export class Lakewarden extends Construct {
         ...scopeEnvironment,
         ...(this.settings.head.codec !== undefined ? { [ENV.headCodec]: this.settings.head.codec } : {}),
         ...(this.settings.head.inlineBytes !== undefined ? { [ENV.headInlineBytes]: String(this.settings.head.inlineBytes) } : {}),
+        // A Glue-owned table's head is the catalog's current metadata, not the newest file.
+        ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
       },
     }, props.onCommitFunctionProps);
     this.scheduleCleanupFunction = this.createFunction("ScheduleCleanup", "schedule-cleanup", {
@@ -272,9 +274,11 @@ export class Lakewarden extends Construct {
       fn.addToRolePolicy(writeLakewardenStatement(bucket, settings));
     }
     this.cleanupTableFunction.addToRolePolicy(deleteTableObjectsStatement(bucket, settings));
-    // Only cleanup-table reads commit pointers from Glue, and only when some table is named there.
-    const glue = readGlueTablesStatement(this, settings.glueTables);
-    if (glue) this.cleanupTableFunction.addToRolePolicy(glue);
+    // on-commit and cleanup-table read commit pointers from Glue, and only when some table is named there.
+    for (const fn of [this.onCommitFunction, this.cleanupTableFunction]) {
+      const glue = readGlueTablesStatement(this, settings.glueTables);
+      if (glue) fn.addToRolePolicy(glue);
+    }
     this.scheduleCleanupFunction.addToRolePolicy(discoverTablesStatement(bucket, settings));
     this.cleanupQueue.grantSendMessages(this.scheduleCleanupFunction);
     // Continuations: cleanup-table sends its table's next run.

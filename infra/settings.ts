@@ -67,8 +67,9 @@ export interface LakewardenSettings {
   /**
    * Tables whose commit pointer the AWS Glue Data Catalog owns (Iceberg tables Athena, Glue
    * jobs or iceberg-java's GlueCatalog write), by table root: the cleanup function reads the
-   * entry's `metadata_location` with GetTable right before each run, and is granted
-   * `glue:GetTable` on exactly these entries. Each root must be one lakewarden may change.
+   * entry's `metadata_location` with GetTable right before each run, the commit function before
+   * each head it writes (the head follows the catalog, not the newest metadata file), and both
+   * are granted `glue:GetTable` on exactly these entries. Each root must be one lakewarden may change.
    */
   glueTables: Record<string, GlueTableName>;
   /**

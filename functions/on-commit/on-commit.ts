@@ -8,6 +8,11 @@
  * that are not version files and tables outside this deployment's scopes are acknowledged and
  * logged, never retried. A body that is not an S3 event fails its message, which SQS then
  * retries and finally moves to the dead-letter queue.
+ *
+ * A table named in LAKEWARDEN_GLUE_TABLES gets the head of the metadata file its Glue entry names
+ * now (GetTable, never cached), not of the file an event names (catalog-head.ts). An entry that
+ * cannot be used (not found, access denied, not Iceberg, a pointer outside the table root) is a
+ * failed head write: no head, one line, HeadWriteFailures, the messages retried.
  */
 import { BranchLocationError } from "../../lib/formats/errors.ts";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
@@ -18,10 +23,14 @@ import { mapConcurrent } from "../../lib/store/map-concurrent.ts";
 import { headWasWritten, writeHeadForCommit } from "../../lib/serve/write-head-for-commit.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
+import type { GlueTableName } from "../../lib/catalog/glue.ts";
+import type { CatalogTable } from "../../lib/formats/catalog.ts";
 import type { WriteTableHeadOptions } from "../../lib/head/write-table-head.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
 import { parseS3Notification } from "../shared/s3-event.ts";
 import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
+import { ENV } from "../shared/environment.ts";
+import { DEFAULT_CATALOG_WAIT_MS, writeHeadAtCatalogPointer } from "./catalog-head.ts";
 
 export interface OnCommitDependencies {
   scopes: TableScopes;
@@ -32,9 +41,16 @@ export interface OnCommitDependencies {
   headOptions?: Pick<WriteTableHeadOptions, "codec" | "inlineBudgetBytes">;
   /** Tables whose heads are written at once (default 4). */
   concurrency?: number;
+  /** Tables whose commit pointer the Glue Data Catalog owns, by table URI (LAKEWARDEN_GLUE_TABLES). */
+  glueTables?: ReadonlyMap<string, GlueTableName>;
+  /** Reads a Glue table's entry now (GetTable); needed when `glueTables` names any table. */
+  glueCatalog?: { table(name: GlueTableName): Promise<CatalogTable> };
+  /** How long a notified file newer than the catalog's pointer may take to become it (default 20 s from its creation). */
+  catalogWaitMs?: number;
   log: HandlerLog;
   metrics: HandlerMetrics;
   now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 type TableUri = string;
@@ -46,8 +62,8 @@ type ParsedMessage = { tables: TableUri[] } | { error: Error };
 export function createOnCommitHandler(deps: OnCommitDependencies): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const now = deps.now ?? Date.now;
   return async (event, context) => {
-    const { messages, commits } = parseMessages(event.Records, deps);
-    const failedTables = writeHeads(groupCommitsByTable(commits), deps, now);
+    const { messages, commits, notified } = parseMessages(event.Records, deps);
+    const failedTables = writeHeads(groupCommitsByTable(commits), notified, deps, now);
     const processor = new BatchProcessor(EventType.SQS);
     return processPartialResponse(
       event,
@@ -65,9 +81,13 @@ export function createOnCommitHandler(deps: OnCommitDependencies): (event: SQSEv
   };
 }
 
-function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies): { messages: Map<MessageId, ParsedMessage>; commits: Commit<MessageId>[] } {
+/** Per table, the commit files the events named (keys under the root) and when each was created. */
+type NotifiedFiles = Map<TableUri, Map<string, Date | undefined>>;
+
+function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies): { messages: Map<MessageId, ParsedMessage>; commits: Commit<MessageId>[]; notified: NotifiedFiles } {
   const messages = new Map<MessageId, ParsedMessage>();
   const commits: Commit<MessageId>[] = [];
+  const notified: NotifiedFiles = new Map();
   for (const record of records) {
     const source = `SQS message ${record.messageId}`;
     let notification;
@@ -96,20 +116,28 @@ function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies
         } else {
           tables.add(table);
           commits.push({ table, version: commit.version, committedAt: object.eventTime, source: record.messageId, format: commit.format });
+          let files = notified.get(table);
+          if (!files) notified.set(table, (files = new Map()));
+          files.set(commit.versionKey, object.eventTime);
         }
       }
     }
     messages.set(record.messageId, { tables: [...tables] });
   }
-  return { messages, commits };
+  return { messages, commits, notified };
 }
 
 /** Writes every table's head; resolves to the tables that failed, with the reason. Never rejects. */
-async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDependencies, now: () => number): Promise<Map<TableUri, string>> {
+async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedFiles, deps: OnCommitDependencies, now: () => number): Promise<Map<TableUri, string>> {
   const failed = new Map<TableUri, string>();
   await mapConcurrent(groups, deps.concurrency ?? 4, async (group) => {
     const attributes = { table: group.table, version: group.newestVersion, messages: group.sources.length };
     try {
+      const glueName = deps.glueTables?.get(group.table.replace(/\/+$/, ""));
+      if (glueName) {
+        await writeCatalogHead(group, glueName, notified.get(group.table) ?? new Map(), deps, now);
+        return;
+      }
       const result = await writeHeadForCommit(deps.openStore(group.table), group.newestVersion, {
         ...deps.headOptions,
         ...(group.format ? { format: group.format } : {}),
@@ -140,4 +168,50 @@ async function writeHeads(groups: TableCommits<MessageId>[], deps: OnCommitDepen
     }
   });
   return failed;
+}
+
+const NOT_CATALOG_CURRENT = "not the catalog's current metadata: the head follows the catalog's pointer";
+
+/** The head of a Glue-owned table, at the metadata file its entry names now; throws as a failed head write. */
+async function writeCatalogHead(
+  group: TableCommits<MessageId>,
+  name: GlueTableName,
+  files: ReadonlyMap<string, Date | undefined>,
+  deps: OnCommitDependencies,
+  now: () => number,
+): Promise<void> {
+  if (!deps.glueCatalog) throw new Error(`${group.table}: named in ${ENV.glueTables} but this handler has no Glue client`);
+  const store = deps.openStore(group.table);
+  const done = await writeHeadAtCatalogPointer({
+    store,
+    name,
+    catalog: deps.glueCatalog,
+    notified: files,
+    ...(deps.headOptions ? { headOptions: deps.headOptions } : {}),
+    waitMs: deps.catalogWaitMs ?? DEFAULT_CATALOG_WAIT_MS,
+    now,
+    sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+  });
+  const { result } = done;
+  const attributes = { table: group.table, messages: group.sources.length, catalogTable: done.catalogTable, pointer: done.pointer };
+  for (const file of done.elsewhere) {
+    // A newer one is a commit the catalog did not take (a failed or racing writer); an older one, a late event.
+    const line = { ...attributes, object: store.uriOf(file.key), newerThanCatalog: file.newer, ...(done.lookups > 1 ? { lookups: done.lookups } : {}) };
+    if (file.newer) deps.log.warn(NOT_CATALOG_CURRENT, line);
+    else deps.log.info(NOT_CATALOG_CURRENT, line);
+  }
+  const written = headWasWritten(result);
+  // The lag is the catalog's file's own, when an event named it.
+  const committedAt = files.get(done.key);
+  const lagMs = committedAt ? Math.max(0, now() - committedAt.getTime()) : undefined;
+  deps.log.info(written ? "head written" : "head already current", {
+    ...attributes,
+    version: result.version,
+    action: result.action,
+    storedVersion: result.storedVersion,
+    bytes: result.bytes,
+    ...(lagMs !== undefined ? { lagMs } : {}),
+  });
+  deps.metrics.addMetric(written ? METRIC.headsWritten : METRIC.headsAlreadyCurrent, MetricUnit.Count, 1);
+  if (written && lagMs !== undefined) deps.metrics.addMetric(METRIC.commitToHeadLag, MetricUnit.Milliseconds, lagMs);
 }

@@ -30,9 +30,10 @@ export const ENV = {
    */
   minWorkPerRun: "LAKEWARDEN_MIN_WORK_PER_RUN",
   /**
-   * cleanup-table: JSON object from table URI to its AWS Glue Data Catalog entry,
+   * on-commit and cleanup-table: JSON object from table URI to its AWS Glue Data Catalog entry,
    * `{"s3://bucket/lake/orders": {"database": "sales", "table": "orders"}}` (optional
-   * `catalogId`): the run reads the table's current commit pointer there (GetTable) first.
+   * `catalogId`): the table's current commit pointer is read there (GetTable) before its head is
+   * written or a run starts.
    */
   glueTables: "LAKEWARDEN_GLUE_TABLES",
 } as const;

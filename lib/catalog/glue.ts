@@ -22,7 +22,7 @@ export interface GlueTableName {
 export class GlueLookupError extends Error {
   readonly code: string;
   constructor(name: GlueTableName, code: string, problem: string, options?: { cause?: unknown }) {
-    super(`${describeGlueTable(name)}: ${problem}; nothing read or deleted`, options);
+    super(`${describeGlueTable(name)}: ${problem}; nothing read, written or deleted`, options);
     this.name = "GlueLookupError";
     this.code = code;
   }

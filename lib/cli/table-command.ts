@@ -26,7 +26,7 @@ export interface OutputOptions {
   glueTable?: string;
 }
 
-/** Adds `--glue-table` (commands whose plan needs the catalog's pointer: cleanup, storage). */
+/** Adds `--glue-table` (commands that need the catalog's pointer: cleanup, storage, head write and show). */
 export function withGlueTableOption(command: Command): Command {
   return command.option(
     "--glue-table <database.table>",

@@ -2,7 +2,7 @@
  * A table whose commit pointer a data catalog owns (an Iceberg table in AWS Glue): the catalog's
  * entry, read just before a run, says which format it is and where its current commit is. The
  * registry asks every format that reads catalog entries; this layer only checks that the pointer
- * lies under the table root being cleaned, as `--metadata-location` does.
+ * lies under the table root, as `--metadata-location` does.
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { resolveTablePath } from "../model/table-path.ts";
@@ -34,16 +34,16 @@ export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable):
   const matched = readings.flatMap(({ format, reading }) => ("pointer" in reading ? [{ format, ...reading }] : []));
   if (matched.length !== 1) {
     const why = matched.length === 0
-      ? `is not a table lakewarden cleans through a catalog (${readings.map(({ format, reading }) => `${format.name}: ${"mismatch" in reading ? reading.mismatch : "matched"}`).join("; ")})`
+      ? `is not a table lakewarden reads through a catalog (${readings.map(({ format, reading }) => `${format.name}: ${"mismatch" in reading ? reading.mismatch : "matched"}`).join("; ")})`
       : `reads as ${matched.map((m) => m.format.name).join(" and ")} at once`;
-    throw new CatalogTableError(table.label, `${why}; nothing read or deleted at ${store.uri}`);
+    throw new CatalogTableError(table.label, `${why}; nothing read, written or deleted at ${store.uri}`);
   }
   const { format, pointer, parameter } = matched[0]!;
   const where = `${parameter} ${JSON.stringify(pointer)}`;
-  if (!URI.test(pointer)) throw new CatalogTableError(table.label, `${where} is not a URI; nothing read or deleted at ${store.uri}`);
+  if (!URI.test(pointer)) throw new CatalogTableError(table.label, `${where} is not a URI; nothing read, written or deleted at ${store.uri}`);
   const resolved = resolveTablePath(pointer, { roots: [store.uri], absolute: true });
   if (resolved.kind !== "key") {
-    throw new CatalogTableError(table.label, `${where} is not under the table root being cleaned, ${store.uri}: the catalog and the deployment's settings disagree about where this table is; nothing read or deleted`);
+    throw new CatalogTableError(table.label, `${where} is not under the table root, ${store.uri}: the catalog and the deployment's settings disagree about where this table is; nothing read, written or deleted`);
   }
   return { format: format.at!(resolved.key), pointer, key: resolved.key };
 }

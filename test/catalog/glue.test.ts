@@ -53,7 +53,7 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
     const error = await catalog.table({ database: "sales", table: "missing" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GlueLookupError);
     expect((error as GlueLookupError).code).toBe("EntityNotFoundException");
-    expect((error as Error).message).toBe('Glue table "missing" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException: Table missing not found.); nothing read or deleted');
+    expect((error as Error).message).toBe('Glue table "missing" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException: Table missing not found.); nothing read, written or deleted');
   });
 
   it("AccessDeniedException: one line naming the table, the database and the permission needed", async () => {
@@ -65,7 +65,7 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
     const message = (error as Error).message;
     expect(message.split("\n")).toHaveLength(1);
     expect(message).toMatch(/^Glue table "secret" in database "sales": access denied \(AccessDeniedException: User: .* is not authorized to perform: glue:GetTable/);
-    expect(message).toContain("the role needs glue:GetTable on the catalog, the database and the table; nothing read or deleted");
+    expect(message).toContain("the role needs glue:GetTable on the catalog, the database and the table; nothing read, written or deleted");
   });
 });
 
@@ -102,7 +102,7 @@ describe("formatAtCatalogPointer", () => {
     ] as const) {
       expect(() => formatAtCatalogPointer(store, entry(parameters, "EXTERNAL_TABLE"))).toThrow(CatalogTableError);
       expect(() => formatAtCatalogPointer(store, entry(parameters, "EXTERNAL_TABLE"))).toThrow(
-        `Glue table "orders" in database "sales": is not a table lakewarden cleans through a catalog (iceberg: ${said}); nothing read or deleted at ${ROOT}`,
+        `Glue table "orders" in database "sales": is not a table lakewarden reads through a catalog (iceberg: ${said}); nothing read, written or deleted at ${ROOT}`,
       );
     }
   });
@@ -110,7 +110,7 @@ describe("formatAtCatalogPointer", () => {
   it("refuses a metadata_location outside the table root, a relative one, or none", () => {
     for (const elsewhere of ["s3://lake/warehouse/orders_old/metadata/00003-a.metadata.json", "s3://other/warehouse/orders/metadata/00003-a.metadata.json", "s3://lake/warehouse/orders/../x/metadata/00001-a.metadata.json"]) {
       expect(() => formatAtCatalogPointer(store, entry({ table_type: "ICEBERG", metadata_location: elsewhere }))).toThrow(
-        `Glue table "orders" in database "sales": metadata_location ${JSON.stringify(elsewhere)} is not under the table root being cleaned, ${ROOT}`,
+        `Glue table "orders" in database "sales": metadata_location ${JSON.stringify(elsewhere)} is not under the table root, ${ROOT}`,
       );
     }
     expect(() => formatAtCatalogPointer(store, entry({ table_type: "ICEBERG", metadata_location: "metadata/00003-a.metadata.json" }))).toThrow(/is not a URI/);

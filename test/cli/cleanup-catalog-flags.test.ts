@@ -86,7 +86,7 @@ describe("cleanup --glue-table", () => {
     glue.setTable("sales", "elsewhere_cli", { parameters: { table_type: "ICEBERG", metadata_location: `s3://lake/warehouse/orders/metadata/${CURRENT}` } });
     for (const [name, said] of [
       ["sales.missing_cli", 'Glue table "missing_cli" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException'],
-      ["sales.hive_cli", 'Glue table "hive_cli" in database "sales": is not a table lakewarden cleans through a catalog (iceberg: has no table_type parameter'],
+      ["sales.hive_cli", 'Glue table "hive_cli" in database "sales": is not a table lakewarden reads through a catalog (iceberg: has no table_type parameter'],
       ["sales.elsewhere_cli", 'Glue table "elsewhere_cli" in database "sales": metadata_location "s3://lake/warehouse/orders/metadata/'],
     ] as const) {
       const run = await cli("cleanup", dir, "--glue-table", name);

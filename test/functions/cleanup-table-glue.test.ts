@@ -154,17 +154,17 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     [
       "the Glue table is not Iceberg",
       () => glue.setTable("sales", "refused", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" }, location: uri(REFUSED) }),
-      /^Glue table "refused" in database "sales": is not a table lakewarden cleans through a catalog \(iceberg: has no table_type parameter, not ICEBERG \(table type EXTERNAL_TABLE\)\); nothing read or deleted/,
+      /^Glue table "refused" in database "sales": is not a table lakewarden reads through a catalog \(iceberg: has no table_type parameter, not ICEBERG \(table type EXTERNAL_TABLE\)\); nothing read, written or deleted/,
     ],
     [
       "its metadata_location is under another table's root",
       () => glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: `${uri(CLEANED)}/metadata/${CURRENT}` } }),
-      /^Glue table "refused" in database "sales": metadata_location ".*athena_orders\/metadata\/00001-.*" is not under the table root being cleaned, s3:\/\/glue-lake\/warehouse\/athena_refused/,
+      /^Glue table "refused" in database "sales": metadata_location ".*athena_orders\/metadata\/00001-.*" is not under the table root, s3:\/\/glue-lake\/warehouse\/athena_refused/,
     ],
     [
       "GetTable answers EntityNotFoundException",
       () => glue.dropTable("sales", "refused"),
-      /^Glue table "refused" in database "sales": not found in the Glue Data Catalog \(EntityNotFoundException: Table refused not found\.\); nothing read or deleted$/,
+      /^Glue table "refused" in database "sales": not found in the Glue Data Catalog \(EntityNotFoundException: Table refused not found\.\); nothing read, written or deleted$/,
     ],
     [
       "GetTable answers AccessDeniedException",
@@ -172,7 +172,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
         glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: `${uri(REFUSED)}/metadata/${CURRENT}` } });
         glue.failTable("sales", "refused", "AccessDeniedException");
       },
-      /^Glue table "refused" in database "sales": access denied \(AccessDeniedException: .*glue:GetTable.*\): the role needs glue:GetTable on the catalog, the database and the table; nothing read or deleted$/,
+      /^Glue table "refused" in database "sales": access denied \(AccessDeniedException: .*glue:GetTable.*\): the role needs glue:GetTable on the catalog, the database and the table; nothing read, written or deleted$/,
     ],
   ];
 

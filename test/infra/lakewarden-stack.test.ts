@@ -267,36 +267,36 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
   const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
   const functionId = (fragment: string) => Object.keys(resources).find((id) => resources[id]!.Type === "AWS::Lambda::Function" && id.includes(fragment))!;
 
-  it("grants cleanup-table glue:GetTable on exactly the named catalogs, databases and tables, and no other function anything in Glue", () => {
+  it("grants cleanup-table and on-commit glue:GetTable on exactly the named catalogs, databases and tables, and schedule-cleanup nothing in Glue", () => {
     const glue = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue")));
-    expect(glue).toHaveLength(1);
-    const [{ policy, statement }] = glue as [(typeof glue)[number]];
-    expect(policy).toContain("CleanupTable");
-    expect(statement.Effect).toBe("Allow");
-    expect(asList(statement.Action)).toEqual(["glue:GetTable"]);
-    expect(asList(statement.Resource as unknown).map(render).sort()).toEqual([
-      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:catalog",
-      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:database/shared",
-      "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:table/shared/events",
-      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:catalog",
-      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:database/sales",
-      "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/sales/orders",
-    ]);
-    expect(statement.Condition).toBeUndefined();
+    expect(glue.map(({ policy }) => ["CleanupTable", "OnCommit"].find((fn) => policy.includes(fn))).sort()).toEqual(["CleanupTable", "OnCommit"]);
+    for (const { statement } of glue) {
+      expect(statement.Effect).toBe("Allow");
+      expect(asList(statement.Action)).toEqual(["glue:GetTable"]);
+      expect(asList(statement.Resource as unknown).map(render).sort()).toEqual([
+        "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:catalog",
+        "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:database/shared",
+        "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:table/shared/events",
+        "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:catalog",
+        "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:database/sales",
+        "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/sales/orders",
+      ]);
+      expect(statement.Condition).toBeUndefined();
+    }
   });
 
-  it("tells cleanup-table (and only it) which tables Glue owns, by s3:// URI, and its minimum work per run", () => {
+  it("tells cleanup-table and on-commit (not schedule-cleanup) which tables Glue owns, by s3:// URI; cleanup-table its minimum work per run", () => {
     const variables = (fragment: string) => (resources[functionId(fragment)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     const bucket = Object.keys(resources).find((id) => resources[id]!.Type === "AWS::S3::Bucket")!;
-    expect(JSON.parse(render(variables("CleanupTable").LAKEWARDEN_GLUE_TABLES))).toEqual({
-      [`s3://<${bucket}>/lake/orders`]: { database: "sales", table: "orders" },
-      [`s3://<${bucket}>/warehouse/events`]: { database: "shared", table: "events", catalogId: "210987654321" },
-    });
-    expect(variables("CleanupTable").LAKEWARDEN_MIN_WORK_PER_RUN).toBe("250");
-    for (const other of ["OnCommit", "ScheduleCleanup"]) {
-      expect(variables(other)).not.toHaveProperty("LAKEWARDEN_GLUE_TABLES");
-      expect(variables(other)).not.toHaveProperty("LAKEWARDEN_MIN_WORK_PER_RUN");
+    for (const fn of ["CleanupTable", "OnCommit"]) {
+      expect(JSON.parse(render(variables(fn).LAKEWARDEN_GLUE_TABLES)), fn).toEqual({
+        [`s3://<${bucket}>/lake/orders`]: { database: "sales", table: "orders" },
+        [`s3://<${bucket}>/warehouse/events`]: { database: "shared", table: "events", catalogId: "210987654321" },
+      });
     }
+    expect(variables("CleanupTable").LAKEWARDEN_MIN_WORK_PER_RUN).toBe("250");
+    expect(variables("ScheduleCleanup")).not.toHaveProperty("LAKEWARDEN_GLUE_TABLES");
+    for (const other of ["OnCommit", "ScheduleCleanup"]) expect(variables(other)).not.toHaveProperty("LAKEWARDEN_MIN_WORK_PER_RUN");
   });
 
   it("refuses a Glue table lakewarden may not change before anything is synthesized", () => {

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { checkHeadCodecFlag } from "../flags.ts";
-import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { loadTableState } from "../../head/loader.ts";
@@ -26,28 +26,28 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     .command("head")
     .description(`the head object (${HEAD_KEY}): the table's current state in one GET`);
 
-  withOutputOptions(
+  withOutputOptions(withGlueTableOption(
     head
       .command("write")
-      .description("write the head for the table's latest version (skipped when the stored head is as new or newer)")
+      .description("write the head for the table's latest version (skipped when the stored head is as new or newer); with --metadata-location or --glue-table, for the catalog's current metadata file")
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's lakewarden.head_codec, else arrow)`),
-  ).action(async (table: string, options: WriteOptions) => {
+  )).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
-    const result = await runOnTable(table, options, io, (store) =>
-      writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...formatOption(options, store) }),
+    const result = await runOnTable(table, options, io, async (store) =>
+      writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...(await catalogFormatOption(options, store)) }),
     );
     if (options.json) printJson(io, writeJson(result));
     else io.out(describeWrite(result));
   });
 
-  withOutputOptions(
+  withOutputOptions(withGlueTableOption(
     head
       .command("show")
       .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
       .argument("<table>", TABLE_ARGUMENT_HELP),
-  ).action(async (table: string, options: OutputOptions) => {
-    const state = await runOnTable(table, options, io, (store) => loadTableState(store, formatOption(options, store)));
+  )).action(async (table: string, options: OutputOptions) => {
+    const state = await runOnTable(table, options, io, async (store) => loadTableState(store, await catalogFormatOption(options, store)));
     if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
     if (options.json) printJson(io, showJson(state));
     else io.out(describeState(state));
