@@ -4,7 +4,7 @@
  * stage's start the live heap after a full GC, and the highest RSS sampled while the stage ran.
  * Live heap says what a stage holds; RSS adds what the collector has not returned yet.
  *
- *   node --expose-gc bench/tools/cleanup-memory-by-stage.ts --files 1000000 --versions 10000
+ *   node --expose-gc bench/tools/cleanup-memory-by-stage.ts --files 1000000 --versions 10000 [--fragments 4]
  */
 import { link, mkdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +19,7 @@ const { values } = parseArgs({
   options: {
     files: { type: "string", default: "300000" },
     versions: { type: "string", default: "3000" },
+    fragments: { type: "string", default: "4" },
     cache: { type: "string", default: join(tmpdir(), "lakewarden-bench-cache") },
   },
 });
@@ -26,15 +27,16 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with node --expose-gc");
 const files = Number(values.files);
 const versions = Number(values.versions);
+const fragments = Number(values.fragments);
 const cache = values.cache!;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 const template = await loadManifestTemplate(join(cache, "template"));
-const table = new SyntheticTable({ template, cacheDir: cache, fragments: 4, storage: "local", name: "memory-by-stage", maxVersions: versions, realDataFiles: 4 });
+const table = new SyntheticTable({ template, cacheDir: cache, fragments, storage: "local", name: "memory-by-stage", maxVersions: versions, realDataFiles: Math.min(fragments, 1000) });
 await table.prepare();
 await table.growTo(versions);
 // Unreferenced files as bench/scale-cleanup.ts adds them: hard links to one old file.
-const extra = files - 2 * versions - 4;
+const extra = files - 2 * versions - Math.min(fragments, 1000);
 const old = new Date(Date.now() - 30 * 86_400_000);
 await mkdir(join(table.location, "data"), { recursive: true });
 for (let first = 0; first < extra; first += 60_000) {
@@ -62,7 +64,7 @@ const report = await runCleanup(openStore(table.location), {
   settings: { olderThanMs: 0, retainVersions: 1, safetyWindowMs: 0 },
 });
 clearInterval(sampler);
-process.stdout.write(`${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions: ${report.status}, ${report.files_planned.toLocaleString("en")} files planned\n`);
+process.stdout.write(`${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions of ${fragments.toLocaleString("en")} fragments: ${report.status}, ${report.files_planned.toLocaleString("en")} files planned\n`);
 process.stdout.write("| stage | live heap at its start | highest RSS during it |\n| --- | ---: | ---: |\n");
 for (const row of rows) process.stdout.write(`| ${row.stage} | ${mib(row.liveHeap)} | ${mib(row.maxRss)} |\n`);
 await table.remove();

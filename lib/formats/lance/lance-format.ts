@@ -4,7 +4,7 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import type { FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { CleanupView, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
@@ -176,6 +176,18 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   };
 }
 
+/**
+ * Cleanup's read: only what cleanup needs, fragments shared with the versions read before at any
+ * manifest size. A table of 100,000 fragments and hundreds of versions names the same fragments
+ * in every manifest: decoded apart, each version held its own objects (~170 bytes a reference,
+ * 1.1 GB for 64 versions); shared, a version costs its list of them.
+ */
+async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
+  const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  if (view.version !== file.version) throw new CorruptFileError(store.uriOf(file.key), `manifest says version ${view.version} but its file name says ${file.version}`);
+  return { record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)), referencedFiles: view.references, unresolvedReferences: view.unresolved, config: view.config };
+}
+
 function classify(key: string): FileRole | null {
   if (key.startsWith(VERSIONS_PREFIX)) return parseVersionKey(key) ? "commit" : null;
   if (key.startsWith(DATA_PREFIX)) return key.endsWith(".lance") ? "data" : null;
@@ -232,6 +244,7 @@ export const lanceFormat: TableFormat = {
   findVersionFile,
   siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),
   readSnapshot,
+  readForCleanup,
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
   branchAt,
   classify,
