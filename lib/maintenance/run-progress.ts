@@ -3,8 +3,9 @@
  * resumes instead of starting over:
  *   progress.json           which chain, when it began, the latest version it read at its start,
  *                           the listing cursor, and the segment files below (written last);
- *   {runKey}.scan.json      version files a run read (Lance manifests are immutable: a file read
- *                           once need not be read again while its key still lists);
+ *   {runKey}.scan-N.json    version files a run read (Lance manifests are immutable: a file read
+ *                           once need not be read again while its key still lists), in segments
+ *                           of about segmentItems() references;
  *   {runKey}.listing-N.json objects listed and not deleted yet, in order, up to the cursor
  *                           (keys, sizes and modification times, in columns), at most
  *                           segmentItems() a file: a run that only listed adds what it listed; a
@@ -156,20 +157,31 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     deleted: [...(previous?.segments.deleted ?? [])],
   };
   const known = previous?.scan ?? new Map();
-  const newScan: ScanEntryJson[] = [];
+  const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
+  // Versions read, in segments of about segmentItems() references: a table of 100,000 fragments
+  // names that many in every version, and one text of them all would not fit in a string.
+  let scanPart: ScanEntryJson[] = [];
+  let scanReferences = 0;
+  let scanParts = 0;
+  const flushScan = async () => {
+    segments.scan.push(await putJson(store, segment(`scan-${scanParts++}`), scanPart));
+    scanPart = [];
+    scanReferences = 0;
+  };
   for (const [version, scanned] of update.scan ?? []) {
     if (known.get(version)?.file.key === scanned.file.key) continue;
     const { file } = scanned;
-    newScan.push({
+    scanPart.push({
       file: { version: file.version, key: file.key, size: file.size, etag: file.etag, last_modified: file.lastModified.toISOString(), ...(file.id !== undefined ? { id: file.id } : {}) },
       record: scanned.record,
       references: scanned.references,
       unresolved: scanned.unresolved,
       config: scanned.config,
     });
+    scanReferences += scanned.references.length + 1;
+    if (scanReferences >= segmentItems()) await flushScan();
   }
-  const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
-  if (newScan.length > 0) segments.scan.push(await putJson(store, segment("scan"), newScan));
+  if (scanPart.length > 0) await flushScan();
   const objects = "remaining" in update.listing ? update.listing.remaining : update.listing.added;
   let part = 0;
   for (const chunk of chunks(objects, segmentItems())) {

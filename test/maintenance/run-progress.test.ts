@@ -77,3 +77,22 @@ it("progress saved in the first format (listing minus deleted segments) is not u
   expect(saved).toBeNull();
   expect(problem).toBe("saved cleanup progress has format 1, not 2: starting over");
 });
+
+it("the versions read are saved in segments of about segmentItems() references and load back whole", async () => {
+  const refsEach = 10;
+  const versions = Math.ceil((3 * segmentItems()) / refsEach);
+  const scan = new Map(
+    Array.from({ length: versions }, (_, i) => {
+      const version = i + 1;
+      const file = { version, key: `_versions/${version}.manifest`, size: 100, etag: `"${version}"`, lastModified: new Date(1_700_000_000_000 + version) };
+      const references = Array.from({ length: refsEach }, (__, r) => ({ path: `data/${version}-${r}.lance`, role: "data" as const }));
+      return [version, { file, record: { version } as never, references, unresolved: [], config: {}, round: 0 }];
+    }),
+  );
+  await saveProgress(store, null, { ...base, scan, listing: { added: [] }, cursor: null, deletedNow: [] });
+  const { saved, problem } = await loadProgress(store, await filesOf(), now);
+  expect(problem).toBeNull();
+  expect(saved!.segments.scan.length).toBeGreaterThanOrEqual(3);
+  expect([...saved!.scan.keys()]).toEqual([...scan.keys()]);
+  expect(saved!.scan.get(versions)!.references).toEqual(scan.get(versions)!.references);
+});
