@@ -45,6 +45,13 @@ export interface VersionFile {
   lastModified: Date;
 }
 
+/** A version file as listed: its version and key; `file()` its metadata too (null: removed since the listing). */
+export interface ListedVersion {
+  version: number;
+  key: string;
+  file(): VersionFile | null;
+}
+
 /** A path a version names that is not a key under the root: outside it (never deleted) or unresolvable (stops cleanup). */
 export interface UnresolvedReference {
   path: string;
@@ -254,6 +261,12 @@ export interface TableFormat {
   parseVersionKey(key: string): number | null;
   /** All live versions' commit files, ascending by version. */
   listVersionFiles(store: ObjectStore): Promise<VersionFile[]>;
+  /**
+   * Optional: the live versions' keys, ascending, without each file's size and ETag up front (on a
+   * local disk `listVersionFiles` stats every file); `file()` gives one's VersionFile when needed.
+   * Same requests as `listVersionFiles`. lib/versions/timeline.ts falls back to that.
+   */
+  listVersionKeys?(store: ObjectStore): Promise<ListedVersion[]>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file; NotFoundError when it does not exist. */

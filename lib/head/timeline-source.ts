@@ -9,7 +9,7 @@ import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/ind
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { readTimeline } from "../versions/timeline.ts";
+import { listVersions, readTimeline } from "../versions/timeline.ts";
 import type { KnownVersions, RecentBoundary, Timeline, TimelineOptions } from "../versions/timeline.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { readHeadTimeline } from "./head-reader.ts";
@@ -78,9 +78,9 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
   }
   // A location named like a format (a `.lance` folder) has that format's version files and refs
   // listed while the head is read: used only if the head (or checkpoint, or detection) agrees.
-  const guess = timelineOptions.versionFiles || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
-  const early = guess ? { versionFiles: guess.listVersionFiles(store), refs: guess.readRefs(store) } : null;
-  early?.versionFiles.catch(() => undefined);
+  const guess = timelineOptions.versionFiles || timelineOptions.versionKeys || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
+  const early = guess ? { versionKeys: listVersions(store, guess), refs: guess.readRefs(store) } : null;
+  early?.versionKeys.catch(() => undefined);
   early?.refs.catch(() => undefined);
   const head = await readHeadTimelineQuietly(store);
   let named = head ? registeredFormat(head.format) : undefined;
@@ -93,7 +93,7 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
   }
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
-  const listed = early && format === guess ? { versionFiles: await early.versionFiles, refs: await early.refs } : {};
+  const listed = early && format === guess ? { versionKeys: await early.versionKeys, refs: await early.refs } : {};
   const timeline = await readTimeline(store, format, {
     ...timelineOptions,
     ...listed,

@@ -31,6 +31,7 @@ import type {
   DeleteFailure,
   DeleteResult,
   GetResult,
+  ListedKey,
   ListOptions,
   ObjectInfo,
   ObjectStore,
@@ -194,28 +195,53 @@ export class LocalStore implements ObjectStore {
 
   async *list(prefix: string, options: ListOptions = {}): AsyncIterable<ObjectInfo> {
     checkPrefix(prefix, this.uri);
+    // maxKeys counts the objects yielded: one gone between its directory entry and its stat is not one.
     const maxKeys = options.maxKeys ?? Number.POSITIVE_INFINITY;
     if (maxKeys <= 0) return;
-    const delimiter = options.delimiter;
-    const slash = prefix.lastIndexOf("/");
-    const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
-    const pages = new PageCounter(this.stats);
     let yielded = 0;
     let sinceTurn = 0;
-    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
-      pages.item();
-      if (item.kind === "prefix") continue;
-      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
-      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      const info = this.statObject(item.key);
+    for await (const key of this.walkKeys(prefix, options, Number.POSITIVE_INFINITY)) {
+      const info = this.statObject(key);
       if (!info) continue;
-      yield objectInfo(item.key, info);
+      yield objectInfo(key, info);
       if (++yielded >= maxKeys) return;
       // Synchronous stats (below): let other work run between pages.
       if (++sinceTurn === PAGE_SIZE) {
         sinceTurn = 0;
         await new Promise((resolve) => setImmediate(resolve));
       }
+    }
+  }
+
+  /** `list` without a stat per file: the directory entry already says it is a file; `info()` stats it when asked. */
+  async *listKeys(prefix: string, options: ListOptions = {}): AsyncIterable<ListedKey> {
+    for await (const key of this.walkKeys(prefix, options, options.maxKeys ?? Number.POSITIVE_INFINITY)) {
+      yield {
+        key,
+        info: () => {
+          const info = this.statObject(key);
+          return info ? objectInfo(key, info) : null;
+        },
+      };
+    }
+  }
+
+  /** The keys a listing yields, in key order, counting its pages as S3 would. */
+  private async *walkKeys(prefix: string, options: ListOptions, maxKeys: number): AsyncIterable<string> {
+    checkPrefix(prefix, this.uri);
+    if (maxKeys <= 0) return;
+    const delimiter = options.delimiter;
+    const slash = prefix.lastIndexOf("/");
+    const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
+    const pages = new PageCounter(this.stats);
+    let yielded = 0;
+    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      pages.item();
+      if (item.kind === "prefix") continue;
+      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
+      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
+      yield item.key;
+      if (++yielded >= maxKeys) return;
     }
     pages.finish();
   }

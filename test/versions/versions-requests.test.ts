@@ -71,6 +71,11 @@ describe("versions with a current head, local disk", () => {
       if (prefix === lanceFormat.versionsPrefix) listed();
       return list(prefix, options);
     };
+    const listKeys = store.listKeys.bind(store);
+    store.listKeys = (prefix, options) => {
+      if (prefix === lanceFormat.versionsPrefix) listed();
+      return listKeys(prefix, options);
+    };
     const get = store.get.bind(store);
     // The head's read answers only once the version files are being listed: a reader that listed after it would never finish.
     store.get = async (key, range) => {

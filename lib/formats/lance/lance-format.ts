@@ -4,7 +4,8 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import type { FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { listKeys } from "../../store/list-keys.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
@@ -53,6 +54,23 @@ async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
     byVersion.set(parsed.version, { file: toVersionFile(object, parsed), naming: parsed.naming });
   }
   return [...byVersion.values()].map((entry) => entry.file).sort((a, b) => a.version - b.version);
+}
+
+/** listVersionFiles without a stat per file on a local disk: the same keys, the same rule for a key listed under both names. */
+async function listVersionKeys(store: ObjectStore): Promise<ListedVersion[]> {
+  const byVersion = new Map<number, { listed: ListedVersion; naming: ParsedVersionName["naming"] }>();
+  for await (const entry of listKeys(store, VERSIONS_PREFIX, { delimiter: "/" })) {
+    const parsed = parseVersionKey(entry.key);
+    if (parsed === null) continue;
+    const existing = byVersion.get(parsed.version);
+    if (existing && existing.naming === "v2") continue;
+    const file = (): VersionFile | null => {
+      const info = entry.info();
+      return info ? toVersionFile(info, parsed) : null;
+    };
+    byVersion.set(parsed.version, { listed: { version: parsed.version, key: entry.key, file }, naming: parsed.naming });
+  }
+  return [...byVersion.values()].map((entry) => entry.listed).sort((a, b) => a.version - b.version);
 }
 
 /**
@@ -228,6 +246,7 @@ export const lanceFormat: TableFormat = {
   // LanceDB names every table folder `{name}.lance`.
   locationSuggests: (uri: string): boolean => /\.lance\/?$/.test(uri),
   listVersionFiles,
+  listVersionKeys,
   latestVersionFile,
   findVersionFile,
   siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),
