@@ -267,6 +267,11 @@ export interface TableFormat {
    * Same requests as `listVersionFiles`. lib/versions/timeline.ts falls back to that.
    */
   listVersionKeys?(store: ObjectStore): Promise<ListedVersion[]>;
+  /**
+   * Optional: `listVersionKeys` and `readRefs` from one listing where they take two (Lance: one
+   * LIST covers `_refs/` and `_versions/`). Same answer as the two.
+   */
+  listVersionKeysAndRefs?(store: ObjectStore): Promise<{ versionKeys: ListedVersion[]; refs: Refs }>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file; NotFoundError when it does not exist. */

@@ -9,7 +9,7 @@ import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/ind
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { listVersions, readTimeline } from "../versions/timeline.ts";
+import { listVersionsAndRefs, readTimeline } from "../versions/timeline.ts";
 import type { KnownVersions, RecentBoundary, Timeline, TimelineOptions } from "../versions/timeline.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { readHeadTimeline } from "./head-reader.ts";
@@ -79,9 +79,8 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
   // A location named like a format (a `.lance` folder) has that format's version files and refs
   // listed while the head is read: used only if the head (or checkpoint, or detection) agrees.
   const guess = timelineOptions.versionFiles || timelineOptions.versionKeys || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
-  const early = guess ? { versionKeys: listVersions(store, guess), refs: guess.readRefs(store) } : null;
-  early?.versionKeys.catch(() => undefined);
-  early?.refs.catch(() => undefined);
+  const early = guess ? listVersionsAndRefs(store, guess) : null;
+  early?.catch(() => undefined);
   const head = await readHeadTimelineQuietly(store);
   let named = head ? registeredFormat(head.format) : undefined;
   // No head to say: the newest checkpoint (read anyway, now rather than later) names the format,
@@ -93,7 +92,7 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
   }
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
-  const listed = early && format === guess ? { versionKeys: await early.versionKeys, refs: await early.refs } : {};
+  const listed = early && format === guess ? await early : {};
   const timeline = await readTimeline(store, format, {
     ...timelineOptions,
     ...listed,

@@ -226,20 +226,36 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** The keys a listing yields, in key order, counting its pages as S3 would. */
+  /**
+   * The keys a listing yields, in key order, counting its pages as S3 would: a common prefix
+   * (the keys rolled up at the delimiter) is one entry. A folder whose path below the prefix
+   * holds the delimiter rolls up whole, so it is not read (`_transactions/` in Lance's listing
+   * of `_refs/` and `_versions/`).
+   */
   private async *walkKeys(prefix: string, options: ListOptions, maxKeys: number): AsyncIterable<string> {
     checkPrefix(prefix, this.uri);
     if (maxKeys <= 0) return;
     const delimiter = options.delimiter;
+    const commonPrefixOf = (key: string): string | null => {
+      if (!delimiter) return null;
+      const at = key.indexOf(delimiter, prefix.length);
+      return at < 0 ? null : key.slice(0, at + delimiter.length);
+    };
     const slash = prefix.lastIndexOf("/");
-    const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
+    const walker = new KeyWalker(this.root, options.startAfter, (folderKey) => commonPrefixOf(folderKey) !== null);
     const pages = new PageCounter(this.stats);
+    let lastCommonPrefix: string | null = null;
     let yielded = 0;
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      const common = commonPrefixOf(item.key);
+      if (common !== null) {
+        // Keys of one common prefix are adjacent in key order.
+        if (common !== lastCommonPrefix) pages.item();
+        lastCommonPrefix = common;
+        continue;
+      }
       pages.item();
       if (item.kind === "prefix") continue;
-      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
-      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
       yield item.key;
       if (++yielded >= maxKeys) return;
     }
@@ -266,7 +282,7 @@ export class LocalStore implements ObjectStore {
   async listPrefixes(prefix: string): Promise<string[]> {
     checkPrefix(prefix, this.uri);
     const slash = prefix.lastIndexOf("/");
-    const walker = new KeyWalker(this.root, undefined, true);
+    const walker = new KeyWalker(this.root, undefined, () => true);
     const pages = new PageCounter(this.stats);
     const prefixes: string[] = [];
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
@@ -397,12 +413,13 @@ type WalkItem = { kind: "object" | "prefix"; key: string };
 class KeyWalker {
   private readonly root: string;
   private readonly startAfter: string | undefined;
-  private readonly rollUpFolders: boolean;
+  /** Whether a folder (its key, ending in "/") is listed as one prefix instead of walked. */
+  private readonly rollsUp: (folderKey: string) => boolean;
 
-  constructor(root: string, startAfter: string | undefined, rollUpFolders: boolean) {
+  constructor(root: string, startAfter: string | undefined, rollsUp: (folderKey: string) => boolean) {
     this.root = root;
     this.startAfter = startAfter;
-    this.rollUpFolders = rollUpFolders;
+    this.rollsUp = rollsUp;
   }
 
   async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem> {
@@ -417,7 +434,7 @@ class KeyWalker {
       }
       const after = this.startAfter;
       if (after !== undefined && !after.startsWith(key) && compareKeys(key, after) < 0) continue;
-      if (this.rollUpFolders) {
+      if (this.rollsUp(key)) {
         if (after === undefined || compareKeys(key, after) > 0) yield { kind: "prefix", key };
         continue;
       }

@@ -126,11 +126,11 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
 }
 
 async function readTimelineOnce(store: ObjectStore, format: TableFormat, options: TimelineOptions): Promise<Timeline> {
-  const listed = options.versionFiles
-    ? Promise.resolve(options.versionFiles.map(listedFile))
-    : options.versionKeys
-      ? Promise.resolve(options.versionKeys)
-      : listVersions(store, format);
+  const givenVersions = options.versionFiles ? options.versionFiles.map(listedFile) : options.versionKeys;
+  // Neither given: one listing for both where the format has one.
+  const both = !givenVersions && !options.refs ? listVersionsAndRefs(store, format) : null;
+  const listed = givenVersions ? Promise.resolve(givenVersions) : both ? both.then((b) => b.versionKeys) : listVersions(store, format);
+  const refsRead = options.refs ?? (both ? both.then((b) => b.refs) : format.readRefs(store));
   const knownSoon = Promise.resolve(options.recent ?? null);
   const newest = options.checkpoint
     ? Promise.resolve(options.checkpoint)
@@ -138,7 +138,7 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
       ? knownSoon.then(async (known) => (await checkpointNamedByRecent(store, known, listed)) ?? loadNewestCheckpoint(store))
       : loadNewestCheckpoint(store);
   // Settled together: a rejection of one is not left unhandled while another is awaited.
-  const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, options.refs ?? format.readRefs(store), knownSoon]);
+  const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, refsRead, knownSoon]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
   // Segments hold only what is older than the checkpoint's oldest row: read them only when wanted.
@@ -183,6 +183,13 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
  */
 export async function listVersions(store: ObjectStore, format: TableFormat): Promise<ListedVersion[]> {
   return format.listVersionKeys ? format.listVersionKeys(store) : (await format.listVersionFiles(store)).map(listedFile);
+}
+
+/** The version files as listVersions gives them and the refs: in one listing when the format can (Lance). */
+export async function listVersionsAndRefs(store: ObjectStore, format: TableFormat): Promise<{ versionKeys: ListedVersion[]; refs: Refs }> {
+  if (format.listVersionKeysAndRefs) return format.listVersionKeysAndRefs(store);
+  const [versionKeys, refs] = await Promise.all([listVersions(store, format), format.readRefs(store)]);
+  return { versionKeys, refs };
 }
 
 function listedFile(file: VersionFile): ListedVersion {

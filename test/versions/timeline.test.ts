@@ -166,7 +166,7 @@ describe("readTimeline while a cleanup removes versions", () => {
     const racing = Object.create(store) as LocalStore;
     // Whichever listing the reader uses (with each file's metadata, or keys alone).
     const raced = <T>(prefix: string, listing: AsyncIterable<T>): AsyncIterable<T> => {
-      if (cleaned || !prefix.startsWith(lanceFormat.versionsPrefix)) return listing;
+      if (cleaned || !lanceFormat.versionsPrefix.startsWith(prefix)) return listing;
       cleaned = true;
       return (async function* () {
         const listed: T[] = [];

@@ -25,7 +25,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
   ).action(async (table: string, options: VersionsOptions) => {
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
     const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
-    if (options.json) io.out(`${JSON.stringify(records.map(printedRecord), null, 2)}\n`);
+    if (options.json) io.out(versionsJson(records));
     else io.out(formatTable(records, history.tags) + protectionNote(history.protection));
   });
 }
@@ -41,6 +41,11 @@ const RECORD_FIELDS: ReadonlySet<string> = new Set(VERSION_RECORD_FIELDS);
 function printedRecord(record: VersionRecord): unknown {
   for (const key in record) if (!RECORD_FIELDS.has(key)) return snakeCaseKeys(record);
   return { ...record, metrics: snakeCaseKeys(record.metrics) };
+}
+
+/** What `versions --json` prints for these records. */
+export function versionsJson(records: readonly VersionRecord[]): string {
+  return `${JSON.stringify(records.map(printedRecord), null, 2)}\n`;
 }
 
 interface VersionsOptions extends OutputOptions {
