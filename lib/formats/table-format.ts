@@ -20,7 +20,7 @@
  *     cleanup), which the pipeline then carries out instead of its generic version and file rules;
  *   - the table state that goes into the head.
  */
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { ListedKey, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
@@ -50,6 +50,13 @@ export interface ListedVersion {
   version: number;
   key: string;
   file(): VersionFile | null;
+}
+
+export interface VersionKeysAndRefs {
+  versionKeys: ListedVersion[];
+  refs: Refs;
+  /** Keys after `alsoAfter` outside the format's own folders (see listVersionKeysAndRefs). */
+  also?: ListedKey[];
 }
 
 /** A path a version names that is not a key under the root: outside it (never deleted) or unresolvable (stops cleanup). */
@@ -269,9 +276,12 @@ export interface TableFormat {
   listVersionKeys?(store: ObjectStore): Promise<ListedVersion[]>;
   /**
    * Optional: `listVersionKeys` and `readRefs` from one listing where they take two (Lance: one
-   * LIST covers `_refs/` and `_versions/`). Same answer as the two.
+   * LIST covers `_refs/` and `_versions/`). Same answer as the two. `alsoAfter`: a key of the
+   * caller's own (lakewarden's checkpoints folder); when the format's listing can start right
+   * after it, it does, and `also` holds every other key it listed from there; else `also` is
+   * absent and the caller lists its folder itself.
    */
-  listVersionKeysAndRefs?(store: ObjectStore): Promise<{ versionKeys: ListedVersion[]; refs: Refs }>;
+  listVersionKeysAndRefs?(store: ObjectStore, options?: { alsoAfter?: string }): Promise<VersionKeysAndRefs>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file; NotFoundError when it does not exist. */

@@ -10,9 +10,10 @@
  * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
  */
 import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
-import { loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
+import type { CheckpointFile } from "../checkpoint/load.ts";
+import { checkpointFilesIn, loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
 import { CorruptCheckpointError } from "../checkpoint/errors.ts";
-import { checkpointKey } from "../checkpoint/layout.ts";
+import { CHECKPOINTS_PREFIX, checkpointKey } from "../checkpoint/layout.ts";
 import { readArchivedHistory } from "../checkpoint/segments.ts";
 import type { ListedVersion, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -127,16 +128,20 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
 
 async function readTimelineOnce(store: ObjectStore, format: TableFormat, options: TimelineOptions): Promise<Timeline> {
   const givenVersions = options.versionFiles ? options.versionFiles.map(listedFile) : options.versionKeys;
-  // Neither given: one listing for both where the format has one.
-  const both = !givenVersions && !options.refs ? listVersionsAndRefs(store, format) : null;
+  // Neither given: one listing for both where the format has one, and for the checkpoints too when it can.
+  const both = !givenVersions && !options.refs ? listVersionsAndRefs(store, format, { withCheckpoints: !options.checkpoint }) : null;
   const listed = givenVersions ? Promise.resolve(givenVersions) : both ? both.then((b) => b.versionKeys) : listVersions(store, format);
   const refsRead = options.refs ?? (both ? both.then((b) => b.refs) : format.readRefs(store));
   const knownSoon = Promise.resolve(options.recent ?? null);
-  const newest = options.checkpoint
-    ? Promise.resolve(options.checkpoint)
-    : options.checkpointFromRecent
+  const newestOtherwise = (): Promise<LoadedCheckpoint> =>
+    options.checkpointFromRecent
       ? knownSoon.then(async (known) => (await checkpointNamedByRecent(store, known, listed)) ?? loadNewestCheckpoint(store))
       : loadNewestCheckpoint(store);
+  const newest = options.checkpoint
+    ? Promise.resolve(options.checkpoint)
+    : both
+      ? both.then((b) => (b.checkpointFiles ? loadNewestCheckpoint(store, b.checkpointFiles) : newestOtherwise()))
+      : newestOtherwise();
   // Settled together: a rejection of one is not left unhandled while another is awaited.
   const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, refsRead, knownSoon]);
   const checkpoint = loaded.checkpoint;
@@ -186,8 +191,28 @@ export async function listVersions(store: ObjectStore, format: TableFormat): Pro
 }
 
 /** The version files as listVersions gives them and the refs: in one listing when the format can (Lance). */
-export async function listVersionsAndRefs(store: ObjectStore, format: TableFormat): Promise<{ versionKeys: ListedVersion[]; refs: Refs }> {
-  if (format.listVersionKeysAndRefs) return format.listVersionKeysAndRefs(store);
+export interface ListedVersionsAndRefs {
+  versionKeys: ListedVersion[];
+  refs: Refs;
+  /** The checkpoint files, when the same listing covered them (see withCheckpoints). */
+  checkpointFiles?: CheckpointFile[];
+}
+
+/**
+ * The version files as listVersions gives them and the refs: in one listing when the format
+ * can (Lance). `withCheckpoints`: start that listing at `_lakewarden/checkpoints/` when the
+ * format can, so it lists the checkpoints too (every other key of ours after them as well:
+ * config, format, head, lease, pins, runs; a handful).
+ */
+export async function listVersionsAndRefs(
+  store: ObjectStore,
+  format: TableFormat,
+  options: { withCheckpoints?: boolean } = {},
+): Promise<ListedVersionsAndRefs> {
+  if (format.listVersionKeysAndRefs) {
+    const { versionKeys, refs, also } = await format.listVersionKeysAndRefs(store, options.withCheckpoints ? { alsoAfter: CHECKPOINTS_PREFIX } : {});
+    return { versionKeys, refs, ...(options.withCheckpoints && also ? { checkpointFiles: checkpointFilesIn(also) } : {}) };
+  }
   const [versionKeys, refs] = await Promise.all([listVersions(store, format), format.readRefs(store)]);
   return { versionKeys, refs };
 }

@@ -4,7 +4,8 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import type { FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile, VersionKeysAndRefs } from "../table-format.ts";
+import { compareKeys } from "../../store/keys.ts";
 import { listKeys, type ListedKey } from "../../store/list-keys.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
@@ -64,26 +65,35 @@ async function listVersionKeys(store: ObjectStore): Promise<ListedVersion[]> {
 }
 
 /**
- * One listing for `_refs/` and `_versions/`: keys from `_` on, after `_refs`, with
- * "transactions/" as the delimiter. In a Lance table's root `_refs/` < `_transactions/` <
- * `_versions/` and nothing else starting with `_` sorts after `_refs` (`_deletions/`,
- * `_indices/`, `_latest.manifest`, our `_lakewarden/` sort before it), and every key of
- * `_transactions/` (one per commit) rolls up into a single common prefix that S3 counts as one
- * entry of the page. So the two folders come in one LIST of ~tags + versions + 1 entries. No
- * key either reader uses is rolled up: one holding "transactions/" after `_` is nested below
- * `_refs/tags/`, `_refs/branches/` or `_versions/` (a "/" after the folder), and both readers
- * skip nested keys. A store that ignored the delimiter would list `_transactions/` too: more
- * pages, the same answer.
+ * One listing for `_refs/` and `_versions/`: keys from `_` on, after `_refs` (or after the
+ * caller's `alsoAfter`, a key of its own folder that sorts before it, which the listing then
+ * covers too), with "transactions/" as the delimiter. In a Lance table's root `_refs/` <
+ * `_transactions/` < `_versions/` and nothing else starting with `_` sorts after `_refs`
+ * (`_deletions/`, `_indices/`, `_latest.manifest`, `_lakewarden/` sort before it), and every key
+ * of `_transactions/` (one per commit) rolls up into a single common prefix that S3 counts as
+ * one entry of the page. So the two folders come in one LIST of ~tags + versions + 1 entries
+ * (plus the caller's keys). No key either reader uses is rolled up: one holding "transactions/"
+ * after `_` is nested below `_refs/tags/`, `_refs/branches/` or `_versions/` (a "/" after the
+ * folder), and both readers skip nested keys. A store that ignored the delimiter would list
+ * `_transactions/` too: more pages, the same answer.
  */
-async function listVersionKeysAndRefs(store: ObjectStore): Promise<{ versionKeys: ListedVersion[]; refs: Refs }> {
+async function listVersionKeysAndRefs(store: ObjectStore, options: { alsoAfter?: string } = {}): Promise<VersionKeysAndRefs> {
+  const { alsoAfter } = options;
+  const withCaller = alsoAfter !== undefined && alsoAfter.startsWith("_") && compareKeys(alsoAfter, REFS_START_AFTER) < 0;
   const versionEntries: ListedKey[] = [];
   const refKeys: string[] = [];
-  for await (const entry of listKeys(store, "_", { startAfter: "_refs", delimiter: TRANSACTIONS_PREFIX.slice(1) })) {
+  const also: ListedKey[] = [];
+  for await (const entry of listKeys(store, "_", { startAfter: withCaller ? alsoAfter : REFS_START_AFTER, delimiter: TRANSACTIONS_PREFIX.slice(1) })) {
     if (entry.key.startsWith(VERSIONS_PREFIX)) versionEntries.push(entry);
     else if (entry.key.startsWith(REFS_PREFIX)) refKeys.push(entry.key);
+    else also.push(entry);
   }
-  return { versionKeys: versionKeysOf(versionEntries), refs: await readLanceRefs(store, refKeys) };
+  const found = { versionKeys: versionKeysOf(versionEntries), refs: await readLanceRefs(store, refKeys) };
+  return withCaller ? { ...found, also } : found;
 }
+
+/** Every key of `_refs/` is after this one, and nothing of Lance's before `_refs/` is. */
+const REFS_START_AFTER = "_refs";
 
 function versionKeysOf(entries: readonly ListedKey[]): ListedVersion[] {
   const byVersion = new Map<number, { listed: ListedVersion; naming: ParsedVersionName["naming"] }>();
