@@ -2,7 +2,7 @@
  * Where the time of `lakewarden versions --json` goes on local disk, step by step, on the
  * history benchmark's synthetic tables (512 versions, every version in the checkpoint; with
  * --head the newest 16 carried by a current head). Each step is timed alone, in the same
- * process, many times (a full GC and a warm-up run before each step, off the clock); medians in ms. Bytes are what
+ * process, many times after one warm-up run; medians in ms. Bytes are what
  * the command reads.
  *
  *   node bench/versions-steps.ts --fragments 100000 --versions 512 --runs 200 [--head]
@@ -13,7 +13,6 @@ import { parseArgs } from "node:util";
 import { loadManifestTemplate } from "./datasets/lance-template.ts";
 import { SyntheticTable } from "./datasets/synthetic-table.ts";
 import { clearLakewardenState, syntheticRecords, writeCheckpoint, writeHead } from "./datasets/lakewarden-state.ts";
-import { collectGarbage } from "./harness/gc.ts";
 import { runLakewarden } from "./tools/lakewarden-cli.ts";
 import { openStore } from "../lib/store/open-store.ts";
 import { lanceFormat } from "../lib/formats/lance/lance-format.ts";
@@ -42,8 +41,6 @@ const runs = Number(values.runs);
 const unarchived = values.head ? Math.min(16, versions - 1) : 0;
 
 async function time(body: () => Promise<unknown>): Promise<number> {
-  // Once, then a warm-up: a forced GC also throws away compiled code, and the first run after it is slow.
-  collectGarbage();
   await body();
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -82,7 +79,7 @@ try {
     ["  JSON output", await time(async () => versionsJson(history.records))],
   ];
   const scenario = values.head ? "checkpoint + head" : "checkpoint only";
-  console.log(`${versions} versions × ${fragments} fragments, ${scenario}, median of ${runs} (full GC and a warm-up run before each step)`);
+  console.log(`${versions} versions × ${fragments} fragments, ${scenario}, median of ${runs} after one warm-up`);
   console.log(`requests ${JSON.stringify(run.requests)}; bytes read: checkpoint ${body.length}${values.head ? `, head ${headBytes} (prefix read: up to 64 KiB)` : ""}; output ${output.length} bytes`);
   const whole = steps[0]![1];
   const library = steps[1]![1];

@@ -15,7 +15,6 @@ import { SyntheticTable } from "../datasets/synthetic-table.ts";
 import { clearLakewardenState, syntheticRecords, writeCheckpoint, writeHead } from "../datasets/lakewarden-state.ts";
 import { lancedbListVersions } from "../tools/lancedb-side.ts";
 import { runLakewarden } from "../tools/lakewarden-cli.ts";
-import { collectGarbage } from "../harness/gc.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import type { ObjectStore, RequestCounts } from "../../lib/store/object-store.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
@@ -163,10 +162,6 @@ async function measureCell(
     await clearLakewardenState(store);
     await writeCheckpoint(store, records.slice(0, versions - unarchived));
     if (scenario.withHead) await writeHead(store, versions);
-    // Off the clock: the harness's own garbage (LanceDB's run, the manifests syntheticRecords
-    // decoded) is collected now, not during a run of a few ms; the warm-up run then re-warms
-    // the code the forced GC threw away.
-    collectGarbage();
     const sampled = await sample(() => runLakewarden(["versions", table.location, "--json"]), {
       runs,
       budgetMs: LAKEWARDEN_CELL_BUDGET_MS,
@@ -268,10 +263,6 @@ function buildReport(env: BenchEnv, cells: Cell[], cuts: string[], grid: Grid): 
         "`lakewarden versions` reads the newest checkpoint (one Arrow file with a row per archived version), the head " +
         "(which carries every version since that checkpoint) and only the manifests newer than both; one LIST covers " +
         "the checkpoints, `_refs/` and `_versions/` (`_transactions/` rolled up into one entry by the delimiter).",
-      "Before each lakewarden cell, off the clock, a full garbage collection: what the harness itself left in the process " +
-        "(LanceDB's run, the two manifests decoded to derive the expected records, ~100 MB at 100K fragments) is not collected " +
-        "during a run of a few milliseconds; a user's `lakewarden versions` starts in a process of its own. The untimed warm-up " +
-        "run follows it.",
       "Scenarios: *checkpoint only* = every version archived; *+ 8 / + 16 unarchived* = that many newer versions not yet " +
         "archived and no head, so lakewarden reads those manifests; *checkpoint + head* = the last 16 versions (or all but one) " +
         "not archived but carried by a current head.",
