@@ -261,7 +261,8 @@ function buildReport(env: BenchEnv, cells: Cell[], cuts: string[], grid: Grid): 
     intro: [
       "Reading every version of a table with its summary. LanceDB lists `_versions/` and reads every manifest; " +
         "`lakewarden versions` reads the newest checkpoint (one Arrow file with a row per archived version), the head " +
-        "(which carries every version since that checkpoint) and only the manifests newer than both.",
+        "(which carries every version since that checkpoint) and only the manifests newer than both; one LIST covers " +
+        "the checkpoints, `_refs/` and `_versions/` (`_transactions/` rolled up into one entry by the delimiter).",
       "Scenarios: *checkpoint only* = every version archived; *+ 8 / + 16 unarchived* = that many newer versions not yet " +
         "archived and no head, so lakewarden reads those manifests; *checkpoint + head* = the last 16 versions (or all but one) " +
         "not archived but carried by a current head.",

@@ -5,7 +5,7 @@
  * and a file in a newer checkpoint format (UnsupportedCheckpointError) are not corruption and
  * do propagate: falling back past the latter would write its history over.
  */
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ListedKey, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { CheckpointContent } from "./codec.ts";
 import { decodeCheckpoint } from "./codec.ts";
@@ -47,6 +47,18 @@ export async function listCheckpointFiles(store: ObjectStore): Promise<Checkpoin
     const version = parseCheckpointKey(object.key);
     if (version === null) continue;
     files.push({ key: object.key, version, size: object.size, etag: object.etag, lastModified: object.lastModified });
+  }
+  return files.sort((a, b) => a.version - b.version);
+}
+
+/** The checkpoint files among keys another listing gave (one that covered the folder), ascending; files gone since are left out. */
+export function checkpointFilesIn(listed: readonly ListedKey[]): CheckpointFile[] {
+  const files: CheckpointFile[] = [];
+  for (const entry of listed) {
+    const version = parseCheckpointKey(entry.key);
+    if (version === null) continue;
+    const info = entry.info();
+    if (info) files.push({ key: info.key, version, size: info.size, etag: info.etag, lastModified: info.lastModified });
   }
   return files.sort((a, b) => a.version - b.version);
 }

@@ -20,7 +20,7 @@
  *     cleanup), which the pipeline then carries out instead of its generic version and file rules;
  *   - the table state that goes into the head.
  */
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { ListedKey, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
@@ -43,6 +43,20 @@ export interface VersionFile {
   size: number;
   etag: string;
   lastModified: Date;
+}
+
+/** A version file as listed: its version and key; `file()` its metadata too (null: removed since the listing). */
+export interface ListedVersion {
+  version: number;
+  key: string;
+  file(): VersionFile | null;
+}
+
+export interface VersionKeysAndRefs {
+  versionKeys: ListedVersion[];
+  refs: Refs;
+  /** Keys after `alsoAfter` outside the format's own folders (see listVersionKeysAndRefs). */
+  also?: ListedKey[];
 }
 
 /** A path a version names that is not a key under the root: outside it (never deleted) or unresolvable (stops cleanup). */
@@ -273,6 +287,20 @@ export interface TableFormat {
   parseVersionKey(key: string): number | null;
   /** All live versions' commit files, ascending by version. */
   listVersionFiles(store: ObjectStore): Promise<VersionFile[]>;
+  /**
+   * Optional: the live versions' keys, ascending, without each file's size and ETag up front (on a
+   * local disk `listVersionFiles` stats every file); `file()` gives one's VersionFile when needed.
+   * Same requests as `listVersionFiles`. lib/versions/timeline.ts falls back to that.
+   */
+  listVersionKeys?(store: ObjectStore): Promise<ListedVersion[]>;
+  /**
+   * Optional: `listVersionKeys` and `readRefs` from one listing where they take two (Lance: one
+   * LIST covers `_refs/` and `_versions/`). Same answer as the two. `alsoAfter`: a key of the
+   * caller's own (lakewarden's checkpoints folder); when the format's listing can start right
+   * after it, it does, and `also` holds every other key it listed from there; else `also` is
+   * absent and the caller lists its folder itself.
+   */
+  listVersionKeysAndRefs?(store: ObjectStore, options?: { alsoAfter?: string }): Promise<VersionKeysAndRefs>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file; NotFoundError when it does not exist. */

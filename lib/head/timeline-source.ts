@@ -9,7 +9,7 @@ import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/ind
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { readTimeline } from "../versions/timeline.ts";
+import { listVersionsAndRefs, readTimeline } from "../versions/timeline.ts";
 import type { KnownVersions, RecentBoundary, Timeline, TimelineOptions } from "../versions/timeline.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { readHeadTimeline } from "./head-reader.ts";
@@ -77,23 +77,27 @@ export async function readHistory(store: ObjectStore, options: HistoryOptions = 
     return { ...(await readTimeline(store, given, { ...timelineOptions, ...fromHead, recent: headRecentVersions(store, given) })), format: given };
   }
   // A location named like a format (a `.lance` folder) has that format's version files and refs
-  // listed while the head is read: used only if the head (or checkpoint, or detection) agrees.
-  const guess = timelineOptions.versionFiles || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
-  const early = guess ? { versionFiles: guess.listVersionFiles(store), refs: guess.readRefs(store) } : null;
-  early?.versionFiles.catch(() => undefined);
-  early?.refs.catch(() => undefined);
+  // listed while the head is read (with our checkpoints, in one LIST where the format can): used
+  // only if the head (or checkpoint, or detection) agrees. The checkpoints are ours whatever the format.
+  const guess = timelineOptions.versionFiles || timelineOptions.versionKeys || timelineOptions.refs ? undefined : suggestedFormat(store.uri);
+  const early = guess ? listVersionsAndRefs(store, guess, { withCheckpoints: !timelineOptions.checkpoint }) : null;
+  early?.catch(() => undefined);
+  const earlyCheckpoints = async () => (early ? (await early.catch(() => null))?.checkpointFiles : undefined);
   const head = await readHeadTimelineQuietly(store);
   let named = head ? registeredFormat(head.format) : undefined;
   // No head to say: the newest checkpoint (read anyway, now rather than later) names the format,
   // so detection's listings and the pin's GET are spared.
   let checkpoint = timelineOptions.checkpoint;
   if (!named && !checkpoint) {
-    checkpoint = await loadNewestCheckpoint(store);
+    checkpoint = await loadNewestCheckpoint(store, await earlyCheckpoints());
     named = checkpoint.checkpoint ? registeredFormat(checkpoint.checkpoint.tableFormat) : undefined;
   }
   const format = named ?? (await resolveFormat(store));
   const recent = head && head.format === format.name ? recentOf(head) : null;
-  const listed = early && format === guess ? { versionFiles: await early.versionFiles, refs: await early.refs } : {};
+  // Awaited only when used: its error is then the history's.
+  const fromEarly = early && format === guess ? await early : null;
+  if (!checkpoint && fromEarly?.checkpointFiles) checkpoint = await loadNewestCheckpoint(store, fromEarly.checkpointFiles);
+  const listed = fromEarly ? { versionKeys: fromEarly.versionKeys, refs: fromEarly.refs } : {};
   const timeline = await readTimeline(store, format, {
     ...timelineOptions,
     ...listed,

@@ -31,6 +31,7 @@ import type {
   DeleteFailure,
   DeleteResult,
   GetResult,
+  ListedKey,
   ListOptions,
   ObjectInfo,
   ObjectStore,
@@ -194,28 +195,69 @@ export class LocalStore implements ObjectStore {
 
   async *list(prefix: string, options: ListOptions = {}): AsyncIterable<ObjectInfo> {
     checkPrefix(prefix, this.uri);
+    // maxKeys counts the objects yielded: one gone between its directory entry and its stat is not one.
     const maxKeys = options.maxKeys ?? Number.POSITIVE_INFINITY;
     if (maxKeys <= 0) return;
-    const delimiter = options.delimiter;
-    const slash = prefix.lastIndexOf("/");
-    const walker = new KeyWalker(this.root, options.startAfter, delimiter === "/");
-    const pages = new PageCounter(this.stats);
     let yielded = 0;
     let sinceTurn = 0;
-    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
-      pages.item();
-      if (item.kind === "prefix") continue;
-      // Delimiters other than "/" cannot prune the walk; roll up after the fact.
-      if (delimiter && delimiter !== "/" && item.key.slice(prefix.length).includes(delimiter)) continue;
-      const info = this.statObject(item.key);
+    for await (const key of this.walkKeys(prefix, options, Number.POSITIVE_INFINITY)) {
+      const info = this.statObject(key);
       if (!info) continue;
-      yield objectInfo(item.key, info);
+      yield objectInfo(key, info);
       if (++yielded >= maxKeys) return;
       // Synchronous stats (below): let other work run between pages.
       if (++sinceTurn === PAGE_SIZE) {
         sinceTurn = 0;
         await new Promise((resolve) => setImmediate(resolve));
       }
+    }
+  }
+
+  /** `list` without a stat per file: the directory entry already says it is a file; `info()` stats it when asked. */
+  async *listKeys(prefix: string, options: ListOptions = {}): AsyncIterable<ListedKey> {
+    for await (const key of this.walkKeys(prefix, options, options.maxKeys ?? Number.POSITIVE_INFINITY)) {
+      yield {
+        key,
+        info: () => {
+          const info = this.statObject(key);
+          return info ? objectInfo(key, info) : null;
+        },
+      };
+    }
+  }
+
+  /**
+   * The keys a listing yields, in key order, counting its pages as S3 would: a common prefix
+   * (the keys rolled up at the delimiter) is one entry. A folder whose path below the prefix
+   * holds the delimiter rolls up whole, so it is not read (`_transactions/` in Lance's listing
+   * of `_refs/` and `_versions/`).
+   */
+  private async *walkKeys(prefix: string, options: ListOptions, maxKeys: number): AsyncIterable<string> {
+    checkPrefix(prefix, this.uri);
+    if (maxKeys <= 0) return;
+    const delimiter = options.delimiter;
+    const commonPrefixOf = (key: string): string | null => {
+      if (!delimiter) return null;
+      const at = key.indexOf(delimiter, prefix.length);
+      return at < 0 ? null : key.slice(0, at + delimiter.length);
+    };
+    const slash = prefix.lastIndexOf("/");
+    const walker = new KeyWalker(this.root, options.startAfter, (folderKey) => commonPrefixOf(folderKey) !== null);
+    const pages = new PageCounter(this.stats);
+    let lastCommonPrefix: string | null = null;
+    let yielded = 0;
+    for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
+      const common = commonPrefixOf(item.key);
+      if (common !== null) {
+        // Keys of one common prefix are adjacent in key order.
+        if (common !== lastCommonPrefix) pages.item();
+        lastCommonPrefix = common;
+        continue;
+      }
+      pages.item();
+      if (item.kind === "prefix") continue;
+      yield item.key;
+      if (++yielded >= maxKeys) return;
     }
     pages.finish();
   }
@@ -240,7 +282,7 @@ export class LocalStore implements ObjectStore {
   async listPrefixes(prefix: string): Promise<string[]> {
     checkPrefix(prefix, this.uri);
     const slash = prefix.lastIndexOf("/");
-    const walker = new KeyWalker(this.root, undefined, true);
+    const walker = new KeyWalker(this.root, undefined, () => true);
     const pages = new PageCounter(this.stats);
     const prefixes: string[] = [];
     for await (const item of walker.walk(prefix.slice(0, slash + 1), prefix.slice(slash + 1))) {
@@ -371,12 +413,13 @@ type WalkItem = { kind: "object" | "prefix"; key: string };
 class KeyWalker {
   private readonly root: string;
   private readonly startAfter: string | undefined;
-  private readonly rollUpFolders: boolean;
+  /** Whether a folder (its key, ending in "/") is listed as one prefix instead of walked. */
+  private readonly rollsUp: (folderKey: string) => boolean;
 
-  constructor(root: string, startAfter: string | undefined, rollUpFolders: boolean) {
+  constructor(root: string, startAfter: string | undefined, rollsUp: (folderKey: string) => boolean) {
     this.root = root;
     this.startAfter = startAfter;
-    this.rollUpFolders = rollUpFolders;
+    this.rollsUp = rollsUp;
   }
 
   async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem> {
@@ -391,7 +434,7 @@ class KeyWalker {
       }
       const after = this.startAfter;
       if (after !== undefined && !after.startsWith(key) && compareKeys(key, after) < 0) continue;
-      if (this.rollUpFolders) {
+      if (this.rollsUp(key)) {
         if (after === undefined || compareKeys(key, after) > 0) yield { kind: "prefix", key };
         continue;
       }
@@ -402,34 +445,53 @@ class KeyWalker {
   /**
    * The folder's files and folders (a folder as its name plus "/"), in key order. One string
    * per entry: a folder can hold a million files, and the walk holds its entries while it
-   * lists them. Read in chunks (opendir), not as one array of Dirent objects.
+   * lists them. Read in chunks (opendir), not as one array of Dirent objects; each chunk
+   * synchronously from the buffer opendir fills (an async iteration costs a promise per entry:
+   * 0.84 against 0.51 ms for a folder of 513 version files), with a turn of the event loop
+   * between chunks.
    */
   private async entries(folderKey: string, namePrefix: string): Promise<string[]> {
     const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
     const entries: string[] = [];
+    // Names with UTF-16 units from U+D800 up are where JavaScript's order and S3's differ.
+    let needsKeyOrder = false;
     try {
-      const dir = await opendir(folder, { bufferSize: 1024 });
-      for await (const dirent of dir) {
-        if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
-        let isFolder = dirent.isDirectory();
-        let isFile = dirent.isFile();
-        if (dirent.isSymbolicLink()) {
-          // A link to a file is an object; links to folders are not followed (they may leave the root).
-          const target = await stat(join(folder, dirent.name)).catch(() => undefined);
-          isFile = target?.isFile() ?? false;
-          isFolder = false;
+      const dir = await opendir(folder, { bufferSize: DIRECTORY_CHUNK });
+      try {
+        let inChunk = 0;
+        for (let dirent = dir.readSync(); dirent !== null; dirent = dir.readSync()) {
+          if (++inChunk === DIRECTORY_CHUNK) {
+            inChunk = 0;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+          let isFolder = dirent.isDirectory();
+          let isFile = dirent.isFile();
+          if (dirent.isSymbolicLink()) {
+            // A link to a file is an object; links to folders are not followed (they may leave the root).
+            const target = await stat(join(folder, dirent.name)).catch(() => undefined);
+            isFile = target?.isFile() ?? false;
+            isFolder = false;
+          }
+          if (!isFolder && !isFile) continue;
+          if (!needsKeyOrder && BEYOND_JS_ORDER.test(dirent.name)) needsKeyOrder = true;
+          entries.push(isFolder ? `${dirent.name}/` : dirent.name);
         }
-        if (isFolder) entries.push(`${dirent.name}/`);
-        else if (isFile) entries.push(dirent.name);
+      } finally {
+        dir.closeSync();
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") return [];
       throw fsError(err, pathToFileURL(folder).href);
     }
-    return entries.sort(compareKeys);
+    // The default sort compares UTF-16 units, which is S3's order for every other name.
+    return needsKeyOrder ? entries.sort(compareKeys) : entries.sort();
   }
 }
+
+const DIRECTORY_CHUNK = 1024;
+const BEYOND_JS_ORDER = /[\ud800-\uffff]/;
 
 /** Counts list requests as S3 would: one per page of up to 1,000 entries, at least one. */
 class PageCounter {

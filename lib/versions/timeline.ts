@@ -10,11 +10,12 @@
  * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
  */
 import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
-import { loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
+import type { CheckpointFile } from "../checkpoint/load.ts";
+import { checkpointFilesIn, loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
 import { CorruptCheckpointError } from "../checkpoint/errors.ts";
-import { checkpointKey } from "../checkpoint/layout.ts";
+import { CHECKPOINTS_PREFIX, checkpointKey } from "../checkpoint/layout.ts";
 import { readArchivedHistory } from "../checkpoint/segments.ts";
-import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
+import type { ListedVersion, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
@@ -47,6 +48,8 @@ export interface RecentBoundary {
 export interface TimelineOptions {
   /** Version files already listed; saves the LIST. */
   versionFiles?: readonly VersionFile[];
+  /** Or their keys (listVersions); saves the LIST too. */
+  versionKeys?: readonly ListedVersion[];
   refs?: Refs;
   /** Records from another source (the head), or their promise; their version files are not read again. */
   recent?: KnownVersions | Promise<KnownVersions | null>;
@@ -112,7 +115,11 @@ const TIMELINE_ATTEMPTS = 3;
 export async function readTimeline(store: ObjectStore, format: TableFormat, options: TimelineOptions = {}): Promise<Timeline> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await readTimelineOnce(store, format, attempt === 1 ? options : { ...options, versionFiles: undefined, refs: undefined, checkpoint: undefined });
+      return await readTimelineOnce(
+        store,
+        format,
+        attempt === 1 ? options : { ...options, versionFiles: undefined, versionKeys: undefined, refs: undefined, checkpoint: undefined },
+      );
     } catch (error) {
       if (!(error instanceof NotFoundError) || attempt >= TIMELINE_ATTEMPTS) throw error;
     }
@@ -120,15 +127,23 @@ export async function readTimeline(store: ObjectStore, format: TableFormat, opti
 }
 
 async function readTimelineOnce(store: ObjectStore, format: TableFormat, options: TimelineOptions): Promise<Timeline> {
-  const listed = options.versionFiles ? Promise.resolve(options.versionFiles) : format.listVersionFiles(store);
+  const givenVersions = options.versionFiles ? options.versionFiles.map(listedFile) : options.versionKeys;
+  // Neither given: one listing for both where the format has one, and for the checkpoints too when it can.
+  const both = !givenVersions && !options.refs ? listVersionsAndRefs(store, format, { withCheckpoints: !options.checkpoint }) : null;
+  const listed = givenVersions ? Promise.resolve(givenVersions) : both ? both.then((b) => b.versionKeys) : listVersions(store, format);
+  const refsRead = options.refs ?? (both ? both.then((b) => b.refs) : format.readRefs(store));
   const knownSoon = Promise.resolve(options.recent ?? null);
-  const newest = options.checkpoint
-    ? Promise.resolve(options.checkpoint)
-    : options.checkpointFromRecent
+  const newestOtherwise = (): Promise<LoadedCheckpoint> =>
+    options.checkpointFromRecent
       ? knownSoon.then(async (known) => (await checkpointNamedByRecent(store, known, listed)) ?? loadNewestCheckpoint(store))
       : loadNewestCheckpoint(store);
+  const newest = options.checkpoint
+    ? Promise.resolve(options.checkpoint)
+    : both
+      ? both.then((b) => (b.checkpointFiles ? loadNewestCheckpoint(store, b.checkpointFiles) : newestOtherwise()))
+      : newestOtherwise();
   // Settled together: a rejection of one is not left unhandled while another is awaited.
-  const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, options.refs ?? format.readRefs(store), knownSoon]);
+  const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, refsRead, knownSoon]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
   // Segments hold only what is older than the checkpoint's oldest row: read them only when wanted.
@@ -140,7 +155,9 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
     : [];
   const recent = known?.records ?? [];
   const covered = new Set([...checkpointRecords, ...recent].map((r) => r.version));
-  const toRead = versionFiles.filter((file) => !covered.has(file.version));
+  // Metadata only for the files read (normally none): a listed file gone since was removed by a
+  // cleanup meanwhile, which readTimeline answers by reading again.
+  const toRead = versionFiles.filter((listed) => !covered.has(listed.version)).map((listed) => listed.file() ?? vanished(store, listed));
   const manifestRecords = await mapConcurrent(
     toRead,
     options.concurrency ?? DEFAULT_READ_CONCURRENCY,
@@ -166,6 +183,49 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
 }
 
 /**
+ * The table's live version files as listed, ascending: by key alone when the format can list so
+ * (no stat per file on a local disk), the metadata of each on demand.
+ */
+export async function listVersions(store: ObjectStore, format: TableFormat): Promise<ListedVersion[]> {
+  return format.listVersionKeys ? format.listVersionKeys(store) : (await format.listVersionFiles(store)).map(listedFile);
+}
+
+/** The version files as listVersions gives them and the refs: in one listing when the format can (Lance). */
+export interface ListedVersionsAndRefs {
+  versionKeys: ListedVersion[];
+  refs: Refs;
+  /** The checkpoint files, when the same listing covered them (see withCheckpoints). */
+  checkpointFiles?: CheckpointFile[];
+}
+
+/**
+ * The version files as listVersions gives them and the refs: in one listing when the format
+ * can (Lance). `withCheckpoints`: start that listing at `_lakewarden/checkpoints/` when the
+ * format can, so it lists the checkpoints too (every other key of ours after them as well:
+ * config, format, head, lease, pins, runs; a handful).
+ */
+export async function listVersionsAndRefs(
+  store: ObjectStore,
+  format: TableFormat,
+  options: { withCheckpoints?: boolean } = {},
+): Promise<ListedVersionsAndRefs> {
+  if (format.listVersionKeysAndRefs) {
+    const { versionKeys, refs, also } = await format.listVersionKeysAndRefs(store, options.withCheckpoints ? { alsoAfter: CHECKPOINTS_PREFIX } : {});
+    return { versionKeys, refs, ...(options.withCheckpoints && also ? { checkpointFiles: checkpointFilesIn(also) } : {}) };
+  }
+  const [versionKeys, refs] = await Promise.all([listVersions(store, format), format.readRefs(store)]);
+  return { versionKeys, refs };
+}
+
+function listedFile(file: VersionFile): ListedVersion {
+  return { version: file.version, key: file.key, file: () => file };
+}
+
+function vanished(store: ObjectStore, listed: ListedVersion): never {
+  throw new NotFoundError(`${store.uriOf(listed.key)}: removed since it was listed`, { uri: store.uriOf(listed.key) });
+}
+
+/**
  * The checkpoint a current head names, read without listing the checkpoints; null when that is
  * not provably the history a listing would give (the caller then lists). It is when
  *   - the head is current: the newest version file listed is the one it was written for. No
@@ -181,7 +241,7 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
 async function checkpointNamedByRecent(
   store: ObjectStore,
   known: KnownVersions | null,
-  listed: Promise<readonly VersionFile[]>,
+  listed: Promise<readonly ListedVersion[]>,
 ): Promise<LoadedCheckpoint | null> {
   const boundary = known?.boundary;
   if (!known || !boundary || boundary.checkpoint === null || boundary.checkpoint > boundary.version) return null;
@@ -192,7 +252,7 @@ async function checkpointNamedByRecent(
     named < own ? objectExists(store, checkpointKey(own)) : false,
     listed,
   ]);
-  const latest = files.at(-1);
+  const latest = files.at(-1)?.file();
   const file = boundary.versionFile;
   if (!latest || latest.version !== own || latest.key !== file.key || latest.size !== file.size || latest.etag !== file.etag) return null;
   if (ownExists) {

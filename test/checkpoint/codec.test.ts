@@ -11,6 +11,7 @@ import {
   isTruncatedProperties,
 } from "../../lib/checkpoint/properties.ts";
 import { VERSION_RECORD_FIELDS } from "../../lib/model/version-record.ts";
+import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { versionRecord } from "./records.ts";
 
 function content(overrides: Partial<CheckpointContent> = {}): CheckpointContent {
@@ -34,6 +35,27 @@ describe("checkpoint codec", () => {
   it("round-trips every column, nulls, flags and file metadata", () => {
     const original = content();
     expect(decodeCheckpoint(encodeCheckpoint(original), "mem://cp")).toEqual(original);
+  });
+
+  it("round-trips every shape of parent_ids and metrics (common ones are decoded without JSON.parse)", () => {
+    const shapes: Partial<VersionRecord>[] = [
+      { parent_ids: [], metrics: {} },
+      { parent_ids: ["7"], metrics: {} },
+      { parent_ids: ["007"], metrics: { numFiles: 3 } },
+      { parent_ids: ["a", "b"], metrics: { "x\"y": 1.5 } },
+      { parent_ids: ["snap-1"], metrics: {} },
+      { parent_ids: ["9007199254740993"], metrics: {} },
+    ];
+    const content: CheckpointContent = {
+      version: shapes.length,
+      records: shapes.map((shape, i) => versionRecord(i + 1, shape)),
+      createdAtMillis: 1,
+      datasetCreatedAtMillis: null,
+      datasetCreatedFromVersion: null,
+      tableFormat: "iceberg",
+      archiveSegments: [],
+    };
+    expect(decodeCheckpoint(encodeCheckpoint(content), "mem://c").records).toEqual(content.records);
   });
 
   it("is a plain Arrow IPC file with the documented schema and metadata", () => {

@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ConflictError, InvalidLocationError, NotFoundError } from "../../lib/store/errors.ts";
 import { LOCAL_RESERVED_MARKER, LocalStore } from "../../lib/store/local-store.ts";
+import type { ListedKey, ObjectInfo } from "../../lib/store/object-store.ts";
 
 const run = promisify(execFile);
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -32,6 +33,11 @@ async function keys(prefix = ""): Promise<string[]> {
   const found: string[] = [];
   for await (const info of store.list(prefix)) found.push(info.key);
   return found;
+}
+
+async function mkdirp(path: string): Promise<string> {
+  await mkdir(path, { recursive: true });
+  return path;
 }
 
 /** A pid that certainly belongs to no running process: one of a child that has exited. */
@@ -204,6 +210,49 @@ describe("LocalStore on disk", () => {
     expect(result.failed).toEqual([{ key: "locked/a", message: expect.stringContaining(store.uriOf("locked/a")) }]);
     expect(result.failed[0]?.message).toContain("EACCES");
     expect(await keys()).toEqual(["locked/a"]);
+  });
+});
+
+describe("LocalStore.listKeys: list without a stat per file", () => {
+  async function both(prefix: string, options: Parameters<LocalStore["list"]>[1] = {}) {
+    store.stats.reset();
+    const listed: ObjectInfo[] = [];
+    for await (const info of store.list(prefix, options)) listed.push(info);
+    const listRequests = store.stats.snapshot();
+    store.stats.reset();
+    const entries: ListedKey[] = [];
+    for await (const entry of store.listKeys(prefix, options)) entries.push(entry);
+    return { listed, listRequests, entries, keysRequests: store.stats.snapshot() };
+  }
+
+  test("the same keys, order, pages and metadata as list, for every option", async () => {
+    for (let i = 0; i < 1_203; i++) await writeFile(join(await mkdirp(join(root, "v")), `${String(i).padStart(5, "0")}.m`), "x".repeat(i % 7));
+    await store.put("v/sub/deep", bytes("d"));
+    await store.put("w", bytes("w"));
+    for (const [prefix, options] of [
+      ["", {}],
+      ["v/", { delimiter: "/" }],
+      ["v/", { startAfter: "v/00998.m" }],
+      ["v/0", { maxKeys: 5 }],
+      ["v/", { delimiter: "." }],
+    ] as const) {
+      const { listed, listRequests, entries, keysRequests } = await both(prefix, options);
+      expect(entries.map((e) => e.key)).toEqual(listed.map((o) => o.key));
+      expect(keysRequests).toEqual(listRequests);
+      expect(entries.map((e) => e.info())).toEqual(listed);
+    }
+    expect((await both("", {})).keysRequests.list).toBe(2);
+  });
+
+  test("info() of a file removed since the listing is null; list would not have listed it", async () => {
+    await store.put("t/a", bytes("a"));
+    await store.put("t/b", bytes("b"));
+    const entries: ListedKey[] = [];
+    for await (const entry of store.listKeys("t/")) entries.push(entry);
+    await store.deleteMany(["t/a"]);
+    expect(entries.map((e) => e.key)).toEqual(["t/a", "t/b"]);
+    expect(entries[0]!.info()).toBeNull();
+    expect(entries[1]!.info()).toEqual(await store.head("t/b"));
   });
 });
 

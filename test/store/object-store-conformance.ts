@@ -291,6 +291,16 @@ export function describeObjectStoreConformance(
         expect(await keysOf("", { delimiter: "/" })).toEqual(["top"]);
       });
 
+      test("another delimiter rolls keys up at its first occurrence after the prefix: each common prefix is one entry of a page", async () => {
+        // Lance's one listing of _refs/ and _versions/: _transactions/ (here 1,001 keys) is one entry.
+        const transactions = Array.from({ length: 1001 }, (_, i) => `t/_transactions/${i}-x.txn`);
+        await putMany([...transactions, "t/_deletions/1.arrow", "t/_lakewarden/head", "t/_refs/tags/v1.json", "t/_versions/1.manifest", "t/data/a.lance"]);
+        store.stats.reset();
+        expect(await keysOf("t/_", { startAfter: "t/_refs", delimiter: "transactions/" })).toEqual(["t/_refs/tags/v1.json", "t/_versions/1.manifest"]);
+        expect(store.stats.snapshot()).toEqual({ ...NONE, list: 1 });
+        expect(await keysOf("t/_", { delimiter: ".txn" })).toEqual(["t/_deletions/1.arrow", "t/_lakewarden/head", "t/_refs/tags/v1.json", "t/_versions/1.manifest"]);
+      });
+
       test("listing pages through more than 1,000 keys, one list request per 1,000", async () => {
         const many = Array.from({ length: 1001 }, (_, i) => `many/${String(i).padStart(5, "0")}`);
         await putMany(many);

@@ -164,12 +164,12 @@ describe("readTimeline while a cleanup removes versions", () => {
     // the history (as it does before deleting) and removes versions 1 and 2.
     let cleaned = false;
     const racing = Object.create(store) as LocalStore;
-    racing.list = (prefix, options) => {
-      const listing = store.list(prefix, options);
-      if (cleaned || !prefix.startsWith(lanceFormat.versionsPrefix)) return listing;
+    // Whichever listing the reader uses (with each file's metadata, or keys alone).
+    const raced = <T>(prefix: string, listing: AsyncIterable<T>): AsyncIterable<T> => {
+      if (cleaned || !lanceFormat.versionsPrefix.startsWith(prefix)) return listing;
       cleaned = true;
       return (async function* () {
-        const listed = [];
+        const listed: T[] = [];
         for await (const object of listing) listed.push(object);
         await archiveVersions(store, {
           previous: null,
@@ -183,6 +183,8 @@ describe("readTimeline while a cleanup removes versions", () => {
         yield* listed;
       })();
     };
+    racing.list = (prefix, options) => raced(prefix, store.list(prefix, options));
+    racing.listKeys = (prefix, options) => raced(prefix, store.listKeys(prefix, options));
     const timeline = await readTimeline(racing, lanceFormat);
     expect(timeline.records.map((r) => r.version)).toEqual(before.records.map((r) => r.version));
     expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual([1, 2]);

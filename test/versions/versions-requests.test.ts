@@ -1,8 +1,9 @@
 /**
- * What `lakewarden versions` costs in requests with a current head, and that the saving never
- * changes the answer: the checkpoint the head names is read without listing the checkpoints
- * only while that provably gives the history a listing would. Real LanceDB tables, on local
- * disk and on S3 (fauxqs); counts come from the stores' own counters and from `--stats`.
+ * What `lakewarden versions` costs in requests, with a current head or none, and that the
+ * saving never changes the answer: one LIST covers the checkpoints, `_refs/` and `_versions/`
+ * (`_transactions/` rolled up into one entry), so the newest checkpoint is the one read, as a
+ * separate listing of each folder would find. Real LanceDB tables, on local disk and on S3
+ * (fauxqs); counts come from the stores' own counters and from `--stats`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
@@ -18,8 +19,12 @@ import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { lastLine, runLakewarden } from "../cli/run-executable.ts";
 
 const NO_REQUESTS = { get: 0, head: 0, list: 0, put: 0, delete: 0 };
-/** A current head whose checkpoint is the newest: the head's prefix and the checkpoint it names; one HEAD (no checkpoint of the head's version); the version files and the refs. */
-const CURRENT_HEAD_COST = { ...NO_REQUESTS, get: 2, head: 1, list: 2 };
+/**
+ * A current head: the head's prefix and the newest checkpoint; one LIST for the checkpoints,
+ * the refs and the version files (from `_lakewarden/checkpoints/` to `_versions/`, with
+ * `_transactions/` rolled up into one entry).
+ */
+const CURRENT_HEAD_COST = { ...NO_REQUESTS, get: 2, list: 1 };
 
 /** The same history, the usual way: checkpoints listed, the newest read. */
 async function listedHistory(store: ObjectStore) {
@@ -42,7 +47,7 @@ describe("versions with a current head, local disk", () => {
     await removeDir(dir);
   });
 
-  it("2 GETs, 1 HEAD and 2 LISTs (versions, refs): the checkpoint named by the head, not listed", async () => {
+  it("2 GETs and 1 LIST (checkpoints, refs and version files in one listing)", async () => {
     const store = new LocalStore(dataset.tableUri);
     await runCheckpoint(store);
     await dataset.apply([{ op: "append", rows: 1 }, { op: "append", rows: 1 }]);
@@ -66,10 +71,17 @@ describe("versions with a current head, local disk", () => {
     const store = new LocalStore(dataset.tableUri);
     let listed!: () => void;
     const versionsListed = new Promise<void>((resolve) => (listed = resolve));
+    // Any listing that covers `_versions/`.
+    const covers = (prefix: string) => lanceFormat.versionsPrefix.startsWith(prefix);
     const list = store.list.bind(store);
     store.list = (prefix, options) => {
-      if (prefix === lanceFormat.versionsPrefix) listed();
+      if (covers(prefix)) listed();
       return list(prefix, options);
+    };
+    const listKeys = store.listKeys.bind(store);
+    store.listKeys = (prefix, options) => {
+      if (covers(prefix)) listed();
+      return listKeys(prefix, options);
     };
     const get = store.get.bind(store);
     // The head's read answers only once the version files are being listed: a reader that listed after it would never finish.
@@ -89,8 +101,8 @@ describe("versions with a current head, local disk", () => {
     store.stats.reset();
     const timeline = await readHistory(store, { checkpointFromHead: true });
     expect(timeline.checkpoint?.version).toBe(5);
-    // The named one and the probe, then the newer checkpoint: still no LIST of checkpoints.
-    expect(store.stats.snapshot()).toEqual({ ...CURRENT_HEAD_COST, get: 3 });
+    // The listing names it: the head and it, nothing else.
+    expect(store.stats.snapshot()).toEqual(CURRENT_HEAD_COST);
     expect(timeline.records).toEqual((await listedHistory(store)).records);
   });
 
@@ -107,7 +119,7 @@ describe("versions with a current head, local disk", () => {
     store.stats.reset();
     const timeline = await readHistory(store, { checkpointFromHead: true });
     expect(timeline.checkpoint?.version).toBe(6);
-    expect(store.stats.snapshot().list).toBe(3);
+    expect(store.stats.snapshot().list).toBe(1);
     const removed = timeline.records.find((r) => r.version === 6);
     expect(removed?.is_cleaned_up).toBe(true);
     expect(timeline.records).toEqual((await listedHistory(store)).records);
@@ -119,9 +131,9 @@ describe("versions with a current head, local disk", () => {
     store.stats.reset();
     const timeline = await readHistory(store, { checkpointFromHead: true });
     expect(timeline.format).toBe(lanceFormat);
-    // The head (absent), the checkpoint, the one manifest newer than it; the checkpoints, the version files, the refs.
+    // The head (absent), the checkpoint, the one manifest newer than it; one LIST for the checkpoints, refs and version files.
     expect(timeline.sources.manifests).toBe(1);
-    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 3, list: 3 });
+    expect(store.stats.snapshot()).toEqual({ ...NO_REQUESTS, get: 3, list: 1 });
     expect(timeline.records).toEqual((await listedHistory(store)).records);
   });
 
@@ -131,10 +143,25 @@ describe("versions with a current head, local disk", () => {
     await dataset.apply([{ op: "append", rows: 1 }]);
     store.stats.reset();
     const timeline = await readHistory(store, { checkpointFromHead: true });
-    expect(store.stats.snapshot().list).toBe(3);
+    expect(store.stats.snapshot().list).toBe(1);
     expect(timeline.sources.manifests).toBe(1);
     expect(timeline.records).toEqual((await listedHistory(store)).records);
     expect(timeline.records.at(-1)?.version).toBe(8);
+  });
+
+  it("a tag made after the head (no commit) is seen: the one listing covers _refs/", async () => {
+    const store = new LocalStore(dataset.tableUri);
+    await writeTableHead(store, {});
+    const before = await readHistory(store, { checkpointFromHead: true });
+    expect(before.records.find((r) => r.version === 2)?.is_tagged).toBe(false);
+    await dataset.apply([{ op: "tag", name: "after-head", version: 2 }]);
+    store.stats.reset();
+    const timeline = await readHistory(store, { checkpointFromHead: true });
+    expect(timeline.records.filter((r) => r.is_tagged).map((r) => r.version)).toEqual([2]);
+    expect(timeline.refs.tags.map((t) => t.name)).toEqual(["after-head"]);
+    // The tag file is the third GET.
+    expect(store.stats.snapshot()).toEqual({ ...CURRENT_HEAD_COST, get: 3 });
+    expect(timeline.records).toEqual((await listedHistory(store)).records);
   });
 });
 
@@ -155,7 +182,7 @@ describe("versions with a current head, S3 (fauxqs)", () => {
     await server?.stop();
   });
 
-  it("2 GETs, 1 HEAD and 2 LISTs, the same records as a listing", async () => {
+  it("2 GETs and 1 LIST, the same records as a listing", async () => {
     const store = openStore(dataset.tableUri, { s3: { endpoint: server.endpoint, credentials: server.credentials } });
     await runCheckpoint(store);
     await dataset.apply([{ op: "append", rows: 1 }, { op: "delete", where: "id = 2" }]);

@@ -4,7 +4,9 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import type { CleanupView, FileRole, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { CleanupView, FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile, VersionKeysAndRefs } from "../table-format.ts";
+import { compareKeys } from "../../store/keys.ts";
+import { listKeys, type ListedKey } from "../../store/list-keys.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
@@ -12,7 +14,7 @@ import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
 import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
 import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
-import { readLanceRefs } from "./refs.ts";
+import { REFS_PREFIX, readLanceRefs } from "./refs.ts";
 import { toSafeNumber } from "./safe-integer.ts";
 import { liveFiles, referencedFiles } from "./snapshot-files.ts";
 import { summarizeManifest } from "./summary.ts";
@@ -53,6 +55,60 @@ async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
     byVersion.set(parsed.version, { file: toVersionFile(object, parsed), naming: parsed.naming });
   }
   return [...byVersion.values()].map((entry) => entry.file).sort((a, b) => a.version - b.version);
+}
+
+/** listVersionFiles without a stat per file on a local disk: the same keys, the same rule for a key listed under both names. */
+async function listVersionKeys(store: ObjectStore): Promise<ListedVersion[]> {
+  const entries: ListedKey[] = [];
+  for await (const entry of listKeys(store, VERSIONS_PREFIX, { delimiter: "/" })) entries.push(entry);
+  return versionKeysOf(entries);
+}
+
+/**
+ * One listing for `_refs/` and `_versions/`: keys from `_` on, after `_refs` (or after the
+ * caller's `alsoAfter`, a key of its own folder that sorts before it, which the listing then
+ * covers too), with "transactions/" as the delimiter. In a Lance table's root `_refs/` <
+ * `_transactions/` < `_versions/` and nothing else starting with `_` sorts after `_refs`
+ * (`_deletions/`, `_indices/`, `_latest.manifest`, `_lakewarden/` sort before it), and every key
+ * of `_transactions/` (one per commit) rolls up into a single common prefix that S3 counts as
+ * one entry of the page. So the two folders come in one LIST of ~tags + versions + 1 entries
+ * (plus the caller's keys). No key either reader uses is rolled up: one holding "transactions/"
+ * after `_` is nested below `_refs/tags/`, `_refs/branches/` or `_versions/` (a "/" after the
+ * folder), and both readers skip nested keys. A store that ignored the delimiter would list
+ * `_transactions/` too: more pages, the same answer.
+ */
+async function listVersionKeysAndRefs(store: ObjectStore, options: { alsoAfter?: string } = {}): Promise<VersionKeysAndRefs> {
+  const { alsoAfter } = options;
+  const withCaller = alsoAfter !== undefined && alsoAfter.startsWith("_") && compareKeys(alsoAfter, REFS_START_AFTER) < 0;
+  const versionEntries: ListedKey[] = [];
+  const refKeys: string[] = [];
+  const also: ListedKey[] = [];
+  for await (const entry of listKeys(store, "_", { startAfter: withCaller ? alsoAfter : REFS_START_AFTER, delimiter: TRANSACTIONS_PREFIX.slice(1) })) {
+    if (entry.key.startsWith(VERSIONS_PREFIX)) versionEntries.push(entry);
+    else if (entry.key.startsWith(REFS_PREFIX)) refKeys.push(entry.key);
+    else also.push(entry);
+  }
+  const found = { versionKeys: versionKeysOf(versionEntries), refs: await readLanceRefs(store, refKeys) };
+  return withCaller ? { ...found, also } : found;
+}
+
+/** Every key of `_refs/` is after this one, and nothing of Lance's before `_refs/` is. */
+const REFS_START_AFTER = "_refs";
+
+function versionKeysOf(entries: readonly ListedKey[]): ListedVersion[] {
+  const byVersion = new Map<number, { listed: ListedVersion; naming: ParsedVersionName["naming"] }>();
+  for (const entry of entries) {
+    const parsed = parseVersionKey(entry.key);
+    if (parsed === null) continue;
+    const existing = byVersion.get(parsed.version);
+    if (existing && existing.naming === "v2") continue;
+    const file = (): VersionFile | null => {
+      const info = entry.info();
+      return info ? toVersionFile(info, parsed) : null;
+    };
+    byVersion.set(parsed.version, { listed: { version: parsed.version, key: entry.key, file }, naming: parsed.naming });
+  }
+  return [...byVersion.values()].map((entry) => entry.listed).sort((a, b) => a.version - b.version);
 }
 
 /**
@@ -240,6 +296,8 @@ export const lanceFormat: TableFormat = {
   // LanceDB names every table folder `{name}.lance`.
   locationSuggests: (uri: string): boolean => /\.lance\/?$/.test(uri),
   listVersionFiles,
+  listVersionKeys,
+  listVersionKeysAndRefs,
   latestVersionFile,
   findVersionFile,
   siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),

@@ -61,13 +61,19 @@ export const REFS_PREFIX = "_refs/";
  * `branches/` count, as a delimited listing of each folder would have found them.
  */
 async function refKeys(store: ObjectStore): Promise<{ tags: string[]; branches: string[] }> {
+  const keys: string[] = [];
+  for await (const object of store.list(REFS_PREFIX)) keys.push(object.key);
+  return refKeysOf(keys);
+}
+
+/** The tag and branch files among listed keys (any others are ignored). */
+function refKeysOf(keys: Iterable<string>): { tags: string[]; branches: string[] } {
   const tags: string[] = [];
   const branches: string[] = [];
-  for await (const object of store.list(REFS_PREFIX)) {
-    const { key } = object;
+  for (const key of keys) {
     if (!key.endsWith(REF_SUFFIX)) continue;
-    for (const [prefix, keys] of [[TAGS_PREFIX, tags], [BRANCHES_PREFIX, branches]] as const) {
-      if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/")) keys.push(key);
+    for (const [prefix, found] of [[TAGS_PREFIX, tags], [BRANCHES_PREFIX, branches]] as const) {
+      if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/")) found.push(key);
     }
   }
   return { tags, branches };
@@ -103,9 +109,12 @@ async function unlessDeleted<T>(read: Promise<T>): Promise<T | null> {
   }
 }
 
-/** All tags and branches, sorted by name. A missing `_refs/` folder means none. */
-export async function readLanceRefs(store: ObjectStore): Promise<Refs> {
-  const { tags: tagKeys, branches: branchKeys } = await refKeys(store);
+/**
+ * All tags and branches, sorted by name. A missing `_refs/` folder means none. `listed`: the
+ * keys under `_refs/` already listed (by another listing that covered the folder); saves the LIST.
+ */
+export async function readLanceRefs(store: ObjectStore, listed?: Iterable<string>): Promise<Refs> {
+  const { tags: tagKeys, branches: branchKeys } = listed ? refKeysOf(listed) : await refKeys(store);
   const [tags, branches] = await Promise.all([
     mapConcurrent(tagKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readTag(store, key))),
     mapConcurrent(branchKeys, REF_READ_CONCURRENCY, (key) => unlessDeleted(readBranch(store, key))),
