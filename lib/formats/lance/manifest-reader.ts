@@ -544,8 +544,42 @@ export class FragmentCache {
   readonly #buckets = new Map<number, { bytes: Buffer; share: FragmentShare }[]>();
   #size = 0;
   readonly limit: number;
+  /** The manifest decoded last: its bytes, its fragments' ranges (from its first fragment) and their shares. */
+  #last: { buf: Buffer; base: number; ranges: Int32Array; count: number; shares: FragmentShare[] } | null = null;
   constructor(limit = 500_000) {
     this.limit = limit;
+  }
+
+  /**
+   * How many leading fragments of this manifest are, byte for byte, those of the manifest
+   * decoded last (their shares are then `sharedShares()`). A table's next version usually
+   * repeats its fragments and adds some: one comparison of the whole run replaces a lookup
+   * per fragment. The ranges must line up exactly, and every byte from the first fragment to
+   * the end of the run (the fragments and the tags between them) must be equal.
+   */
+  sharedPrefix(buf: Buffer, ranges: Int32Array, count: number): number {
+    const last = this.#last;
+    if (last === null || count === 0 || last.count === 0) return 0;
+    const base = ranges[0]!;
+    const max = Math.min(count, last.count);
+    let shared = 0;
+    while (shared < max && ranges[shared * 2]! - base === last.ranges[shared * 2] && ranges[shared * 2 + 1]! - base === last.ranges[shared * 2 + 1]) shared++;
+    if (shared === 0) return 0;
+    const length = ranges[shared * 2 - 1]! - base;
+    return buf.compare(last.buf, last.base, last.base + length, base, base + length) === 0 ? shared : 0;
+  }
+
+  /** The shares of the manifest decoded last, in fragment order (valid for a `sharedPrefix`). */
+  sharedShares(): readonly FragmentShare[] {
+    return this.#last?.shares ?? [];
+  }
+
+  /** Remembers a decoded manifest for the next `sharedPrefix` (its bytes are kept, not copied: they are not written to). */
+  remember(buf: Buffer, ranges: Int32Array, count: number, shares: FragmentShare[]): void {
+    const base = count > 0 ? ranges[0]! : 0;
+    const relative = new Int32Array(count * 2);
+    for (let i = 0; i < count * 2; i++) relative[i] = ranges[i]! - base;
+    this.#last = { buf, base, ranges: relative, count, shares };
   }
   /** The share of the fragment whose wire bytes are `buf[start, end)`, if seen. */
   lookup(buf: Buffer, start: number, end: number): FragmentShare | undefined {
@@ -638,15 +672,24 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   let deletionFiles = 0;
   let deletionRows = 0;
   let rows = 0;
-  for (let i = 0; i < head.fragmentCount; i++) {
-    const start = head.fragments[i * 2]!;
-    const end = head.fragments[i * 2 + 1]!;
-    let share = cache?.lookup(wire.buf, start, end);
-    if (!share) {
-      wire.pos = start;
-      share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
-      cache?.store(wire.buf, start, end, share);
+  const count = head.fragmentCount;
+  const shared = cache ? cache.sharedPrefix(wire.buf, head.fragments, count) : 0;
+  const sharedShares = shared > 0 ? cache!.sharedShares() : null;
+  const shares: FragmentShare[] | null = cache ? new Array<FragmentShare>(count) : null;
+  for (let i = 0; i < count; i++) {
+    let share: FragmentShare | undefined;
+    if (i < shared) share = sharedShares![i]!;
+    else {
+      const start = head.fragments[i * 2]!;
+      const end = head.fragments[i * 2 + 1]!;
+      share = cache?.lookup(wire.buf, start, end);
+      if (!share) {
+        wire.pos = start;
+        share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
+        cache?.store(wire.buf, start, end, share);
+      }
     }
+    if (shares) shares[i] = share;
     for (const reference of share.references) references.push(reference);
     for (const reference of share.unresolved) unresolved.push(reference);
     dataFiles += share.dataFiles;
@@ -655,6 +698,7 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
     deletionRows += share.deletionRows;
     rows += share.rows;
   }
+  cache?.remember(wire.buf, head.fragments, count, shares!);
   for (const index of head.indices) {
     if (index.baseId === null && indexOwnsFolder(index.name)) references.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }
