@@ -163,6 +163,7 @@ describe("manifest-reader equals the toObject decoding", () => {
       manifest.timestamp = { seconds: "-5", nanos: 7 };
       manifest.base_paths = [{ id: 3, name: "b", is_dataset_root: true, path: "s3://elsewhere/t.lance" }, { id: 2, is_dataset_root: false, path: "x" }];
       manifest.table_metadata = { a: "b" };
+      manifest.config = { "lance.auto_cleanup.interval": "20", empty: "", "ü": "✓" };
     });
     expectEqualDecodings(rewritten, name);
     const { manifest } = decodeLanceManifestFile(rewritten, name);
@@ -233,6 +234,7 @@ describe("manifest-reader on bad input fails as the toObject decoding does", () 
     ["physical rows above 2^53", (m: Record<string, any>) => (m.fragments[0].physical_rows = String(2n ** 54n))],
     ["a deletion file of unknown type", (m: Record<string, any>) => (m.fragments[0].deletion_file = { file_type: 7, read_version: "1", id: "2", num_deleted_rows: "1" })],
     ["a version above 2^53", (m: Record<string, any>) => (m.version = String(2n ** 60n))],
+    ["a transaction section offset above 2^53", (m: Record<string, any>) => (m.transaction_section = String(2n ** 60n))],
   ])("%s", (_what, mutate) => {
     const [name, bytes] = first();
     expectSameError(withManifest(bytes, name, mutate), name);
