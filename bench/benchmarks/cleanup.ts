@@ -199,6 +199,9 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
   return {
     name: "cleanup",
     title: "Cleanup: lakewarden vs LanceDB prune",
+    timing:
+      `median of ${env.options.runs} timed run${env.options.runs === 1 ? "" : "s"} per cell, each a fresh child process on a fresh copy of the table, ` +
+      "with no warm-up (a scheduled cleanup starts cold)",
     intro: [
       `One real LanceDB table (bench/datasets/cleanup-dataset.ts): ${spec.oldAppends} appends of ${spec.rowsPerAppend} rows ` +
         `(a delete every ${spec.deleteEvery}), compacted once by LanceDB: ${dataset.lastOldVersion} versions, ${dataset.files} files, ` +
