@@ -41,6 +41,8 @@ import type {
 /** Marks our temp and lock files; any file name containing it is not an object. */
 export const LOCAL_RESERVED_MARKER = ".~lw";
 const PAGE_SIZE = 1000;
+/** Directory entries read per system call when listing. */
+const DIR_BATCH = 1024;
 const DELETE_BATCH = 1000;
 const DELETE_CONCURRENCY = 32;
 
@@ -230,7 +232,7 @@ export class LocalStore implements ObjectStore {
   private statObject(key: string): BigIntStats | null {
     let info: BigIntStats | undefined;
     try {
-      info = statSync(join(this.root, ...key.split("/")), { bigint: true, throwIfNoEntry: false });
+      info = statSync(filePathOf(this.root, key), { bigint: true, throwIfNoEntry: false });
     } catch (err) {
       throw fsError(err, this.uriOf(key));
     }
@@ -287,7 +289,7 @@ export class LocalStore implements ObjectStore {
   private pathOf(key: string): string {
     checkKey(key, this.uri);
     this.checkNotReserved(key);
-    const path = join(this.root, ...key.split("/"));
+    const path = filePathOf(this.root, key);
     if (!path.startsWith(this.root + sep)) {
       throw new InvalidLocationError(`${this.uri}: key "${key}" resolves outside the store root`, { uri: this.uriOf(key) });
     }
@@ -361,6 +363,17 @@ export class LocalStore implements ObjectStore {
   }
 }
 
+/**
+ * The file of a key that checkKey accepted (or that a listing built from directory entries):
+ * no empty, "." or ".." segment, not absolute. On POSIX that is the root, "/", and the key as
+ * it is, which is what path.join would return; join normalises every segment, and a cleanup
+ * passes a key through here for every file it lists and every file it deletes.
+ */
+function filePathOf(root: string, key: string): string {
+  if (sep !== "/") return join(root, ...key.split("/"));
+  return root === "/" ? `/${key}` : `${root}/${key}`;
+}
+
 type WalkItem = { kind: "object" | "prefix"; key: string };
 
 /**
@@ -408,19 +421,29 @@ class KeyWalker {
     const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
     const entries: string[] = [];
     try {
-      const dir = await opendir(folder, { bufferSize: 1024 });
-      for await (const dirent of dir) {
-        if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
-        let isFolder = dirent.isDirectory();
-        let isFile = dirent.isFile();
-        if (dirent.isSymbolicLink()) {
-          // A link to a file is an object; links to folders are not followed (they may leave the root).
-          const target = await stat(join(folder, dirent.name)).catch(() => undefined);
-          isFile = target?.isFile() ?? false;
-          isFolder = false;
+      const dir = await opendir(folder, { bufferSize: DIR_BATCH });
+      try {
+        // readSync hands out the entries of the batch in hand and reads the next batch when it
+        // runs out: no promise per entry, as the async iterator makes (a cleanup lists thousands
+        // of entries in a cold process). A batch is a bounded synchronous read; the event loop
+        // turns between batches.
+        let read = 0;
+        for (let dirent = dir.readSync(); dirent !== null; dirent = dir.readSync()) {
+          if (++read % DIR_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+          if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;
+          let isFolder = dirent.isDirectory();
+          let isFile = dirent.isFile();
+          if (dirent.isSymbolicLink()) {
+            // A link to a file is an object; links to folders are not followed (they may leave the root).
+            const target = await stat(join(folder, dirent.name)).catch(() => undefined);
+            isFile = target?.isFile() ?? false;
+            isFolder = false;
+          }
+          if (isFolder) entries.push(`${dirent.name}/`);
+          else if (isFile) entries.push(dirent.name);
         }
-        if (isFolder) entries.push(`${dirent.name}/`);
-        else if (isFile) entries.push(dirent.name);
+      } finally {
+        dir.closeSync();
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
