@@ -821,8 +821,6 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   const head = readManifestHead(bytes, uri, true);
   const { rest, manifestBytes } = head;
   const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
-  const references: FileReference[] = [];
-  const unresolved: UnresolvedReference[] = [];
   let dataFiles = 0;
   let filesSize = 0;
   let deletionFiles = 0;
@@ -831,7 +829,9 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   const count = head.fragmentCount;
   const shared = cache ? cache.sharedPrefix(wire.buf, head.fragments, count) : 0;
   const sharedShares = shared > 0 ? cache!.sharedShares() : null;
-  const shares: FragmentShare[] | null = cache ? new Array<FragmentShare>(count) : null;
+  const shares = new Array<FragmentShare>(count);
+  let referenceCount = 0;
+  let unresolvedCount = 0;
   for (let i = 0; i < count; i++) {
     let share: FragmentShare | undefined;
     if (i < shared) share = sharedShares![i]!;
@@ -845,20 +845,28 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
         cache?.store(wire.buf, start, end, share);
       }
     }
-    if (shares) shares[i] = share;
-    // Indexed loops: a for-of allocates an iterator and a result per step until the code is
-    // optimised, and a cold cleanup runs this ~50K times (331 versions of up to 300 fragments).
-    const shareReferences = share.references;
-    for (let r = 0; r < shareReferences.length; r++) references.push(shareReferences[r]!);
-    const shareUnresolved = share.unresolved;
-    for (let r = 0; r < shareUnresolved.length; r++) unresolved.push(shareUnresolved[r]!);
+    shares[i] = share;
+    referenceCount += share.references.length;
+    unresolvedCount += share.unresolved.length;
     dataFiles += share.dataFiles;
     filesSize += share.filesSize;
     deletionFiles += share.deletionFiles;
     deletionRows += share.deletionRows;
     rows += share.rows;
   }
-  cache?.remember(wire.buf, head.fragments, count, shares!);
+  // Sized once, filled by index: a for-of allocates an iterator and a result per step until the
+  // code is optimised, and a cold cleanup copies ~50K references (331 versions of up to 300
+  // fragments); growing the arrays push by push would copy them again.
+  const references = new Array<FileReference>(referenceCount);
+  const unresolved = new Array<UnresolvedReference>(unresolvedCount);
+  let referenceAt = 0;
+  let unresolvedAt = 0;
+  for (let i = 0; i < count; i++) {
+    const share = shares[i]!;
+    for (let r = 0; r < share.references.length; r++) references[referenceAt++] = share.references[r]!;
+    for (let r = 0; r < share.unresolved.length; r++) unresolved[unresolvedAt++] = share.unresolved[r]!;
+  }
+  cache?.remember(wire.buf, head.fragments, count, shares);
   for (const index of head.indices) {
     if (index.baseId === null && indexOwnsFolder(index.name)) references.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }
