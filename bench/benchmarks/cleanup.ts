@@ -153,6 +153,8 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     note:
       `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
       "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
+      "CPU time: user + system time of the child over the same span, every thread (LanceDB's prune runs on several), median: " +
+      "other load on a shared machine stretches the wall time far more than this. " +
       "Peak RSS: the child's high-water RSS (Linux VmHWM), median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
       "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
       "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt. " +
@@ -161,7 +163,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
       "what users run (the Lambda bundle, or compiled JavaScript from npm). LanceDB's child runs the same way, its native addon " +
       "loaded from node_modules. *TypeScript sources*: the same child and lib/ run as .ts under Node's type stripping " +
       "(how the tests run), whose compiler and per-module transforms are part of its baseline RSS.",
-    columns: ["storage", "tool", "time", "vs LanceDB", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
+    columns: ["storage", "tool", "time", "vs LanceDB", "CPU time", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
     rows: cells.flatMap((cell) => {
       const base = median(cell.tools.lancedb.outcomes.map((o) => o.ms));
       return TOOLS.map((tool) => {
@@ -173,6 +175,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
           tool.label,
           formatMs(ms),
           tool.id === "lancedb" ? "1×" : formatRatio(base, ms),
+          formatMs(median(runs.outcomes.map((o) => o.cpuMs))),
           withRange(runs.outcomes.map((o) => o.peakRssBytes)),
           withRange(runs.outcomes.map((o) => o.peakRssBytes - o.baselineRssBytes)),
           String(last.versionsRemoved),
@@ -199,6 +202,9 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
   return {
     name: "cleanup",
     title: "Cleanup: lakewarden vs LanceDB prune",
+    timing:
+      `median of ${env.options.runs} timed run${env.options.runs === 1 ? "" : "s"} per cell, each a fresh child process on a fresh copy of the table, ` +
+      "with no warm-up (a scheduled cleanup starts cold)",
     intro: [
       `One real LanceDB table (bench/datasets/cleanup-dataset.ts): ${spec.oldAppends} appends of ${spec.rowsPerAppend} rows ` +
         `(a delete every ${spec.deleteEvery}), compacted once by LanceDB: ${dataset.lastOldVersion} versions, ${dataset.files} files, ` +

@@ -45,6 +45,11 @@ export interface BenchReport {
   charts: ChartFile[];
   /** One-line findings for the summary (e.g. "512 versions × 100K fragments, S3: 850× faster"). */
   headlines: string[];
+  /**
+   * How each cell was timed, when not `sample`'s way (one untimed warm-up, then the timed runs):
+   * the report's "Method" line says this instead.
+   */
+  timing?: string;
 }
 
 /** The caption every chart carries: command, machine, date. */
@@ -56,12 +61,18 @@ export function chartCaption(context: RunContext): string {
   ].join("\n");
 }
 
-export function contextLines(context: RunContext): string[] {
+/** `sample`'s timing (harness/measure.ts), which most benchmarks use. */
+export function defaultTiming(runs: number): string {
+  return `median of ${runs} timed run${runs === 1 ? "" : "s"} per cell after one untimed warm-up`;
+}
+
+/** `timing`: the report's own (BenchReport.timing); the run index, which spans benchmarks, says each file has its own. */
+export function contextLines(context: RunContext, timing?: string): string[] {
   return [
     `- Command: \`${context.command}\``,
     `- Machine: ${machineLine(context.machine)}`,
     `- Date: ${context.startedAt}`,
-    `- Method: median of ${context.runs} timed run${context.runs === 1 ? "" : "s"} per cell after one untimed warm-up` +
+    `- Method: ${timing ?? defaultTiming(context.runs)}` +
       `${context.quick ? " (**quick mode: smoke check, not for publication**)" : ""}; ` +
       `"S3" = fauxqs S3 emulator behind a ${context.s3LatencyMs} ms per-request delay, for both tools.`,
   ];
@@ -86,7 +97,7 @@ export function renderReport(report: BenchReport, context: RunContext): string {
   return [
     `# ${report.title}`,
     "",
-    ...contextLines(context),
+    ...contextLines(context, report.timing),
     "",
     ...report.intro.flatMap((p) => [p, ""]),
     ...(report.headlines.length ? ["**Headlines**", "", ...report.headlines.map((h) => `- ${h}`), ""] : []),
@@ -115,8 +126,14 @@ export function renderSummary(reports: readonly BenchReport[], context: RunConte
   return [
     "# lakewarden benchmarks",
     "",
-    ...contextLines(context),
+    ...contextLines(context, summaryTiming(reports, context)),
     "",
     ...reports.flatMap((r) => [`## [${r.title}](${r.name}.md)`, "", ...r.headlines.map((h) => `- ${h}`), ""]),
   ].join("\n");
+}
+
+/** The index's method line: the common timing, and which files time otherwise (each says how). */
+function summaryTiming(reports: readonly BenchReport[], context: RunContext): string {
+  const own = reports.filter((r) => r.timing !== undefined).map((r) => `${r.name}.md`);
+  return own.length === 0 ? defaultTiming(context.runs) : `${defaultTiming(context.runs)}, except ${own.join(", ")} (each says how it was timed)`;
 }

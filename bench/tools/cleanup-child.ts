@@ -27,6 +27,10 @@ function peakRssBytes(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
+function cpuMillis(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
+}
+
 export interface CleanupJob {
   tool: "lancedb" | "lakewarden";
   /** LanceDB: the database (parent of `<table>.lance`). */
@@ -43,6 +47,8 @@ export interface CleanupJob {
 export interface CleanupOutcome {
   tool: CleanupJob["tool"];
   ms: number;
+  /** CPU time (user + system, every thread) over the same span: less distorted than `ms` by other load on the machine. */
+  cpuMs: number;
   peakRssBytes: number;
   baselineRssBytes: number;
   versionsRemoved: number;
@@ -56,11 +62,13 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   if (job.tool === "lancedb") {
     const lancedb = await import("@lancedb/lancedb");
     const baselineRssBytes = process.memoryUsage().rss;
+    const cpuStart = process.cpuUsage();
     const start = performance.now();
     const db = await lancedb.connect(job.databaseUri, job.storageOptions ? { storageOptions: job.storageOptions } : {});
     const table = await db.openTable(job.tableName);
     const stats = await table.optimize({ cleanupOlderThan: new Date(job.cutoffMillis) });
     const ms = performance.now() - start;
+    const cpuMs = cpuMillis(process.cpuUsage(cpuStart));
     table.close();
     db.close();
     if (stats.compaction.fragmentsRemoved !== 0 || stats.compaction.filesAdded !== 0) {
@@ -69,6 +77,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
     return {
       tool: job.tool,
       ms,
+      cpuMs,
       peakRssBytes: peakRssBytes(),
       baselineRssBytes,
       versionsRemoved: stats.prune.oldVersionsRemoved,
@@ -83,15 +92,18 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   // libraries, loaded before the clock like LanceDB's addon. On local disk it is never loaded.
   if (job.tableLocation.startsWith("s3://")) await import("@aws-sdk/client-s3");
   const baselineRssBytes = process.memoryUsage().rss;
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const store = openStore(job.tableLocation);
   // The same cutoff as LanceDB's: "older than (now - cutoff)", now taken as the run starts.
   const report = await runCleanup(store, { settings: { olderThanMs: Date.now() - job.cutoffMillis, retainVersions: 1 } });
   const ms = performance.now() - start;
+  const cpuMs = cpuMillis(process.cpuUsage(cpuStart));
   if (report.status !== "completed") throw new Error(`${job.tableLocation}: cleanup ended ${report.status}: ${report.errors.join("; ")}`);
   return {
     tool: job.tool,
     ms,
+    cpuMs,
     peakRssBytes: peakRssBytes(),
     baselineRssBytes,
     versionsRemoved: report.versions_removed.length,

@@ -16,7 +16,8 @@ import { CorruptCheckpointError } from "./errors.ts";
 import { mergeHistory, sameHistory } from "./history.ts";
 import type { MergedHistory } from "./history.ts";
 import { checkpointKey } from "./layout.ts";
-import { readCheckpoint } from "./load.ts";
+import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "./load.ts";
+import type { LoadedCheckpoint } from "./load.ts";
 import { writeSegment } from "./segments.ts";
 import type { StoredCheckpoint } from "./load.ts";
 
@@ -51,6 +52,28 @@ export interface ArchiveResult {
   archived: string | null;
 }
 
+/**
+ * The checkpoint each archive left in the store, as written: its content, key and ETag. Kept
+ * beside the result, not in it (the result goes into reports and receipts as it is).
+ */
+const heldCheckpoints = new WeakMap<ArchiveResult, StoredCheckpoint>();
+
+/**
+ * The newest checkpoint, as loadNewestCheckpoint finds it, after an earlier archive of this
+ * process (`earlier`; cleanup archives before its deletes and after them): when the newest file
+ * listed is still the one that archive wrote (same key, same ETag), its content is taken from
+ * memory instead of being read and decoded back. Anything else (a file written or replaced
+ * since, by a concurrent `lakewarden checkpoint` say) loads as usual.
+ */
+export async function loadNewestCheckpointAfter(store: ObjectStore, earlier: ArchiveResult | null): Promise<LoadedCheckpoint> {
+  const held = earlier ? heldCheckpoints.get(earlier) : undefined;
+  if (!held) return loadNewestCheckpoint(store);
+  const files = await listCheckpointFiles(store);
+  const newest = files.at(-1);
+  if (newest && newest.key === held.key && newest.etag === held.etag) return { checkpoint: held, skipped: [], files };
+  return loadNewestCheckpoint(store, files);
+}
+
 export async function archiveVersions(store: ObjectStore, input: ArchiveInput): Promise<ArchiveResult> {
   const merge = (previous: CheckpointContent | null): MergedHistory =>
     mergeHistory({
@@ -65,14 +88,24 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
     });
   const content = merge(input.previous);
   let archivedTo: string | null = null;
-  const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent): ArchiveResult => ({
-    status,
-    key,
-    archived: archivedTo,
-    version: stored.version,
-    rows: stored.records.length,
-    cleanedUpRows: stored.records.filter((r) => r.is_cleaned_up).length,
-  });
+  const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent, held?: StoredCheckpoint): ArchiveResult => {
+    const archived: ArchiveResult = {
+      status,
+      key,
+      archived: archivedTo,
+      version: stored.version,
+      rows: stored.records.length,
+      cleanedUpRows: stored.records.filter((r) => r.is_cleaned_up).length,
+    };
+    if (held) heldCheckpoints.set(archived, held);
+    return archived;
+  };
+  /** Encodes `history` for `key`, and what the store holds once the put returns `etag`. */
+  const encoded = (history: MergedHistory, key: string) => {
+    const body = encodeCheckpoint(history);
+    const { overflow: _overflow, ...stored } = history;
+    return { body, held: (etag: string): StoredCheckpoint => ({ ...stored, key, etag, size: body.length }) };
+  };
 
   if (content.records.length === 0) return result("empty", null, content);
   // Rows the checkpoint no longer holds go to an archive segment first: never dropped.
@@ -80,7 +113,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   if (archivedTo !== null && !content.archiveSegments.includes(archivedTo)) content.archiveSegments.push(archivedTo);
   const previous = input.previous;
   if (previous && previous.version === content.version && sameHistory(previous, content)) {
-    return result("unchanged", previous.key, previous);
+    return result("unchanged", previous.key, previous, previous);
   }
 
   const key = checkpointKey(content.version);
@@ -89,16 +122,18 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   // than try to create it, fail, and read and decode it a second time.
   if (previous && previous.key === key) {
     try {
-      await store.put(key, encodeCheckpoint(content), { ifMatch: previous.etag, contentType: "application/vnd.apache.arrow.file" });
-      return result("replaced", key, content);
+      const { body, held } = encoded(content, key);
+      const { etag } = await store.put(key, body, { ifMatch: previous.etag, contentType: "application/vnd.apache.arrow.file" });
+      return result("replaced", key, content, held(etag));
     } catch (error) {
       if (!(error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError)) throw error;
     }
   }
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     try {
-      await store.put(key, encodeCheckpoint(content), { ifNoneMatch: "*", contentType: "application/vnd.apache.arrow.file" });
-      return result("written", key, content);
+      const { body, held } = encoded(content, key);
+      const { etag } = await store.put(key, body, { ifNoneMatch: "*", contentType: "application/vnd.apache.arrow.file" });
+      return result("written", key, content, held(etag));
     } catch (error) {
       if (error instanceof ConflictError) continue;
       if (!(error instanceof PreconditionFailedError)) throw error;
@@ -122,10 +157,11 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
         archivedTo = segment;
       }
     }
-    if (existing && sameHistory(existing, merged)) return result("unchanged", key, existing);
+    if (existing && sameHistory(existing, merged)) return result("unchanged", key, existing, existing);
     try {
-      await store.put(key, encodeCheckpoint(merged), { ifMatch: etag, contentType: "application/vnd.apache.arrow.file" });
-      return result("replaced", key, merged);
+      const { body, held } = encoded(merged, key);
+      const { etag: written } = await store.put(key, body, { ifMatch: etag, contentType: "application/vnd.apache.arrow.file" });
+      return result("replaced", key, merged, held(written));
     } catch (error) {
       if (!(error instanceof PreconditionFailedError || error instanceof ConflictError || error instanceof NotFoundError)) throw error;
     }

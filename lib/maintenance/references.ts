@@ -51,7 +51,9 @@ export class ReferenceSet {
   }
 
   addAll(version: number, files: readonly FileReference[], unresolved: readonly UnresolvedReference[] = []): void {
-    for (const file of files) this.add(version, file);
+    // Indexed, not for-of: a cleanup adds every file of every version (~50K adds for 331
+    // versions), mostly before the code is optimised, where a for-of allocates per step.
+    for (let i = 0; i < files.length; i++) this.add(version, files[i]!);
     for (const reference of unresolved) this.outside.push({ path: reference.path, version, kind: reference.kind, reason: reference.reason });
   }
 

@@ -15,7 +15,7 @@
  * the files being deleted were committed, and an expired lease is taken over.
  */
 import { randomUUID } from "node:crypto";
-import { archiveVersions } from "../checkpoint/archive.ts";
+import { archiveVersions, loadNewestCheckpointAfter } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import type { StoredProtection } from "../checkpoint/codec.ts";
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
@@ -378,7 +378,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   await run.lease?.renewIfDue();
   progress.stage("writing checkpoint");
-  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings);
+  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings, result.checkpoint);
   // The checkpoint now holds the intents' versions; once every delete is done, their file
   // lists are no longer needed as proof either.
   const settledIntents = deletion.failed.length === 0 && deletion.filesHeldBack === null && result.checkpoint.status !== "empty";
@@ -416,8 +416,9 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
  * Before the deletes (`deletion` null) every version read is still live; after them, the
  * removed ones are not.
  */
-async function archive(run: RunContext, processed: ProcessedManifests, intents: readonly IntentRead[], deletion: DeletionOutcome | null, warnings: string[]): Promise<ArchiveResult> {
-  const loaded = await loadNewestCheckpoint(run.store);
+async function archive(run: RunContext, processed: ProcessedManifests, intents: readonly IntentRead[], deletion: DeletionOutcome | null, warnings: string[], earlier: ArchiveResult | null = null): Promise<ArchiveResult> {
+  // After the deletes: the checkpoint written before them is not read back while it is still the newest.
+  const loaded = await loadNewestCheckpointAfter(run.store, earlier);
   for (const skipped of loaded.skipped) {
     const line = `checkpoint skipped: ${skipped.problem}`;
     if (!warnings.includes(line)) warnings.push(line);

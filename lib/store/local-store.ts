@@ -13,9 +13,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dirent } from "node:fs";
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
-import { link, lstat, mkdir, open, opendir, readdir, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { closeSync, fstatSync, fsync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, write, writeSync } from "node:fs";
+import { lstat, open, opendir, readdir, rmdir, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
+import { promisify } from "node:util";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { checkRange, resolveRange } from "./byte-range.ts";
@@ -144,17 +145,29 @@ export class LocalStore implements ObjectStore {
     const tempPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}tmp.${randomUUID()}`);
     // Create-only onto a key that exists fails without writing (and syncing) a temp file first;
     // the link below stays the atomic check.
-    if (options.ifNoneMatch === "*") await this.refuseIfExists(path, uri);
-    const handle = await this.createTempFile(tempPath, uri);
+    if (options.ifNoneMatch === "*") refuseIfExists(path, uri);
+    // Every step but the fsync is a synchronous call of microseconds on a small file (a lease,
+    // a receipt, a checkpoint): a thread-pool round trip each cost more than the call, and far
+    // more on a busy machine. The fsync, which can take milliseconds, and the write of a large
+    // body stay off the main thread.
+    const fd = createTempFile(tempPath, uri);
+    let fdOpen = true;
+    const close = (): void => {
+      if (fdOpen) {
+        fdOpen = false;
+        closeSync(fd);
+      }
+    };
     let placed = false;
     try {
-      await handle.writeFile(body);
-      await handle.sync();
+      if (body.length <= SYNC_IO_MAX_BYTES) writeAllSync(fd, body);
+      else await writeAll(fd, body);
+      await fsyncFile(fd);
       if (options.ifNoneMatch === "*") {
-        const etag = await this.stampAndEtag(handle, undefined);
-        await handle.close();
+        const etag = stampAndEtag(fd, undefined);
+        close();
         try {
-          await link(tempPath, path);
+          linkSync(tempPath, path);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(err, uri);
           if (await isDirectory(path)) throw folderInTheWay(uri, err);
@@ -163,7 +176,7 @@ export class LocalStore implements ObjectStore {
         return { etag };
       }
       return await this.underKeyLock(path, uri, async () => {
-        const current = await statIfFile(path, uri);
+        const current = statIfFile(path, uri);
         if (options.ifMatch !== undefined) {
           if (!current) throw new NotFoundError(`${uri}: not found (If-Match ${options.ifMatch})`, { uri });
           const currentEtag = etagOf(current);
@@ -174,10 +187,10 @@ export class LocalStore implements ObjectStore {
             );
           }
         }
-        const etag = await this.stampAndEtag(handle, current);
-        await handle.close();
+        const etag = stampAndEtag(fd, current);
+        close();
         try {
-          await rename(tempPath, path);
+          renameSync(tempPath, path);
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
           if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") throw folderInTheWay(uri, err);
@@ -187,9 +200,19 @@ export class LocalStore implements ObjectStore {
         return { etag };
       });
     } finally {
-      await handle.close().catch(() => undefined);
+      try {
+        close();
+      } catch {
+        // already closed by the failure being reported
+      }
       // After a link the temp name is a second name of the object; after a rename it is gone.
-      if (!placed) await unlink(tempPath).catch(() => undefined);
+      if (!placed) {
+        try {
+          unlinkSync(tempPath);
+        } catch {
+          // never created, or already gone
+        }
+      }
     }
   }
 
@@ -272,7 +295,7 @@ export class LocalStore implements ObjectStore {
   private statObject(key: string): BigIntStats | null {
     let info: BigIntStats | undefined;
     try {
-      info = statSync(join(this.root, ...key.split("/")), { bigint: true, throwIfNoEntry: false });
+      info = statSync(filePathOf(this.root, key), { bigint: true, throwIfNoEntry: false });
     } catch (err) {
       throw fsError(err, this.uriOf(key));
     }
@@ -329,7 +352,7 @@ export class LocalStore implements ObjectStore {
   private pathOf(key: string): string {
     checkKey(key, this.uri);
     this.checkNotReserved(key);
-    const path = join(this.root, ...key.split("/"));
+    const path = filePathOf(this.root, key);
     if (!path.startsWith(this.root + sep)) {
       throw new InvalidLocationError(`${this.uri}: key "${key}" resolves outside the store root`, { uri: this.uriOf(key) });
     }
@@ -345,44 +368,9 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  private async refuseIfExists(path: string, uri: string): Promise<void> {
-    const info = await lstat(path).catch(() => undefined);
-    if (info === undefined) return;
-    if (info.isDirectory()) throw folderInTheWay(uri, undefined);
-    throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
-  }
-
-  private async createTempFile(tempPath: string, uri: string): Promise<FileHandle> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await mkdir(dirname(tempPath), { recursive: true });
-        return await open(tempPath, "wx");
-      } catch (err) {
-        // A concurrent deleteMany may prune the folder between mkdir and open.
-        if ((err as NodeJS.ErrnoException).code === "ENOENT" && attempt < 10) continue;
-        if ((err as NodeJS.ErrnoException).code === "ENOTDIR" || (err as NodeJS.ErrnoException).code === "EEXIST") {
-          throw new InvalidLocationError(`${uri}: a parent of this key is an object, and a local store cannot put keys under an object`, {
-            uri,
-            cause: err,
-          });
-        }
-        throw fsError(err, uri);
-      }
-    }
-  }
-
   private underKeyLock<T>(path: string, uri: string, work: () => Promise<T>): Promise<T> {
     const lockPath = join(dirname(path), `.${basename(path)}${LOCAL_RESERVED_MARKER}lock`);
     return processMutex.run(path, () => withLockFile(lockPath, uri, this.lockTiming, work));
-  }
-
-  /** Gives the new file an mtime strictly after `replacing`'s, so its ETag differs from every earlier one. */
-  private async stampAndEtag(handle: FileHandle, replacing: BigIntStats | undefined): Promise<string> {
-    let micros = Date.now() * 1000;
-    if (replacing) micros = Math.max(micros, Number(replacing.mtimeNs / 1000n) + 1);
-    const seconds = micros / 1e6;
-    await handle.utimes(seconds, seconds);
-    return etagOf(await handle.stat({ bigint: true }));
   }
 
   /** Removes folders left empty by a delete, bottom-up, never the root itself or anything above it. */
@@ -401,6 +389,17 @@ export class LocalStore implements ObjectStore {
       }
     }
   }
+}
+
+/**
+ * The file of a key that checkKey accepted (or that a listing built from directory entries):
+ * no empty, "." or ".." segment, not absolute. On POSIX that is the root, "/", and the key as
+ * it is, which is what path.join would return; join normalises every segment, and a cleanup
+ * passes a key through here for every file it lists and every file it deletes.
+ */
+function filePathOf(root: string, key: string): string {
+  if (sep !== "/") return join(root, ...key.split("/"));
+  return root === "/" ? `/${key}` : `${root}/${key}`;
 }
 
 type WalkItem = { kind: "object" | "prefix"; key: string };
@@ -575,15 +574,79 @@ async function holdsObject(folder: string): Promise<boolean> {
   return false;
 }
 
-async function statIfFile(path: string, uri: string): Promise<BigIntStats | undefined> {
+function statIfFile(path: string, uri: string): BigIntStats | undefined {
   try {
-    const info = await stat(path, { bigint: true });
+    const info = statSync(path, { bigint: true });
     return info.isFile() ? info : undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
     throw fsError(err, uri);
   }
+}
+
+/** Create-only onto a key that exists: refused before a temp file is written. */
+function refuseIfExists(path: string, uri: string): void {
+  let info: ReturnType<typeof lstatSync>;
+  try {
+    info = lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return; // the temp file's creation reports why the key cannot be written
+  }
+  if (info === undefined) return;
+  if (info.isDirectory()) throw folderInTheWay(uri, undefined);
+  throw new PreconditionFailedError(`${uri}: already exists (If-None-Match: *)`, { uri });
+}
+
+/** Bodies up to this size are written synchronously (as gets read them, SYNC_GET_MAX_BYTES). */
+const SYNC_IO_MAX_BYTES = 1 << 20;
+
+const fsyncFile = promisify(fsync);
+const writeFile = promisify(write);
+
+function writeAllSync(fd: number, body: Uint8Array): void {
+  for (let written = 0; written < body.length; ) written += writeSync(fd, body, written, body.length - written);
+}
+
+async function writeAll(fd: number, body: Uint8Array): Promise<void> {
+  for (let written = 0; written < body.length; ) written += (await writeFile(fd, body, written, body.length - written)).bytesWritten;
+}
+
+/** The temp file, created exclusively; its folder is made only when missing. */
+function createTempFile(tempPath: string, uri: string): number {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return openSync(tempPath, "wx");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // The folder is missing (a first key there, or a concurrent deleteMany pruned it).
+      if (code === "ENOENT" && attempt < 10) {
+        try {
+          mkdirSync(dirname(tempPath), { recursive: true });
+          continue;
+        } catch (mkdirErr) {
+          err = mkdirErr;
+        }
+      }
+      const failed = (err as NodeJS.ErrnoException).code;
+      if (failed === "ENOTDIR" || failed === "EEXIST") {
+        throw new InvalidLocationError(`${uri}: a parent of this key is an object, and a local store cannot put keys under an object`, {
+          uri,
+          cause: err,
+        });
+      }
+      throw fsError(err, uri);
+    }
+  }
+}
+
+/** Gives the new file an mtime strictly after `replacing`'s, so its ETag differs from every earlier one. */
+function stampAndEtag(fd: number, replacing: BigIntStats | undefined): string {
+  let micros = Date.now() * 1000;
+  if (replacing) micros = Math.max(micros, Number(replacing.mtimeNs / 1000n) + 1);
+  const seconds = micros / 1e6;
+  futimesSync(fd, seconds, seconds);
+  return etagOf(fstatSync(fd, { bigint: true }));
 }
 
 async function isDirectory(path: string): Promise<boolean> {

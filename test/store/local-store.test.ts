@@ -56,6 +56,21 @@ describe("LocalStore on disk", () => {
     expect((await stat(join(root, "a", "b.txt"))).size).toBe(7);
   });
 
+  test("bodies on both sides of the synchronous write limit (1 MiB) are written whole, byte for byte, create-only and replaced", async () => {
+    for (const size of [0, 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 * (1 << 20) + 7]) {
+      const body = new Uint8Array(size);
+      for (let i = 0; i < size; i++) body[i] = (i * 31 + size) & 0xff;
+      const created = await store.put(`sizes/${size}`, body, { ifNoneMatch: "*" });
+      expect(Buffer.compare((await store.get(`sizes/${size}`)).body, body)).toBe(0);
+      const again = body.map((b) => b ^ 0xff);
+      const replaced = await store.put(`sizes/${size}`, again, { ifMatch: created.etag });
+      expect(replaced.etag).not.toBe(created.etag);
+      expect(Buffer.compare((await store.get(`sizes/${size}`)).body, again)).toBe(0);
+    }
+    // No temp or lock file left beside them.
+    expect((await readdir(join(root, "sizes"))).filter((name) => name.includes(LOCAL_RESERVED_MARKER))).toEqual([]);
+  });
+
   test("small objects are read synchronously, yet a loop of gets still lets a timer fire", async () => {
     await store.put("small", bytes("tiny"));
     let fired = false;

@@ -72,15 +72,54 @@ class Wire {
   pos: number;
   end: number;
   readonly uri: string;
-  constructor(buf: Uint8Array, start: number, end: number, uri: string) {
+  /** The message being read, for errors. */
+  readonly message: string;
+  constructor(buf: Uint8Array, start: number, end: number, uri: string, message = "Manifest") {
     this.buf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
     this.pos = start;
     this.end = end;
     this.uri = uri;
+    this.message = message;
   }
 
   corrupt(reason: string): CorruptFileError {
-    return new CorruptFileError(this.uri, `cannot decode the Manifest protobuf: ${reason}`);
+    return new CorruptFileError(this.uri, `cannot decode the ${this.message} protobuf: ${reason}`);
+  }
+
+  /** A length-delimited string field's value (the tag already read). */
+  string(wireType: number, what: string): string {
+    this.expect(wireType, WIRE_LEN, what);
+    const stop = this.lengthEnd();
+    const text = this.buf.toString("utf8", this.pos, stop);
+    this.pos = stop;
+    return text;
+  }
+
+  /** A varint field's value (the tag already read). */
+  varintField(wireType: number, what: string): number | bigint {
+    this.expect(wireType, WIRE_VARINT, what);
+    return this.varint();
+  }
+
+  /**
+   * One entry of a map<string, string> field into `into` (the tag already read), as protobufjs
+   * decodes it: a missing key or value is "", a later entry for the same key wins.
+   */
+  mapEntry(wireType: number, what: string, into: Record<string, string>): void {
+    this.expect(wireType, WIRE_LEN, what);
+    const stop = this.lengthEnd();
+    const outer = this.end;
+    this.end = stop;
+    let key = "";
+    let value = "";
+    while (this.pos < stop) {
+      const tag = this.uint32();
+      if (tag >>> 3 === 1) key = this.string(tag & 7, `${what} key`);
+      else if (tag >>> 3 === 2) value = this.string(tag & 7, `${what} value`);
+      else this.skip(tag & 7);
+    }
+    this.end = outer;
+    into[key] = value;
   }
 
   /** A varint as a number when it is below 2^53, else as a bigint (at most 64 bits). */
@@ -285,20 +324,126 @@ function toFragment(raw: RawFragment, uri: string): LanceFragment {
   return { id, files: raw.files, deletionFile, physicalRows: physicalRows === 0 ? null : physicalRows };
 }
 
-/** The top-level Manifest fields the cleanup view reads (no schema, writer, base paths...). */
-const CLEANUP_FIELDS = new Set(
-  ["version", "timestamp", "reader_feature_flags", "transaction_file", "config", "branch", "index_section", "transaction_section"].map(
-    (name) => fieldId(manifestType, name),
-  ),
-);
+
+/** Manifest field numbers the cleanup view reads (from the descriptor). */
+const M = {
+  version: fieldId(manifestType, "version"),
+  timestamp: fieldId(manifestType, "timestamp"),
+  readerFeatureFlags: fieldId(manifestType, "reader_feature_flags"),
+  transactionFile: fieldId(manifestType, "transaction_file"),
+  config: fieldId(manifestType, "config"),
+  branch: fieldId(manifestType, "branch"),
+  indexSection: fieldId(manifestType, "index_section"),
+  transactionSection: fieldId(manifestType, "transaction_section"),
+  seconds: fieldId(root.lookupType("google.protobuf.Timestamp"), "seconds"),
+  nanos: fieldId(root.lookupType("google.protobuf.Timestamp"), "nanos"),
+} as const;
+
+/**
+ * One top-level Manifest field for the cleanup view, into `fields` under its descriptor name,
+ * as protobufjs `decode` would leave it (64-bit values as numbers below 2^53, else bigints;
+ * a later occurrence wins; `optional` fields present only when on the wire). The cleanup view
+ * reads a handful of small fields: decoding them here spares protobufjs's per-message objects
+ * and its decoder generation in a cold process. Every other field is skipped.
+ */
+function readCleanupField(wire: Wire, tag: number, fields: Record<string, unknown>): void {
+  const field = tag >>> 3;
+  const type = tag & 7;
+  switch (field) {
+    case M.version:
+      fields.version = wire.varintField(type, "Manifest.version");
+      return;
+    case M.readerFeatureFlags:
+      fields.reader_feature_flags = wire.varintField(type, "Manifest.reader_feature_flags");
+      return;
+    case M.indexSection:
+      fields.index_section = wire.varintField(type, "Manifest.index_section");
+      return;
+    case M.transactionSection:
+      fields.transaction_section = wire.varintField(type, "Manifest.transaction_section");
+      return;
+    case M.transactionFile:
+      fields.transaction_file = wire.string(type, "Manifest.transaction_file");
+      return;
+    case M.branch:
+      fields.branch = wire.string(type, "Manifest.branch");
+      return;
+    case M.config:
+      wire.mapEntry(type, "Manifest.config", fields.config as Record<string, string>);
+      return;
+    case M.timestamp: {
+      wire.expect(type, WIRE_LEN, "Manifest.timestamp");
+      const stop = wire.lengthEnd();
+      const outer = wire.end;
+      wire.end = stop;
+      // A repeated message field replaces the earlier one in protobufjs (no merge).
+      const timestamp: { seconds: number | bigint; nanos: number } = { seconds: 0, nanos: 0 };
+      while (wire.pos < stop) {
+        const inner = wire.uint32();
+        if (inner >>> 3 === M.seconds) timestamp.seconds = wire.varintField(inner & 7, "Timestamp.seconds");
+        else if (inner >>> 3 === M.nanos) {
+          wire.expect(inner & 7, WIRE_VARINT, "Timestamp.nanos");
+          timestamp.nanos = wire.int32();
+        } else wire.skip(inner & 7);
+      }
+      wire.end = outer;
+      fields.timestamp = timestamp;
+      return;
+    }
+    default:
+      wire.skip(type);
+  }
+}
+
+/** Transaction field numbers, and the operation oneof's cases in declaration order. */
+const T = {
+  readVersion: fieldId(transactionType, "read_version"),
+  uuid: fieldId(transactionType, "uuid"),
+  properties: fieldId(transactionType, "transaction_properties"),
+  operations: new Map(transactionType.oneofs.operation!.oneof.map((name, order) => [fieldId(transactionType, name), { name, order }])),
+} as const;
+
+/**
+ * The Transaction fields lakewarden reads (uuid, read_version, properties, which operation),
+ * straight from the wire: the operation's own message (an append's new fragments, say) is
+ * skipped, not decoded. Which case is set follows protobufjs's oneof getter: the first case
+ * in declaration order present on the wire.
+ */
+function readTransactionFields(bytes: Uint8Array, uri: string): Record<string, unknown> {
+  const wire = new Wire(bytes, 0, bytes.length, uri, "Transaction");
+  const message: Record<string, unknown> = { uuid: "", read_version: 0, transaction_properties: {} };
+  let operation: { name: string; order: number } | null = null;
+  while (wire.pos < bytes.length) {
+    const tag = wire.uint32();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (field === 0) throw wire.corrupt("field number 0");
+    if (field === T.readVersion) message.read_version = wire.varintField(type, "Transaction.read_version");
+    else if (field === T.uuid) message.uuid = wire.string(type, "Transaction.uuid");
+    else if (field === T.properties) wire.mapEntry(type, "Transaction.transaction_properties", message.transaction_properties as Record<string, string>);
+    else {
+      const found = T.operations.get(field);
+      if (found) {
+        wire.expect(type, WIRE_LEN, `Transaction.${found.name}`);
+        if (operation === null || found.order < operation.order) operation = found;
+      }
+      wire.skip(type);
+    }
+  }
+  if (operation) message.operation = operation.name;
+  return message;
+}
 
 /**
  * Splits the Manifest message: the byte ranges of its fragments (in order), and the other
- * top-level fields (those in `only`, when given) decoded by protobufjs (a message built from
+ * top-level fields: with `cleanupOnly`, the few the cleanup view reads, straight from the wire
+ * (readCleanupField); otherwise all of them, decoded by protobufjs (a message built from
  * those fields alone: protobuf merges them exactly as it would in the whole message).
  */
-function splitManifest(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): { fragments: Int32Array; fragmentCount: number; rest: protobuf.Message & Record<string, unknown> } {
+function splitManifest(bytes: Uint8Array, uri: string, cleanupOnly = false): { fragments: Int32Array; fragmentCount: number; rest: Record<string, unknown> } {
   const wire = new Wire(bytes, 0, bytes.length, uri);
+  // protobufjs's defaults for the fields read; `optional` ones stay absent until seen.
+  const fields: Record<string, unknown> = { version: 0, reader_feature_flags: 0, transaction_file: "", timestamp: null, config: {} };
   let ranges = new Int32Array(1024);
   let count = 0;
   const restParts: Uint8Array[] = [];
@@ -319,12 +464,16 @@ function splitManifest(bytes: Uint8Array, uri: string, only?: ReadonlySet<number
       wire.pos = end;
     } else {
       if (tag >>> 3 === 0) throw wire.corrupt("field number 0");
+      if (cleanupOnly) {
+        readCleanupField(wire, tag, fields);
+        continue;
+      }
       wire.skip(tag & 7);
-      if (only && !only.has(tag >>> 3)) continue;
       restParts.push(bytes.subarray(fieldStart, wire.pos));
       restLength += wire.pos - fieldStart;
     }
   }
+  if (cleanupOnly) return { fragments: ranges, fragmentCount: count, rest: fields };
   const restBytes = new Uint8Array(restLength);
   let offset = 0;
   for (const part of restParts) {
@@ -347,22 +496,29 @@ interface Long {
   high: number;
 }
 
-type Long64 = Long | number;
+type Long64 = Long | number | bigint;
 
 function u64(value: unknown): bigint {
   if (typeof value === "number") return BigInt(value);
+  if (typeof value === "bigint") return BigInt.asUintN(64, value);
   const long = value as Long;
   return (BigInt(long.high >>> 0) << 32n) | BigInt(long.low >>> 0);
 }
 
 function i64(value: unknown): bigint {
   if (typeof value === "number") return BigInt(value);
+  if (typeof value === "bigint") return BigInt.asIntN(64, value);
   const long = value as Long;
   return BigInt.asIntN(64, (BigInt(long.high >>> 0) << 32n) | BigInt(long.low >>> 0));
 }
 
 function u64Safe(value: unknown, what: string, uri: string): number {
   if (typeof value === "number") return value;
+  if (typeof value === "bigint") {
+    const big = BigInt.asUintN(64, value);
+    if (big > MAX_SAFE) throw new CorruptFileError(uri, `${what} ${big} is beyond the safe integer range (2^53 - 1)`);
+    return Number(big);
+  }
   const long = value as Long;
   if (long.high === 0) return long.low >>> 0;
   const big = u64(long);
@@ -394,7 +550,7 @@ function toTransaction(message: Record<string, unknown>, uri: string): LanceTran
 
 /** A transaction (inline section or `_transactions/` file) without `toObject`. */
 export function decodeLanceTransaction(bytes: Uint8Array, uri: string): LanceTransaction {
-  return toTransaction(decodeWith(transactionType, bytes, uri), uri);
+  return toTransaction(readTransactionFields(bytes, uri), uri);
 }
 
 function toIndices(bytes: Uint8Array, uri: string): LanceIndex[] {
@@ -426,9 +582,9 @@ interface ManifestHead {
   manifestBytes: Uint8Array;
 }
 
-function readManifestHead(bytes: Uint8Array, uri: string, only?: ReadonlySet<number>): ManifestHead {
+function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false): ManifestHead {
   const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
-  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, only);
+  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, cleanupOnly);
   assertReadable(u64(rest.reader_feature_flags), uri);
   const sectionOffset = (name: string, what: string): number | null =>
     has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null;
@@ -544,8 +700,42 @@ export class FragmentCache {
   readonly #buckets = new Map<number, { bytes: Buffer; share: FragmentShare }[]>();
   #size = 0;
   readonly limit: number;
+  /** The manifest decoded last: its bytes, its fragments' ranges (from its first fragment) and their shares. */
+  #last: { buf: Buffer; base: number; ranges: Int32Array; count: number; shares: FragmentShare[] } | null = null;
   constructor(limit = 500_000) {
     this.limit = limit;
+  }
+
+  /**
+   * How many leading fragments of this manifest are, byte for byte, those of the manifest
+   * decoded last (their shares are then `sharedShares()`). A table's next version usually
+   * repeats its fragments and adds some: one comparison of the whole run replaces a lookup
+   * per fragment. The ranges must line up exactly, and every byte from the first fragment to
+   * the end of the run (the fragments and the tags between them) must be equal.
+   */
+  sharedPrefix(buf: Buffer, ranges: Int32Array, count: number): number {
+    const last = this.#last;
+    if (last === null || count === 0 || last.count === 0) return 0;
+    const base = ranges[0]!;
+    const max = Math.min(count, last.count);
+    let shared = 0;
+    while (shared < max && ranges[shared * 2]! - base === last.ranges[shared * 2] && ranges[shared * 2 + 1]! - base === last.ranges[shared * 2 + 1]) shared++;
+    if (shared === 0) return 0;
+    const length = ranges[shared * 2 - 1]! - base;
+    return buf.compare(last.buf, last.base, last.base + length, base, base + length) === 0 ? shared : 0;
+  }
+
+  /** The shares of the manifest decoded last, in fragment order (valid for a `sharedPrefix`). */
+  sharedShares(): readonly FragmentShare[] {
+    return this.#last?.shares ?? [];
+  }
+
+  /** Remembers a decoded manifest for the next `sharedPrefix` (its bytes are kept, not copied: they are not written to). */
+  remember(buf: Buffer, ranges: Int32Array, count: number, shares: FragmentShare[]): void {
+    const base = count > 0 ? ranges[0]! : 0;
+    const relative = new Int32Array(count * 2);
+    for (let i = 0; i < count * 2; i++) relative[i] = ranges[i]! - base;
+    this.#last = { buf, base, ranges: relative, count, shares };
   }
   /** The share of the fragment whose wire bytes are `buf[start, end)`, if seen. */
   lookup(buf: Buffer, start: number, end: number): FragmentShare | undefined {
@@ -628,33 +818,55 @@ function fragmentShare(raw: RawFragment, uri: string, tableUri: string): Fragmen
  * summarizeManifest / referencedFiles / config of the full decoding.
  */
 export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri: string, cache?: FragmentCache): LanceCleanupView {
-  const head = readManifestHead(bytes, uri, CLEANUP_FIELDS);
+  const head = readManifestHead(bytes, uri, true);
   const { rest, manifestBytes } = head;
   const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
-  const references: FileReference[] = [];
-  const unresolved: UnresolvedReference[] = [];
   let dataFiles = 0;
   let filesSize = 0;
   let deletionFiles = 0;
   let deletionRows = 0;
   let rows = 0;
-  for (let i = 0; i < head.fragmentCount; i++) {
-    const start = head.fragments[i * 2]!;
-    const end = head.fragments[i * 2 + 1]!;
-    let share = cache?.lookup(wire.buf, start, end);
-    if (!share) {
-      wire.pos = start;
-      share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
-      cache?.store(wire.buf, start, end, share);
+  const count = head.fragmentCount;
+  const shared = cache ? cache.sharedPrefix(wire.buf, head.fragments, count) : 0;
+  const sharedShares = shared > 0 ? cache!.sharedShares() : null;
+  const shares = new Array<FragmentShare>(count);
+  let referenceCount = 0;
+  let unresolvedCount = 0;
+  for (let i = 0; i < count; i++) {
+    let share: FragmentShare | undefined;
+    if (i < shared) share = sharedShares![i]!;
+    else {
+      const start = head.fragments[i * 2]!;
+      const end = head.fragments[i * 2 + 1]!;
+      share = cache?.lookup(wire.buf, start, end);
+      if (!share) {
+        wire.pos = start;
+        share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
+        cache?.store(wire.buf, start, end, share);
+      }
     }
-    for (const reference of share.references) references.push(reference);
-    for (const reference of share.unresolved) unresolved.push(reference);
+    shares[i] = share;
+    referenceCount += share.references.length;
+    unresolvedCount += share.unresolved.length;
     dataFiles += share.dataFiles;
     filesSize += share.filesSize;
     deletionFiles += share.deletionFiles;
     deletionRows += share.deletionRows;
     rows += share.rows;
   }
+  // Sized once, filled by index: a for-of allocates an iterator and a result per step until the
+  // code is optimised, and a cold cleanup copies ~50K references (331 versions of up to 300
+  // fragments); growing the arrays push by push would copy them again.
+  const references = new Array<FileReference>(referenceCount);
+  const unresolved = new Array<UnresolvedReference>(unresolvedCount);
+  let referenceAt = 0;
+  let unresolvedAt = 0;
+  for (let i = 0; i < count; i++) {
+    const share = shares[i]!;
+    for (let r = 0; r < share.references.length; r++) references[referenceAt++] = share.references[r]!;
+    for (let r = 0; r < share.unresolved.length; r++) unresolved[unresolvedAt++] = share.unresolved[r]!;
+  }
+  cache?.remember(wire.buf, head.fragments, count, shares);
   for (const index of head.indices) {
     if (index.baseId === null && indexOwnsFolder(index.name)) references.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
   }

@@ -163,11 +163,36 @@ describe("manifest-reader equals the toObject decoding", () => {
       manifest.timestamp = { seconds: "-5", nanos: 7 };
       manifest.base_paths = [{ id: 3, name: "b", is_dataset_root: true, path: "s3://elsewhere/t.lance" }, { id: 2, is_dataset_root: false, path: "x" }];
       manifest.table_metadata = { a: "b" };
+      manifest.config = { "lance.auto_cleanup.interval": "20", empty: "", "ü": "✓" };
     });
     expectEqualDecodings(rewritten, name);
     const { manifest } = decodeLanceManifestFile(rewritten, name);
     expect(manifest.fragments[0]!.files).toHaveLength(2);
     expect(manifest.nextRowId).toBe(2n ** 64n - 1n);
+  });
+
+  it("through a cache that saw the previous version: a shared run of fragments is reused only when every byte matches", () => {
+    const [name, bytes] = [...manifests].find(([, b]) => decodeLanceManifestFile(b, "x").manifest.fragments.length >= 2)!;
+    const cache = new FragmentCache();
+    // One more fragment at the end (an append): the run of the others is shared.
+    const appended = withManifest(bytes, name, (manifest) => {
+      manifest.fragments.push({ ...manifest.fragments[0]!, id: "9000", files: [{ ...manifest.fragments[0]!.files[0]!, path: "appended.lance" }] });
+    });
+    // The first fragment's data file renamed to a path of the same length: every range lines
+    // up with the previous version's, but the bytes differ.
+    const renamed = withManifest(bytes, name, (manifest) => {
+      const file = manifest.fragments[0]!.files[0]!;
+      file.path = `${file.path.slice(0, -7)}x${file.path.slice(-6)}`;
+    });
+    // The last fragment's row count changed: a shorter run is shared, the rest decoded.
+    const changedLast = withManifest(bytes, name, (manifest) => {
+      manifest.fragments.at(-1)!.physical_rows = "77";
+    });
+    for (const manifest of [bytes, appended, bytes, renamed, bytes, changedLast, appended, changedLast]) {
+      expectEqualDecodings(manifest, name, cache);
+    }
+    const renamedPaths = decodeLanceCleanupView(renamed, name, tableUriOf(name), cache).references.map((r) => r.path);
+    expect(renamedPaths.some((path) => path.endsWith(`x${decodeLanceManifestFile(bytes, name).manifest.fragments[0]!.files[0]!.path.slice(-6)}`))).toBe(true);
   });
 
   it("skips fields it does not read, as protobufjs does (newer writers' additions)", () => {
@@ -209,6 +234,7 @@ describe("manifest-reader on bad input fails as the toObject decoding does", () 
     ["physical rows above 2^53", (m: Record<string, any>) => (m.fragments[0].physical_rows = String(2n ** 54n))],
     ["a deletion file of unknown type", (m: Record<string, any>) => (m.fragments[0].deletion_file = { file_type: 7, read_version: "1", id: "2", num_deleted_rows: "1" })],
     ["a version above 2^53", (m: Record<string, any>) => (m.version = String(2n ** 60n))],
+    ["a transaction section offset above 2^53", (m: Record<string, any>) => (m.transaction_section = String(2n ** 60n))],
   ])("%s", (_what, mutate) => {
     const [name, bytes] = first();
     expectSameError(withManifest(bytes, name, mutate), name);
