@@ -640,13 +640,22 @@ function createTempFile(tempPath: string, uri: string): number {
   }
 }
 
-/** Gives the new file an mtime strictly after `replacing`'s, so its ETag differs from every earlier one. */
+/**
+ * Gives the new file an mtime strictly after `replacing`'s, so its ETag differs from every earlier
+ * one: the new file can get the inode the replaced one just freed, with the same size, so the mtime
+ * alone must tell them apart. futimes takes seconds as a double, which holds a microsecond step
+ * only sometimes (16 digits), so the stamp is read back and stepped by a millisecond until it is later.
+ */
 function stampAndEtag(fd: number, replacing: BigIntStats | undefined): string {
   let micros = Date.now() * 1000;
   if (replacing) micros = Math.max(micros, Number(replacing.mtimeNs / 1000n) + 1);
-  const seconds = micros / 1e6;
-  futimesSync(fd, seconds, seconds);
-  return etagOf(fstatSync(fd, { bigint: true }));
+  for (let attempt = 0; ; attempt++) {
+    const seconds = micros / 1e6;
+    futimesSync(fd, seconds, seconds);
+    const info = fstatSync(fd, { bigint: true });
+    if (!replacing || info.mtimeNs > replacing.mtimeNs || attempt === 8) return etagOf(info);
+    micros += 1000;
+  }
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { ConflictError, InvalidLocationError, NotFoundError } from "../../lib/store/errors.ts";
 import { LOCAL_RESERVED_MARKER, LocalStore } from "../../lib/store/local-store.ts";
 import type { ListedKey, ObjectInfo } from "../../lib/store/object-store.ts";
@@ -120,6 +120,20 @@ describe("LocalStore on disk", () => {
     const head = await store.head("same");
     expect(etags.has(head.etag)).toBe(true);
     expect(Math.abs(head.lastModified.getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  test("every write changes the ETag even when the clock stands still between writes", async () => {
+    // Writes within one millisecond are stamped a microsecond apart, which a double of seconds
+    // does not always hold; the replaced file's inode comes back to the next write, so a stamp
+    // that does not move repeats an earlier ETag.
+    const now = vi.spyOn(Date, "now").mockReturnValue(Date.UTC(2026, 10, 30, 12, 0, 0, 123));
+    try {
+      const etags = new Set<string>();
+      for (let i = 0; i < 50; i++) etags.add((await store.put("still", bytes("identical"))).etag);
+      expect(etags.size).toBe(50);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   test("readers never see a torn file while a writer replaces it", async () => {
