@@ -12,11 +12,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { loadManifestTemplate } from "./datasets/lance-template.ts";
-import { SyntheticTable } from "./datasets/synthetic-table.ts";
-import { clearLakewardenState, syntheticRecords, writeCheckpoint, writeHead } from "./datasets/lakewarden-state.ts";
+import { archivedTable } from "./datasets/archived-table.ts";
 import { runLakewarden } from "./tools/lakewarden-cli.ts";
-import { openStore } from "../lib/store/open-store.ts";
 
 const { values } = parseArgs({
   options: {
@@ -30,18 +27,9 @@ const { values } = parseArgs({
 const fragments = Number(values.fragments);
 const versions = Number(values.versions);
 const runs = Number(values.runs);
-const unarchived = values.head ? Math.min(16, versions - 1) : 0;
 
-const template = await loadManifestTemplate(`${values.cache}/template`);
-const table = new SyntheticTable({ template, cacheDir: values.cache, fragments, storage: "local", name: `versions-loop-f${fragments}`, maxVersions: versions });
-await table.prepare();
+const { table, store } = await archivedTable({ cache: values.cache!, name: `versions-loop-f${fragments}`, fragments, versions, head: values.head! });
 try {
-  await table.growTo(versions);
-  const store = openStore(table.location);
-  const records = await syntheticRecords(store, fragments, versions);
-  await clearLakewardenState(store);
-  await writeCheckpoint(store, records.slice(0, versions - unarchived));
-  if (values.head) await writeHead(store, versions);
   const times: number[] = [];
   let requests = null;
   for (let i = 0; i < runs; i++) {

@@ -10,11 +10,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { loadManifestTemplate } from "./datasets/lance-template.ts";
-import { SyntheticTable } from "./datasets/synthetic-table.ts";
-import { clearLakewardenState, syntheticRecords, writeCheckpoint, writeHead } from "./datasets/lakewarden-state.ts";
+import { archivedTable } from "./datasets/archived-table.ts";
 import { runLakewarden } from "./tools/lakewarden-cli.ts";
-import { openStore } from "../lib/store/open-store.ts";
 import { lanceFormat } from "../lib/formats/lance/lance-format.ts";
 import { listCheckpointFiles } from "../lib/checkpoint/load.ts";
 import { decodeCheckpoint } from "../lib/checkpoint/codec.ts";
@@ -38,7 +35,6 @@ const { values } = parseArgs({
 const fragments = Number(values.fragments);
 const versions = Number(values.versions);
 const runs = Number(values.runs);
-const unarchived = values.head ? Math.min(16, versions - 1) : 0;
 
 async function time(body: () => Promise<unknown>): Promise<number> {
   await body();
@@ -51,16 +47,8 @@ async function time(body: () => Promise<unknown>): Promise<number> {
   return median(samples);
 }
 
-const template = await loadManifestTemplate(`${values.cache}/template`);
-const table = new SyntheticTable({ template, cacheDir: values.cache, fragments, storage: "local", name: `versions-steps-f${fragments}`, maxVersions: versions });
-await table.prepare();
+const { table, store } = await archivedTable({ cache: values.cache!, name: `versions-steps-f${fragments}`, fragments, versions, head: values.head! });
 try {
-  await table.growTo(versions);
-  const store = openStore(table.location);
-  const records = await syntheticRecords(store, fragments, versions);
-  await clearLakewardenState(store);
-  await writeCheckpoint(store, records.slice(0, versions - unarchived));
-  if (values.head) await writeHead(store, versions);
   const [checkpointFile] = (await listCheckpointFiles(store)).slice(-1);
   const { body } = await store.get(checkpointFile!.key);
   const history = await readHistory(store);

@@ -25,7 +25,7 @@ import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import type { GlueTableName } from "../../lib/catalog/glue.ts";
 import type { CatalogTable } from "../../lib/formats/catalog.ts";
-import type { WriteTableHeadOptions } from "../../lib/head/write-table-head.ts";
+import type { WriteTableHeadOptions, WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
 import { parseS3Notification } from "../shared/s3-event.ts";
 import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
@@ -142,19 +142,7 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
         ...deps.headOptions,
         ...(group.format ? { format: group.format } : {}),
       });
-      const written = headWasWritten(result);
-      const lagMs = group.newestCommittedAt ? Math.max(0, now() - group.newestCommittedAt.getTime()) : undefined;
-      deps.log.info(written ? "head written" : "head already current", {
-        ...attributes,
-        version: result.version,
-        action: result.action,
-        storedVersion: result.storedVersion,
-        bytes: result.bytes,
-        ...(result.notifiedVersionGone ? { notifiedVersion: group.newestVersion, notifiedVersionGone: true } : {}),
-        ...(lagMs !== undefined ? { lagMs } : {}),
-      });
-      deps.metrics.addMetric(written ? METRIC.headsWritten : METRIC.headsAlreadyCurrent, MetricUnit.Count, 1);
-      if (written && lagMs !== undefined) deps.metrics.addMetric(METRIC.commitToHeadLag, MetricUnit.Milliseconds, lagMs);
+      reportHead(result, group.newestCommittedAt, { ...attributes, ...(result.notifiedVersionGone ? { notifiedVersion: group.newestVersion, notifiedVersionGone: true } : {}) }, deps, now);
     } catch (error) {
       if (error instanceof BranchLocationError) {
         // A commit on a branch: its table's head is written from the root's own commits.
@@ -200,9 +188,13 @@ async function writeCatalogHead(
     if (file.newer) deps.log.warn(NOT_CATALOG_CURRENT, line);
     else deps.log.info(NOT_CATALOG_CURRENT, line);
   }
-  const written = headWasWritten(result);
   // The lag is the catalog's file's own, when an event named it.
-  const committedAt = files.get(done.key);
+  reportHead(result, files.get(done.key), attributes, deps, now);
+}
+
+/** One log line and the metrics for a head write: written or already current, and the commit-to-head lag. */
+function reportHead(result: WriteTableHeadResult, committedAt: Date | undefined, attributes: Record<string, unknown>, deps: OnCommitDependencies, now: () => number): void {
+  const written = headWasWritten(result);
   const lagMs = committedAt ? Math.max(0, now() - committedAt.getTime()) : undefined;
   deps.log.info(written ? "head written" : "head already current", {
     ...attributes,

@@ -68,20 +68,24 @@ export function* deletedFiles(plan: Pick<DeletePlan, "files">, deletion: Pick<De
   }
 }
 
-/** The removed versions' commit files in the plan, with their place in `toDelete`: a few, one or so a version. */
-export function commitFilesOf(plan: Pick<DeletePlan, "files">): { file: PlannedFile; index: number }[] {
-  const commits: { file: PlannedFile; index: number }[] = [];
+/** The plan's files to delete that `keep` accepts, each with its place in `toDelete` (read a page at a time). */
+export function* plannedDeletes(plan: Pick<DeletePlan, "files">, keep: (file: PlannedFile) => boolean): Iterable<{ file: PlannedFile; index: number }> {
   let index = 0;
   for (const file of plan.files.toDelete) {
-    if (file.version !== undefined) commits.push({ file, index });
+    if (keep(file)) yield { file, index };
     index++;
   }
-  return commits;
+}
+
+/** The removed versions' commit files in the plan: a few, one or so a version. */
+export function commitFilesOf(plan: Pick<DeletePlan, "files">): { file: PlannedFile; index: number }[] {
+  return [...plannedDeletes(plan, (file) => file.version !== undefined)];
 }
 
 export async function deleteUnreferenced(store: ObjectStore, format: TableFormat, plan: DeletePlan, options: DeleteUnreferencedOptions): Promise<DeletionOutcome> {
   const { processed, files } = plan;
-  const commitFiles = commitFilesOf(plan).sort((a, b) => a.file.version! - b.file.version!);
+  const commitFiles = commitFilesOf(plan);
+  const commitsOldestFirst = [...commitFiles].sort((a, b) => a.file.version! - b.file.version!);
   options.progress?.stage("deleting files", files.toDelete.length);
   // One pacer for both halves: a SlowDown on commit files slows the files that follow.
   const pacer = new DeletePacer(options.pacing);
@@ -120,7 +124,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
 
   if (files.toDelete.length > 0) await format.finishInterruptedCommit?.(store);
   const removalCommit = await commitRemoval(store, format, processed, options.now);
-  const first = await deleteInBatches(store, keysOf(commitFiles), batchOptions);
+  const first = await deleteInBatches(store, keysOf(commitsOldestFirst), batchOptions);
   const commitKeysDeleted = new Set(commitFiles.filter(({ index }) => isSet(deletedMask, index)).map(({ file }) => file.key));
   let heldBack: string | null = null;
   let reappeared: number[] = [];
@@ -137,7 +141,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
   const second =
     first.stopped || heldBack !== null
       ? { failed: [] as DeleteFailure[], stopped: first.stopped }
-      : await deleteInBatches(store, keysOf(otherFilesOf(plan)), batchOptions);
+      : await deleteInBatches(store, keysOf(plannedDeletes(plan, (file) => file.version === undefined)), batchOptions);
   const gone = new Set(reappeared);
   for await (const key of options.deletedEarlierInChain?.() ?? []) if (keptReferences.lookup(key)) deletedKept.add(key);
   return {
@@ -147,19 +151,11 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     stopped: first.stopped || second.stopped,
     filesHeldBack: heldBack,
     reappeared,
-    removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(plan, commitKeysDeleted).filter((v) => !gone.has(v)),
+    removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(processed, commitFiles, commitKeysDeleted).filter((v) => !gone.has(v)),
     removalCommit,
     referenceCheck: checkKeptReferences(keptReferences, plan.listing, deletedKept, format.managedPrefixes),
     rate: pacer.report(),
   };
-}
-
-function* otherFilesOf(plan: Pick<DeletePlan, "files">): Iterable<{ file: PlannedFile; index: number }> {
-  let index = 0;
-  for (const file of plan.files.toDelete) {
-    if (file.version === undefined) yield { file, index };
-    index++;
-  }
 }
 
 function setBit(mask: Uint8Array, index: number): void {
@@ -198,11 +194,11 @@ async function versionsAliveAgain(store: ObjectStore, format: TableFormat, proce
   return [...alive].sort((a, b) => a - b);
 }
 
-/** Removed versions none of whose commit files remain once the commit files `deleted` names are gone. */
-export function versionsRemovedBy(plan: Pick<DeletePlan, "files" | "processed">, deleted: ReadonlySet<string>): number[] {
+/** Removed versions none of whose commit files (`commitFiles`, commitFilesOf) remain once the keys `deleted` names are gone. */
+export function versionsRemovedBy(processed: Pick<ProcessedManifests, "plan">, commitFiles: readonly { file: PlannedFile }[], deleted: ReadonlySet<string>): number[] {
   const planned = new Map<number, string[]>();
-  for (const { file } of commitFilesOf(plan)) planned.set(file.version!, [...(planned.get(file.version!) ?? []), file.key]);
-  return plan.processed.plan.removed.filter((version) => {
+  for (const { file } of commitFiles) planned.set(file.version!, [...(planned.get(file.version!) ?? []), file.key]);
+  return processed.plan.removed.filter((version) => {
     const keys = planned.get(version);
     return keys !== undefined && keys.every((key) => deleted.has(key));
   });

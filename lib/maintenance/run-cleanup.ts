@@ -30,7 +30,7 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
 import { DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE } from "./delete-batches.ts";
-import { commitFilesOf, deleteUnreferenced, deletedFiles, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
+import { commitFilesOf, deleteUnreferenced, deletedFiles, plannedDeletes, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
@@ -52,7 +52,7 @@ import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import { replanUntilSettled } from "./replan.ts";
 import type { CleanupReport, CleanupStatus, RemovalCommit } from "./report.ts";
-import { diffCounts, receiptOf } from "./report.ts";
+import { diffCounts, filesRemovedCount, receiptOf } from "./report.ts";
 import type { IntentFile, IntentRead, ReceiptRetention } from "./run-files.ts";
 import { expiredReceipts, intentFiles, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
 import { NotFoundError } from "../store/errors.ts";
@@ -327,7 +327,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   if (options.dryRun) {
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.
-    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(result.plan, new Set(commitFilesOf(result.plan).map(({ file }) => file.key)));
+    const commitFiles = commitFilesOf(result.plan);
+    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(processed, commitFiles, new Set(commitFiles.map(({ file }) => file.key)));
     result.removed = removalStats(result.plan.files.toDelete, versions);
     return;
   }
@@ -353,7 +354,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   }
   let ownIntent: string[] = [];
   if (removing && !run.shouldStop()) {
-    ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(filesOtherThanCommits(plan.files.toDelete)) }, run.now());
+    ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(plannedDeletes(plan, (file) => file.version === undefined)) }, run.now());
   }
 
   const deletion = await deleteUnreferenced(store, format, plan, {
@@ -572,7 +573,8 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     receipt: null,
     lease: run.lease ? { run_id: run.runId, expires_at: run.lease.expiresAt.toISOString(), took_over_from: run.lease.tookOverFrom?.run_id ?? null } : null,
     requests: diffCounts(run.store.stats.snapshot(), requestsBefore),
-    storage: plan ? storageOfPlan(plan, run.format, result.deletion ? deletedFiles(plan, result.deletion) : null) : null,
+    // What the run deleted, from its removal totals: the plan's files are not walked again.
+    storage: plan ? storageOfPlan(plan, run.format, result.deletion ? { files: filesRemovedCount({ files_removed: result.removed.filesByRole }), bytes: result.removed.bytesRemoved } : null) : null,
     warnings: result.warnings,
     errors: result.errors,
   };
@@ -582,12 +584,8 @@ function* keysOf(files: Iterable<PlannedFile>): Iterable<string> {
   for (const file of files) yield file.key;
 }
 
-function* intentFilesOf(files: Iterable<PlannedFile>): Iterable<IntentFile> {
-  for (const file of files) yield { key: file.key, lastModifiedMillis: Date.parse(file.lastModified) };
-}
-
-function* filesOtherThanCommits(files: Iterable<PlannedFile>): Iterable<PlannedFile> {
-  for (const file of files) if (file.version === undefined) yield file;
+function* intentFilesOf(files: Iterable<{ file: PlannedFile }>): Iterable<IntentFile> {
+  for (const { file } of files) yield { key: file.key, lastModifiedMillis: Date.parse(file.lastModified) };
 }
 
 /** The plan's listing minus what the deletion deleted: walked together when both are in listing order. */

@@ -16,7 +16,7 @@
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { partItemsFromEnvironment } from "./spill.ts";
+import { inChunks, partItemsFromEnvironment } from "./spill.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
 import { RUNS_PREFIX, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
@@ -105,27 +105,26 @@ export async function writeIntent(
   now: Date,
 ): Promise<string[]> {
   const parts: string[] = [];
-  const partSize = intentPartFiles();
-  let part: IntentPart = { keys: [], modified: [] };
-  const flush = async () => {
+  const writePart = async (files: readonly IntentFile[]) => {
+    const part: IntentPart = { keys: files.map((file) => file.key), modified: files.map((file) => file.lastModifiedMillis) };
     const partKey = `${intentKey(key)}.files-${parts.length}`;
     await store.put(partKey, new TextEncoder().encode(JSON.stringify(part)), { contentType: "application/json" });
     parts.push(partKey);
-    part = { keys: [], modified: [] };
   };
-  for (const file of intent.files) {
-    part.keys.push(file.key);
-    part.modified.push(file.lastModifiedMillis);
-    if (part.keys.length === partSize) await flush();
+  // The last chunk is held back: when it is the only one, it goes inline.
+  let held: IntentFile[] = [];
+  for (const chunk of inChunks(intent.files, intentPartFiles())) {
+    if (held.length > 0) await writePart(held);
+    held = chunk;
   }
   const inline = parts.length === 0;
-  if (!inline && part.keys.length > 0) await flush();
+  if (!inline && held.length > 0) await writePart(held);
   const body: IntentBody = {
     run_id: runId,
     written_at: now.toISOString(),
     removing_versions: [...intent.records],
-    deleting_files: inline ? part.keys : [],
-    ...(inline ? { deleting_files_modified: part.modified } : { deleting_file_parts: parts }),
+    deleting_files: inline ? held.map((file) => file.key) : [],
+    ...(inline ? { deleting_files_modified: held.map((file) => file.lastModifiedMillis) } : { deleting_file_parts: parts }),
   };
   const objectKey = intentKey(key);
   await store.put(objectKey, new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });

@@ -29,7 +29,7 @@ import type { ListingCursor } from "./listing.ts";
 import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
 import type { SpillArea } from "./spill.ts";
-import { partItemsFromEnvironment } from "./spill.ts";
+import { inChunks, partItemsFromEnvironment } from "./spill.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
 export const MAX_PROGRESS_AGE_MS = 24 * 3_600_000;
@@ -184,7 +184,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
   if (scanPart.length > 0) await flushScan();
   const objects = "remaining" in update.listing ? update.listing.remaining : update.listing.added;
   let part = 0;
-  for (const chunk of chunks(objects, segmentItems())) {
+  for (const chunk of inChunks(objects, segmentItems())) {
     const columns: ListingSegment = { keys: [], sizes: [], mtimes: [] };
     for (const o of chunk) {
       columns.keys.push(o.key);
@@ -194,7 +194,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     segments.listing.push(await putJson(store, segment(`listing-${part++}`), columns));
   }
   part = 0;
-  for (const chunk of chunks(update.deletedNow, segmentItems())) segments.deleted.push(await putJson(store, segment(`deleted-${part++}`), chunk));
+  for (const chunk of inChunks(update.deletedNow, segmentItems())) segments.deleted.push(await putJson(store, segment(`deleted-${part++}`), chunk));
   const cursor = update.cursor ?? previous?.cursor ?? { prefixIndex: 0, after: null, done: false };
   const body: ProgressBody = {
     format: FORMAT,
@@ -213,18 +213,6 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     await store.deleteMany(previous.segments.listing.filter((k) => !named.has(k))).catch(() => undefined);
   }
   return key;
-}
-
-function* chunks<T>(items: Iterable<T>, size: number): Iterable<T[]> {
-  let chunk: T[] = [];
-  for (const item of items) {
-    chunk.push(item);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
 }
 
 /** Removes every progress file (progress.json first, so no reader sees a half-removed chain). */

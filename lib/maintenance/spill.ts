@@ -176,6 +176,19 @@ export class SpillList<T> implements Iterable<T> {
   }
 }
 
+/** `items` in arrays of `size` (the last one shorter), read as they are taken. */
+export function* inChunks<T>(items: Iterable<T>, size: number): Iterable<T[]> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
 /** JSON of `value`, as bytes. */
 export function encodeJson(value: unknown): Uint8Array {
   return Buffer.from(JSON.stringify(value));

@@ -80,12 +80,11 @@ export interface RunStorage {
   after: StorageParts;
 }
 
-export function storageOfPlan(plan: DeletePlan, format: TableFormat, deleted: Iterable<{ size: number }> | null): RunStorage {
+/** `deleted`: what the run deleted (null: nothing, as in a dry run). */
+export function storageOfPlan(plan: DeletePlan, format: TableFormat, deleted: Totals | null): RunStorage {
   const before = classify(plan, format, plan.listing, false).parts;
   const after = structuredClone(before);
-  for (const file of deleted ?? []) {
-    add(after.reclaimable, -file.size, -1);
-  }
+  if (deleted) add(after.reclaimable, -deleted.bytes, -deleted.files);
   return { scope: `the format's folders (${format.managedPrefixes.join(", ")})`, before, after };
 }
 

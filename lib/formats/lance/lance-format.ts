@@ -165,9 +165,10 @@ function toVersionRecord(
 /** Per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
 const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
 /**
- * Larger manifests are decoded whole, without the cache: keying 100K fragments costs more than
- * it saves for the one manifest a head write reads, while cleanup's many small manifests are
- * where sharing fragments between versions saves memory (bench/results/cleanup.md).
+ * In readSnapshot, larger manifests are decoded whole, without the cache: keying 100K fragments
+ * costs more than it saves for the one manifest a head write reads. Cleanup reads every manifest
+ * through the cache whatever its size (readForCleanup): there, sharing fragments between versions
+ * is what keeps memory down (bench/results/cleanup.md, scale-cleanup.md).
  */
 const FRAGMENT_CACHE_MAX_MANIFEST_BYTES = 1024 * 1024;
 
@@ -178,7 +179,7 @@ function fragmentCacheOf(store: ObjectStore): FragmentCache {
 }
 
 /**
- * Small manifests (cleanup reads hundreds): the record, the referenced files and the config
+ * Small manifests (`versions` reads every one no checkpoint or head holds): the record, the referenced files and the config
  * come from the cleanup-depth decoding, fragments shared with earlier versions; the live files
  * and the schema (which only a head needs) are decoded on first use. Large ones (a head write
  * reads one, and uses all of it): decoded once, whole; the referenced and live files are
