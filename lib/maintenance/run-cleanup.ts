@@ -156,9 +156,18 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   // Cleaning a branch's folder as a table would be blind to the tags and child branches that
   // pin its versions (recorded at the root): refuse before the lease writes anything there.
   await assertTableRoot(store, format, "clean the table from its root, which keeps what every branch needs");
-  const lease = options.dryRun
-    ? null
-    : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
+  // Opened before the lease, so a temp folder it cannot write stops the run with nothing held;
+  // disposed if the lease is not taken (another run holds it), so no folder is left behind.
+  const spill = SpillArea.open();
+  let lease: Lease | null;
+  try {
+    lease = options.dryRun
+      ? null
+      : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
+  } catch (error) {
+    spill.dispose();
+    throw error;
+  }
   const context: RunContext = {
     store,
     format,
@@ -169,7 +178,7 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     now,
     progress: options.progress ?? silentProgress,
     lease,
-    spill: SpillArea.open(),
+    spill,
     deadline: null,
     shouldStop: () => false,
     beforeWork: () => false,

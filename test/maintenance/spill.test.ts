@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { plannedFiles } from "../../lib/maintenance/file-plan.ts";
 import type { PlannedFile } from "../../lib/maintenance/file-plan.ts";
 import { CompactListing } from "../../lib/maintenance/listing.ts";
@@ -83,4 +83,37 @@ it("a spill folder left by a process that is gone is removed when the next run o
 
 it("a temp folder it cannot write is one clear error naming it", () => {
   expect(() => SpillArea.open({ parent: join(dir, "missing", "deeper") })).toThrow(/cannot write .*set TMPDIR to a writable folder/);
+});
+
+describe("a cleanup run's spill folder", () => {
+  const savedTmp = process.env.TMPDIR;
+  afterEach(() => {
+    if (savedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmp;
+  });
+
+  it("is not left behind when another run holds the lease, and an unwritable temp folder stops the run before the lease", async () => {
+    const { buildLanceDataset } = await import("../support/lance-datasets.ts");
+    const { runCleanup } = await import("../../lib/maintenance/run-cleanup.ts");
+    const { Lease, LEASE_KEY } = await import("../../lib/maintenance/lease.ts");
+    const { LeaseHeldError } = await import("../../lib/maintenance/errors.ts");
+    const { LocalStore } = await import("../../lib/store/local-store.ts");
+    const ds = await buildLanceDataset({ dbUri: join(dir, "db"), steps: [{ op: "create", rows: 5 }, { op: "append", rows: 2 }] });
+    ds.close();
+    const store = new LocalStore(ds.tableUri);
+    const temp = join(dir, "temp");
+    mkdirSync(temp);
+    process.env.TMPDIR = temp;
+
+    const other = await Lease.acquire(store, { runId: "other-run" });
+    await expect(runCleanup(store, { settings: { olderThanMs: 0 } })).rejects.toBeInstanceOf(LeaseHeldError);
+    expect(readdirSync(temp)).toEqual([]);
+    await other.release();
+
+    // The released lease stays as it is: the run stopped before taking it.
+    const released = (await store.head(LEASE_KEY)).etag;
+    process.env.TMPDIR = join(dir, "missing");
+    await expect(runCleanup(store, { settings: { olderThanMs: 0 } })).rejects.toThrow(/cannot write .*set TMPDIR/);
+    expect((await store.head(LEASE_KEY)).etag).toBe(released);
+  });
 });
