@@ -112,7 +112,8 @@ export interface PageCodec<T> {
   decode(bytes: Uint8Array): T[];
 }
 
-type StoredPage = { bytes: Uint8Array; count: number } | { offset: number; length: number; count: number };
+/** A full page: encoded in memory, or where it lies in the spill file. */
+type StoredPage = { bytes: Uint8Array } | { offset: number; length: number };
 
 /** An append-only list of which only the last page is held as items. */
 export class SpillList<T> implements Iterable<T> {
@@ -139,11 +140,6 @@ export class SpillList<T> implements Iterable<T> {
     if (this.tail.length >= this.pageItems) this.flush();
   }
 
-  pushAll(items: Iterable<T>): this {
-    for (const item of items) this.push(item);
-    return this;
-  }
-
   *[Symbol.iterator](): Iterator<T> {
     // The items there are when the walk starts: pages are never rewritten, and the tail (at
     // most a page) is copied now, before a push during the walk can flush it.
@@ -162,12 +158,11 @@ export class SpillList<T> implements Iterable<T> {
 
   private flush(): void {
     const bytes = this.codec.encode(this.tail);
-    const count = this.tail.length;
     if (this.area) {
       this.file ??= this.area.file();
-      this.pages.push({ ...this.file.append(bytes), count });
-    } else this.pages.push({ bytes, count });
-    this.stored += count;
+      this.pages.push(this.file.append(bytes));
+    } else this.pages.push({ bytes });
+    this.stored += this.tail.length;
     this.tail = [];
   }
 
