@@ -71,12 +71,6 @@ export class CompactListing implements ListedObjects {
     this.objects = new SpillList(LISTING_CODEC, area);
   }
 
-  static of(area: SpillArea | null, ...parts: Iterable<ObjectInfo>[]): CompactListing {
-    const listing = new CompactListing(area);
-    for (const part of parts) for (const object of part) listing.push(object);
-    return listing;
-  }
-
   push(object: ObjectInfo): void {
     // No ETag: nothing cleanup decides depends on it.
     this.objects.push(object.etag === "" ? object : { key: object.key, size: object.size, etag: "", lastModified: object.lastModified });

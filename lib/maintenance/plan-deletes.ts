@@ -4,12 +4,13 @@
  * run and a real run plan the same way.
  */
 import type { TableFormat } from "../formats/table-format.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
 import { planRemovalByFormat } from "./format-removal.ts";
 import { emptyFilePlan, planFiles } from "./file-plan.ts";
 import type { ListedObjects, ListingCursor } from "./listing.ts";
-import { CompactListing, listManagedFilesFrom } from "./listing.ts";
+import type { CompactListing } from "./listing.ts";
+import { listManagedFilesFrom } from "./listing.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { CleanupProgress } from "./progress.ts";
 import type { SpillArea } from "./spill.ts";
@@ -32,7 +33,7 @@ export interface PlanDeletesOptions {
   proven?: ReadonlyMap<string, string>;
   progress?: CleanupProgress;
   /** A budget-stopped run's listing: what it listed (minus what was deleted since) and where it stopped. */
-  resume?: { listed: ListedObjects; cursor: ListingCursor };
+  resume?: { listed: CompactListing; cursor: ListingCursor };
   /** Stops the listing between objects (the run's budget). */
   shouldStop?: () => boolean;
   /** Where the listing's and the plan's full pages go (null: kept encoded in memory). */
@@ -46,7 +47,8 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
     ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
     spill: options.spill ?? null,
   });
-  const listing = options.resume ? CompactListing.of(options.spill ?? null, options.resume.listed, part.objects) : part.objects;
+  // A resumed listing goes on from the saved one: what this run lists is added to it, not both copied.
+  const listing = options.resume ? appendListing(options.resume.listed, part.objects) : part.objects;
   // A partial listing is no plan: nothing is decided on it.
   if (!part.cursor.done) return { processed, listing, files: emptyFilePlan(options.spill ?? null), cursor: part.cursor, listedNow: part.objects };
   const planned = await planListing(store, { listing }, format, processed, options);
@@ -79,4 +81,9 @@ export function replanFiles(plan: Pick<DeletePlan, "listing">, format: TableForm
     spill: options.spill ?? null,
   });
   return { processed, listing: plan.listing, files };
+}
+
+function appendListing(listing: CompactListing, more: Iterable<ObjectInfo>): CompactListing {
+  for (const object of more) listing.push(object);
+  return listing;
 }
