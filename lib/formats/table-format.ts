@@ -372,6 +372,16 @@ export interface TableFormat {
    * (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location.
    */
   branchAt?(store: ObjectStore): Promise<string | null>;
+  /**
+   * Optional: proves that one file a kept version depends on is whole, by what the format knows of
+   * it: a checkpoint part, sidecar, manifest list or manifest decodes to its end; a data, deletion or
+   * index file has the size its version recorded and ends with its file format's magic. `listed` is
+   * the file as the run's listing (or a HEAD) saw it. Returns null when it is whole, else the problem
+   * in a few words ("truncated: 2,000 of 5,120 bytes", "not a Parquet file: no PAR1 footer").
+   * The pipeline's proof stage calls it before the first delete for the files of every version the
+   * plan keeps; any problem stops the run with nothing deleted. Reads the file at most once.
+   */
+  proveFile?(store: ObjectStore, file: FileReference, listed: ObjectInfo): Promise<string | null>;
   /** What role a key under a managed prefix plays; null for a file the format does not know. */
   classify(key: string): FileRole | null;
   /** Optional: reads a data file's footer so a head can inline it. */
