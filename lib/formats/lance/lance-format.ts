@@ -10,6 +10,7 @@ import { listKeys, type ListedKey } from "../../store/list-keys.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
 import { CorruptFileError } from "../errors.ts";
+import { proveLanceFile } from "./prove-file.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
 import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
@@ -309,4 +310,5 @@ export const lanceFormat: TableFormat = {
   classify,
   isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
   readDataFileFooter: readLanceDataFileFooter,
+  proveFile: proveLanceFile,
 };

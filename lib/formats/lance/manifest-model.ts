@@ -47,6 +47,8 @@ export interface LanceIndex {
   fields: number[];
   datasetVersion: number;
   baseId: number | null;
+  /** The files in the index's folder, as the manifest records them (newer Lance; empty when it does not). */
+  files: { path: string; sizeBytes: number }[];
 }
 
 export interface LanceTransaction {
@@ -141,6 +143,7 @@ function toIndex(pb: PbIndexMetadata, uri: string): LanceIndex {
     fields: pb.fields,
     datasetVersion: toSafeNumber(pb.dataset_version, `index ${JSON.stringify(pb.name)} dataset_version`, uri),
     baseId: optionalId(pb.base_id),
+    files: (pb.files ?? []).map((file) => ({ path: file.path, sizeBytes: toSafeNumber(file.size_bytes, `index ${JSON.stringify(pb.name)} file size`, uri) })),
   };
 }
 

@@ -24,8 +24,8 @@ import type { DeletionFileSuffix, LanceDataFile, LanceDeletionFile, LanceFragmen
 import { formatUuid } from "./manifest-model.ts";
 import { operationName } from "./operation-names.ts";
 import { lanceProtoRoot as root } from "./proto-messages.ts";
-import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
-import { indexOwnsFolder, resolveUnder } from "./snapshot-files.ts";
+import { DATA_PREFIX, DELETIONS_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
+import { indexOwnsFolder, indexReferences, resolveUnder } from "./snapshot-files.ts";
 
 const manifestType = root.lookupType("lance.table.Manifest");
 const fragmentType = root.lookupType("lance.table.DataFragment");
@@ -565,6 +565,7 @@ function toIndices(bytes: Uint8Array, uri: string): LanceIndex[] {
       fields: [...(index.fields as number[])],
       datasetVersion: u64Safe(index.dataset_version, `index ${JSON.stringify(name)} dataset_version`, uri),
       baseId: has(index, "base_id") ? (index.base_id as number) : null,
+      files: ((index.files as Record<string, unknown>[] | undefined) ?? []).map((file) => ({ path: file.path as string, sizeBytes: u64Safe(file.size_bytes, `index ${JSON.stringify(name)} file size`, uri) })),
     };
   });
 }
@@ -868,7 +869,7 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   }
   cache?.remember(wire.buf, head.fragments, count, shares);
   for (const index of head.indices) {
-    if (index.baseId === null && indexOwnsFolder(index.name)) references.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
+    if (index.baseId === null && indexOwnsFolder(index.name)) references.push(...indexReferences(index, tableUri, unresolved));
   }
   if (head.transactionFile !== null) {
     const resolved = resolveUnder(TRANSACTIONS_PREFIX, head.transactionFile, tableUri);

@@ -9,7 +9,7 @@
  */
 import type { FileReference, LiveFile, UnresolvedReference } from "../table-format.ts";
 import { relativeKeyProblem, resolveTablePath } from "../../model/table-path.ts";
-import type { LanceDeletionFile, LanceFragment, LanceManifest } from "./manifest-model.ts";
+import type { LanceDeletionFile, LanceFragment, LanceIndex, LanceManifest } from "./manifest-model.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 
 /** `_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}` (rust/lance-table/src/io/deletion.rs). */
@@ -47,6 +47,22 @@ export function indexOwnsFolder(name: string): boolean {
   return !SYSTEM_INDICES_WITHOUT_FOLDER.has(name);
 }
 
+/**
+ * An index's folder (every key in it is kept: older Lance records no file list), and each file
+ * the manifest lists in it with its size, so the proof before a cleanup's deletes can check them.
+ */
+export function indexReferences(index: Pick<LanceIndex, "uuid" | "files">, tableUri: string, unresolved: UnresolvedReference[]): FileReference[] {
+  // The uuid is formatted from 16 bytes, so the folder name is always safe.
+  const folder = `${INDICES_PREFIX}${index.uuid}/`;
+  const references: FileReference[] = [{ path: folder, role: "index" }];
+  for (const file of index.files) {
+    const resolved = resolveUnder(folder, file.path, tableUri);
+    if (!("key" in resolved)) unresolved.push(resolved);
+    else references.push(file.sizeBytes > 0 ? { path: resolved.key, role: "index", size: file.sizeBytes } : { path: resolved.key, role: "index" });
+  }
+  return references;
+}
+
 export interface LanceReferences {
   files: FileReference[];
   unresolved: UnresolvedReference[];
@@ -79,8 +95,7 @@ export function referencedFiles(manifest: LanceManifest, tableUri: string): Lanc
   }
   for (const index of manifest.indices) {
     if (index.baseId !== null || !indexOwnsFolder(index.name)) continue;
-    // The uuid is formatted from 16 bytes, so the folder name is always safe.
-    files.push({ path: `${INDICES_PREFIX}${index.uuid}/`, role: "index" });
+    files.push(...indexReferences(index, tableUri, unresolved));
   }
   if (manifest.transactionFile !== null) add(TRANSACTIONS_PREFIX, manifest.transactionFile, "transaction");
   return { files, unresolved };
