@@ -2,6 +2,7 @@
 export type CleanupStage =
   | "reading manifests"
   | "listing files"
+  | "proving kept versions"
   | "deleting files"
   | "writing checkpoint"
   | "pruning checkpoints";

@@ -15,6 +15,8 @@ export interface Reference {
   /** Up to a few of the versions naming it, lowest first. */
   versions: number[];
   count: number;
+  /** Bytes, as the first version naming it with a size recorded (undefined = unknown). */
+  size?: number;
 }
 
 /** A path a version names that is not a key under the table root: never deleted. */
@@ -43,10 +45,13 @@ export class ReferenceSet {
         this.outside.push({ path: file.path, version, kind: "unresolvable", reason: `the format gave a path that ${problem}` });
         return;
       }
-      map.set(file.path, { path: file.path, kind: file.role, versions: [version], count: 1 });
+      const reference: Reference = { path: file.path, kind: file.role, versions: [version], count: 1 };
+      if (file.size !== undefined) reference.size = file.size;
+      map.set(file.path, reference);
       return;
     }
     existing.count++;
+    if (existing.size === undefined && file.size !== undefined) existing.size = file.size;
     rememberVersion(existing.versions, version);
   }
 

@@ -36,6 +36,8 @@ import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
 import { readPins } from "./pins.ts";
+import { proveKeptState } from "./prove-kept.ts";
+import type { KeptStateProof } from "./prove-kept.ts";
 import { storageOfPlan } from "../storage/parts.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
@@ -113,6 +115,8 @@ interface RunResult {
   processed: ProcessedManifests | null;
   plan: DeletePlan | null;
   replans: string[];
+  /** The proof that the kept versions read whole from what remains (null: the run did not get there). */
+  proof: KeptStateProof | null;
   deletion: DeletionOutcome | null;
   removed: RemovalStats;
   checkpoint: ArchiveResult | null;
@@ -334,6 +338,9 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   result.plan = listed;
   result.processed = listed.processed;
   if (options.dryRun) {
+    // The same proof the run makes before its first delete: a dry run refuses what the run would.
+    progress.stage("proving kept versions");
+    result.proof = await proveKeptState(store, format, listed);
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.
     const commitFiles = commitFilesOf(result.plan);
@@ -352,19 +359,27 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   result.processed = plan.processed;
   result.replans = settled.replans;
   assertKeptReferencesResolvable(plan.processed, store.uri);
+  // Never make a table worse: every version the plan keeps reads whole from what will remain,
+  // proven before anything is written or deleted (a failure throws: nothing is touched).
+  progress.stage("proving kept versions");
+  result.proof = await proveKeptState(store, format, plan);
   await run.lease?.renewIfDue();
 
   // History first: once the checkpoint holds the versions about to be removed, no stop from
-  // here on leaves `versions` or `version-at` with a gap.
+  // here on leaves `versions` or `version-at` with a gap. A stop due before the checkpoint or the
+  // intent is a stop before any write: nothing below (a format's removal commit included) may run
+  // without both.
+  const planned = { scan: plan.processed.scan, plan: { ...plan, cursor: listed.cursor ?? { prefixIndex: 0, after: null, done: true } } };
   const removing = plan.processed.plan.removed.length > 0;
-  if (removing && !run.shouldStop()) {
+  let ownIntent: string[] = [];
+  if (removing) {
+    if (run.shouldStop()) return saveAndStop("before writing the checkpoint", planned);
     progress.stage("writing checkpoint");
     result.checkpoint = await archive(run, plan.processed, intents.read, null, result.warnings);
-  }
-  let ownIntent: string[] = [];
-  if (removing && !run.shouldStop()) {
+    if (run.shouldStop()) return saveAndStop("after writing the checkpoint, before deleting", planned);
     ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(plannedDeletes(plan, (file) => file.version === undefined)) }, run.now());
   }
+  if (run.shouldStop()) return saveAndStop("before deleting", planned);
 
   const deletion = await deleteUnreferenced(store, format, plan, {
     now: run.startedAt,
@@ -382,7 +397,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   result.removed = removalStats(deletedFiles(plan, deletion), deletion.removedVersions, deletion.failed);
   if (deletion.filesHeldBack) result.warnings.push(`${deletion.filesHeldBack}, so the files of removed versions were left for the next run, which finishes the job`);
   describeReferenceCheck(deletion, result);
-  const listedAndDeleted = { scan: plan.processed.scan, plan: { ...plan, cursor: listed.cursor ?? { prefixIndex: 0, after: null, done: true } }, deletion };
+  const listedAndDeleted = { ...planned, deletion };
   if (deletion.stopped) return saveAndStop(`after deleting ${deletion.deletedCount} of ${plan.files.toDelete.length} files`, listedAndDeleted);
   if (run.shouldStop()) return saveAndStop("after deleting, before writing the checkpoint", listedAndDeleted);
 
@@ -507,6 +522,7 @@ function emptyResult(): RunResult {
     processed: null,
     plan: null,
     replans: [],
+    proof: null,
     deletion: null,
     removed: NO_REMOVAL,
     checkpoint: null,
@@ -565,6 +581,7 @@ function reportOf(run: RunContext, result: RunResult, requestsBefore: RequestCou
     references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
     replans: result.replans,
     removal_commit: removalCommitOf(run, result),
+    proof: result.proof ? { files_checked: result.proof.filesChecked, files_headed: result.proof.filesHeaded, files_read: result.proof.filesRead, content_skipped: result.proof.contentSkipped } : null,
     reference_check: result.deletion?.referenceCheck ?? null,
     checkpoint: result.checkpoint,
     checkpoints_pruned: result.pruned?.pruned ?? [],

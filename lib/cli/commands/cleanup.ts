@@ -102,19 +102,37 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       if (signals > 0 && report.status === "stopped") {
         throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
       }
-      if (failed) {
-        const first = report.delete_failures[0];
-        const detail = first ? `${first.key}: ${first.message}` : report.errors[0];
-        throw new StoreError(
-          `${report.table}: cleanup finished with ${report.delete_failures.length} failed delete(s) and ${report.errors.length} error(s) (first: ${detail}); the next run retries them`,
-          { uri: report.table },
-        );
-      }
+      if (failed) throw new StoreError(failureLine(report), { uri: report.table });
     } finally {
       process.removeListener("SIGINT", onInterrupt);
       process.removeListener("SIGTERM", onInterrupt);
     }
   });
+}
+
+/**
+ * The one line of a run that did not complete. A failed delete is retried by the next run; a
+ * kept file the post-delete check found deleted cannot be brought back by any run, so the line
+ * says what to do instead of promising a retry.
+ */
+export function failureLine(report: Pick<CleanupReport, "table" | "delete_failures" | "errors" | "reference_check">): string {
+  const parts: string[] = [];
+  const first = report.delete_failures[0];
+  if (first) parts.push(`${plural(report.delete_failures.length, "delete")} failed (first: ${first.key}: ${first.message}); the next run retries ${report.delete_failures.length === 1 ? "it" : "them"}`);
+  const lost = report.reference_check && !report.reference_check.ok ? report.reference_check.deletedByRun : [];
+  if (lost.length > 0) {
+    parts.push(
+      `the check after deleting found ${plural(lost.length, "file")} that kept versions need deleted (first: ${lost[0]!.path}, ${lost[0]!.versions}): ` +
+        "no run can bring them back; restore them from the bucket's versioning or a backup, and report this as a lakewarden defect",
+    );
+  }
+  const others = report.errors.filter((error) => !error.startsWith("post-delete check:"));
+  if (others.length > 0 || parts.length === 0) parts.push(`${plural(others.length || report.errors.length, "error")} (first: ${others[0] ?? report.errors[0] ?? "unknown"})`);
+  return `${report.table}: cleanup did not complete: ${parts.join("; ")}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** CLI flags → caller settings, checked with the same parser as table config values. */
@@ -128,7 +146,7 @@ function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
   return settings;
 }
 
-const STAGES: readonly CleanupStage[] = ["reading manifests", "listing files", "deleting files", "writing checkpoint", "pruning checkpoints"];
+const STAGES: readonly CleanupStage[] = ["reading manifests", "listing files", "proving kept versions", "deleting files", "writing checkpoint", "pruning checkpoints"];
 
 /**
  * The count a progress line shows: "12/40" when the stage knows its total, "12" when it does
