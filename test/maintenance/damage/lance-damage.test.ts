@@ -1,0 +1,93 @@
+/**
+ * The damage matrix on a Lance table written by LanceDB: every role of file the latest version
+ * depends on (its manifest, a data file, its deletion file, a file of its index, its transaction
+ * file), each damage, one at a time. LanceDB is the independent reader.
+ */
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lanceFormat } from "../../../lib/formats/lance/lance-format.ts";
+import { LocalStore } from "../../../lib/store/local-store.ts";
+import { buildLanceDataset, makeTempDir, removeDir } from "../../support/lance-datasets.ts";
+import type { DatasetStep } from "../../support/lance-datasets.ts";
+import { copyTree, readContents } from "../lance-checks.ts";
+import type { TableContents } from "../lance-checks.ts";
+import { DAMAGES, aggressive, cleanDamaged, damageFile, verdict } from "./damage.ts";
+import type { Damage } from "./damage.ts";
+
+/**
+ * Four older versions that cleanup removes, then the three it keeps (retainVersions 3), which
+ * write files of every role that no removed version names: an index, a data file, deletion files.
+ * (A file a removed version names too is read by no proof: if it is damaged, that version is as
+ * broken as the kept one, so removing it loses nothing; prove-kept.ts says why.)
+ */
+const HISTORY: readonly DatasetStep[] = [
+  { op: "create", rows: 20 },
+  { op: "append", rows: 10 },
+  { op: "update", where: "id < 3", values: { score: "1.5" } },
+  { op: "delete", where: "id % 4 = 1" },
+  { op: "createIndex" },
+  { op: "append", rows: 10 },
+  { op: "delete", where: "id % 5 = 2" },
+];
+const RETAINED = 3;
+
+const ROLES = ["manifest", "data", "deletion file", "index file", "transaction"] as const;
+type Role = (typeof ROLES)[number];
+
+const dirs: string[] = [];
+let source = "";
+let before: TableContents;
+
+beforeAll(async () => {
+  const dbUri = await makeTempDir("lw-damage-lance-");
+  dirs.push(dbUri);
+  const ds = await buildLanceDataset({ dbUri, steps: HISTORY });
+  ds.close();
+  source = dbUri;
+  before = await readContents(dbUri);
+});
+afterAll(async () => {
+  for (const dir of dirs) await removeDir(dir);
+});
+
+/** The file of `role` the latest version depends on and no removed version names, relative to the table root. */
+async function fileOf(tableDir: string, role: Role): Promise<string> {
+  const store = new LocalStore(tableDir);
+  const latest = (await lanceFormat.latestVersionFile(store))!;
+  if (role === "manifest") return latest.key;
+  const snapshot = await lanceFormat.readSnapshot(store, latest);
+  const removedNames = new Set<string>();
+  for (const file of await lanceFormat.listVersionFiles(store)) {
+    if (file.version > latest.version - RETAINED) continue;
+    for (const reference of (await lanceFormat.readSnapshot(store, file)).referencedFiles) removedNames.add(reference.path);
+  }
+  const wanted = { data: "data", "deletion file": "delete", "index file": "index", transaction: "transaction" }[role];
+  const reference = snapshot.referencedFiles.find((file) => file.role === wanted && !removedNames.has(file.path));
+  if (!reference) throw new Error(`the test table's latest version has no ${role}`);
+  if (!reference.path.endsWith("/")) return reference.path;
+  // An index is a folder: damage its largest file.
+  const names = await readdir(join(tableDir, reference.path));
+  return reference.path + names.sort()[0]!;
+}
+
+describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
+  const cases = ROLES.flatMap((role) => DAMAGES.map((damage) => [role, damage] as [Role, Damage]));
+  it.each(cases)("%s %s: cleanup deletes nothing, or every version it keeps reads as before; the dry run says the same", async (role, damage) => {
+    const dbUri = await makeTempDir("lw-damage-case-");
+    dirs.push(dbUri);
+    await copyTree(source, dbUri);
+    const tableDir = join(dbUri, "t.lance");
+    const target = await fileOf(tableDir, role);
+    await damageFile(join(tableDir, target), damage);
+    const outcome = await cleanDamaged(tableDir, lanceFormat, { ...aggressive(), settings: { ...aggressive().settings, retainVersions: RETAINED } });
+    const problems = await verdict(outcome, async (versions) => {
+      const after = await readContents(dbUri).catch((error: Error) => null);
+      if (!after) return ["LanceDB cannot open the table"];
+      return versions.filter((v) => JSON.stringify(after.versions.get(v)) !== JSON.stringify(before.versions.get(v))).map((v) => `kept version ${v} reads ${JSON.stringify(after.versions.get(v) ?? "nothing")}, was ${JSON.stringify(before.versions.get(v))}`);
+    });
+    expect(problems, `${target} ${damage}; cleanup ${outcome.error ?? "ran"}`).toEqual([]);
+    // A damage the latest version cannot be read through is refused, naming the file.
+    if (outcome.error) expect(outcome.error).toContain(role === "manifest" ? "" : target);
+  });
+});
