@@ -61,6 +61,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         "with --max-duration: objects of new work (a version file read, an object listed, a key deleted, one each) a run does before its budget may stop it (default 1); a resumed run re-checks the table first, so a budget too short for that still moves a chain forward",
       )
       .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
+      .option(
+        "--allow-superseded-metadata",
+        "with --metadata-location: clean by that metadata file even when a newer one supersedes it (a newer sequence, the version hint, or a metadata-log naming it), deleting what only the newer metadata reaches; without it such a run is refused",
+      )
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
       .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
   )).action(async (table: string, flags: CleanupFlags) => {
