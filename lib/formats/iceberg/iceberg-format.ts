@@ -36,6 +36,7 @@ import { liveFilesOf, schemaFields } from "./live-files.ts";
 import { latestMetadataFile, listMetadataFiles, readVersionHint, refuseCatalogTable } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
+import { proveIcebergFile } from "./prove-file.ts";
 import { metadataReferences } from "./reachable.ts";
 import { icebergRefs } from "./refs.ts";
 import { tableRetention } from "./retention.ts";
@@ -404,6 +405,7 @@ export const icebergFormat: TableFormat = {
   committedAfter,
   checkReferencedFiles,
   finishInterruptedCommit,
+  proveFile: proveIcebergFile,
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
