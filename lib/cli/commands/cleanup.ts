@@ -22,6 +22,7 @@ import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
+import { refreshHeadAfterCleanup } from "../../head/after-cleanup.ts";
 
 interface CleanupFlags extends OutputOptions {
   olderThan?: string;
@@ -85,9 +86,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onInterrupt);
     try {
-      const report = await runOnTable(table, flags, io, async (store) =>
-        runCleanup(store, {
-          ...(await catalogFormatOption(flags, store)),
+      const report = await runOnTable(table, flags, io, async (store) => {
+        const chosen = await catalogFormatOption(flags, store);
+        const run = await runCleanup(store, {
+          ...chosen,
           settings,
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
@@ -95,8 +97,12 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
-        }),
-      );
+        });
+        // The run's own commit (Iceberg's expiry) makes the stored head describe the commit before it.
+        const head = await refreshHeadAfterCleanup(store, run, chosen);
+        if (head.action === "failed") run.warnings.push(head.problem);
+        return run;
+      });
       const failed = report.delete_failures.length > 0 || report.errors.length > 0;
       // A run whose deletes failed did not complete, whatever the pipeline got through.
       const shown = { ...report, status: reportedStatus(report) };
