@@ -52,13 +52,15 @@ async function cleansSafely(dir: string, needed: readonly string[], ...argv: str
 }
 
 describe("a location with '.' segments", () => {
+  // legacy_v1 writes a relative location and paths under it (hive_partitioned_table does too, but
+  // its data files do not have the sizes its manifests record, which the proof before deletes refuses).
   for (const [what, location] of [
-    ["./name", "./data/persistent/hive_partitioned_table"],
-    ["a /./ segment", "data/persistent/./hive_partitioned_table"],
+    ["./name", "./data/persistent/iceberg_v1_deprecated/default/legacy_v1"],
+    ["a /./ segment", "data/persistent/iceberg_v1_deprecated/./default/legacy_v1"],
   ] as const) {
     it(`a relative location written ${what} holds the paths written under it`, async () => {
-      const dir = await copy("hive_partitioned_table");
-      const needed = await currentReads(dir, "v4.metadata.json");
+      const dir = await copy("legacy_v1");
+      const needed = await currentReads(dir, "v2.metadata.json");
       for (const key of await metadataJsonKeys(dir)) await editMetadataJson(dir, key, (json) => void (json.location = location));
       await cleansSafely(dir, needed);
     });
