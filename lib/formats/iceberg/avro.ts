@@ -74,7 +74,7 @@ export function containerRecordCount(bytes: Uint8Array, uri: string): number {
     throw new CorruptFileError(uri, `truncated Avro container file: it ends inside ${where} (${bytes.length} bytes)`);
   };
   if (bytes.length < MAGIC.length || MAGIC.some((b, i) => bytes[i] !== b)) {
-    throw new CorruptFileError(uri, bytes.length === 0 ? "empty file (0 bytes), not an Avro container file" : "not an Avro container file: no Obj magic at its start");
+    throw new CorruptFileError(uri, `not a readable Avro container file: ${bytes.length === 0 ? "it is empty (0 bytes)" : "no Obj magic at its start"}`);
   }
   let pos = MAGIC.length;
   const long = (where: string): number => {
