@@ -31,6 +31,7 @@ import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import type { GlueTableName } from "../../lib/catalog/glue.ts";
 import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
+import { refreshHeadAfterCleanup } from "../../lib/head/after-cleanup.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest, parseCleanupRequest, type CleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
@@ -104,9 +105,11 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       const budgetMs = remaining === undefined ? undefined : Math.max(0, remaining - margin);
       const owner = context ? `lambda:${context.functionName}:${context.awsRequestId}` : undefined;
       let report: CleanupReport;
+      let store: ObjectStore;
+      let format: TableFormat | undefined;
       try {
-        const store = deps.openStore(table);
-        const format = await catalogFormat(table, store, deps);
+        store = deps.openStore(table);
+        format = await catalogFormat(table, store, deps);
         report = await deps.runCleanup(store, {
           ...(format ? { format } : {}),
           settings: deps.settings,
@@ -124,6 +127,13 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
         }
         deps.log.error("cleanup failed", { table, error: errorSummary(error) });
         throw error;
+      }
+      // The run's own commit (Iceberg's expiry) leaves the head on the commit before it; the
+      // commit trigger may be off for this table, so the run brings it up itself.
+      const head = await refreshHeadAfterCleanup(store, report, format ? { format } : {});
+      if (head.action === "failed") {
+        report.warnings.push(head.problem);
+        deps.log.warn("head not refreshed after cleanup's commit", { table, problem: head.problem });
       }
       reportRun(report, deps);
       if (report.status === "stopped") {

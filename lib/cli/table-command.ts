@@ -24,7 +24,12 @@ export interface OutputOptions {
   metadataLocation?: string;
   /** `--glue-table`: the AWS Glue Data Catalog entry whose pointer names the current metadata (commands that take it). */
   glueTable?: string;
+  /** `--allow-superseded-metadata` (cleanup): clean by `--metadata-location` even when a newer metadata file supersedes it. */
+  allowSupersededMetadata?: boolean;
 }
+
+const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
+  "--allow-superseded-metadata applies to --metadata-location only (a catalog's pointer that another commit supersedes is always refused)";
 
 /** Adds `--glue-table` (commands that need the catalog's pointer: cleanup, storage, head write and show). */
 export function withGlueTableOption(command: Command): Command {
@@ -40,6 +45,7 @@ export function withGlueTableOption(command: Command): Command {
  */
 export async function catalogFormatOption(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat }> {
   if (options.glueTable === undefined) return formatOption(options, store);
+  if (options.allowSupersededMetadata) throw new UsageError(ALLOW_SUPERSEDED_ONLY_WITH_LOCATION);
   if (options.metadataLocation !== undefined) throw new UsageError("--glue-table and --metadata-location both name the current metadata: give one");
   const name = parseGlueTableName(options.glueTable);
   if (!name) throw new UsageError(`--glue-table ${JSON.stringify(options.glueTable)}: expected database.table`);
@@ -104,13 +110,16 @@ export function chosenFormat(options: OutputOptions, store: ObjectStore): TableF
       throw new UsageError(`--format: ${(error as Error).message}`);
     }
   }
-  if (options.metadataLocation === undefined) return format;
+  if (options.metadataLocation === undefined) {
+    if (options.allowSupersededMetadata) throw new UsageError(ALLOW_SUPERSEDED_ONLY_WITH_LOCATION);
+    return format;
+  }
   const withPointers = TABLE_FORMATS.filter((f) => f.at !== undefined);
   const base = format ?? (withPointers.length === 1 ? withPointers[0] : undefined);
   if (!base?.at) throw new UsageError(`--metadata-location: ${format ? `a ${format.name} table has no commit pointer a catalog owns` : "say which format with --format"}`);
   const resolved = resolveTablePath(options.metadataLocation, { roots: [store.uri], absolute: true });
   if (resolved.kind !== "key") throw new UsageError(`--metadata-location ${JSON.stringify(options.metadataLocation)}: not a file under the table (${resolved.reason})`);
-  return base.at(resolved.key);
+  return base.at(resolved.key, { allowSuperseded: options.allowSupersededMetadata === true });
 }
 
 /** `{ format }` when the caller said `--format`, else `{}` (the library then asks the head, the pin, or detects). */

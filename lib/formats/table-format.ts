@@ -389,9 +389,11 @@ export interface TableFormat {
   /**
    * Optional: the same format reading the table at the commit pointer a catalog owns (Iceberg:
    * the metadata file a REST or Glue catalog names), a key under the table root. lakewarden never
-   * commits through a catalog, so such a table's versions are all kept.
+   * commits through a catalog, so such a table's versions are all kept. Cleanup at a pointer that
+   * another commit supersedes (a catalog that lags, an old file named by hand) is refused unless
+   * `allowSuperseded` (the user's explicit word; never a catalog's).
    */
-  at?(pointer: string): TableFormat;
+  at?(pointer: string, options?: { allowSuperseded?: boolean }): TableFormat;
   /**
    * Optional (with `at`): the commit pointer a catalog entry names for a table of this format
    * (Iceberg: the entry's `metadata_location`, when its `table_type` is ICEBERG), or why the

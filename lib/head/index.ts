@@ -7,6 +7,8 @@ export { openTable, loadTableState, TableHandle, ReaderPin, DEFAULT_PIN_TTL_MS, 
 export type { OpenTableOptions, LoadTableStateOptions, PinOptions, TableState, HeadWarning, HeadFallbackReason } from "./loader.ts";
 
 export { writeTableHead } from "./write-table-head.ts";
+export { refreshHeadAfterCleanup } from "./after-cleanup.ts";
+export type { CleanupCommitOutcome, HeadAfterCleanup } from "./after-cleanup.ts";
 export type { WriteTableHeadOptions, WriteTableHeadResult } from "./write-table-head.ts";
 
 export { putHeadConditionally } from "./conditional-put.ts";

@@ -47,6 +47,13 @@ function parseS3(location: string): StoreLocation {
 }
 
 function parseFileUrl(location: string): StoreLocation {
+  // A query or fragment is no part of a path: dropping it would run on a table the caller did not
+  // name. An encoded `%3F` or `%23` is part of a folder's name and stays.
+  const extra = /([?#])(.*)$/s.exec(location);
+  if (extra) {
+    const what = extra[1] === "?" ? "query" : "fragment";
+    throw new InvalidLocationError(`${location}: file URI has a ${what} (${JSON.stringify(extra[0])}), which names no file; write ? as %3F and # as %23 if they are part of the path`, { uri: location });
+  }
   let path: string;
   try {
     path = fileURLToPath(location);

@@ -22,6 +22,7 @@ import type { CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
+import { refreshHeadAfterCleanup } from "../../head/after-cleanup.ts";
 
 interface CleanupFlags extends OutputOptions {
   olderThan?: string;
@@ -61,6 +62,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         "with --max-duration: objects of new work (a version file read, an object listed, a key deleted, one each) a run does before its budget may stop it (default 1); a resumed run re-checks the table first, so a budget too short for that still moves a chain forward",
       )
       .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
+      .option(
+        "--allow-superseded-metadata",
+        "with --metadata-location: clean by that metadata file even when a newer one supersedes it (a newer sequence, the version hint, or a metadata-log naming it), deleting what only the newer metadata reaches; without it such a run is refused",
+      )
       .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
       .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
   )).action(async (table: string, flags: CleanupFlags) => {
@@ -81,9 +86,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onInterrupt);
     try {
-      const report = await runOnTable(table, flags, io, async (store) =>
-        runCleanup(store, {
-          ...(await catalogFormatOption(flags, store)),
+      const report = await runOnTable(table, flags, io, async (store) => {
+        const chosen = await catalogFormatOption(flags, store);
+        const run = await runCleanup(store, {
+          ...chosen,
           settings,
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
@@ -91,8 +97,12 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
-        }),
-      );
+        });
+        // The run's own commit (Iceberg's expiry) makes the stored head describe the commit before it.
+        const head = await refreshHeadAfterCleanup(store, run, chosen);
+        if (head.action === "failed") run.warnings.push(head.problem);
+        return run;
+      });
       const failed = report.delete_failures.length > 0 || report.errors.length > 0;
       // A run whose deletes failed did not complete, whatever the pipeline got through.
       const shown = { ...report, status: reportedStatus(report) };

@@ -288,6 +288,9 @@ export async function writeExpiryCommit(
   const { store } = table;
   const { metadata } = table.read;
   const uri = store.uriOf(table.metadataKey);
+  if (table.read.file.name.naming === "other") {
+    throw new UnsupportedFeatureError(uri, "the current metadata file's name has no version number, so the next commit has no name in this table's scheme: lakewarden does not expire snapshots here");
+  }
   if (table.read.file.name.naming !== "hadoop") {
     throw new UnsupportedFeatureError(uri, "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: lakewarden does not commit through a catalog, so it does not expire snapshots here");
   }

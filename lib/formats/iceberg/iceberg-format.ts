@@ -29,18 +29,20 @@ import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureE
 import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRemovalRules, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import { icebergCatalogPointer } from "./catalog-table.ts";
 import { assertRefFilesExist } from "./current-files.ts";
+import { supersededBy } from "./current-pointer.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
 import { latestMetadataFile, listMetadataFiles, readVersionHint, refuseCatalogTable } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./orphan-files.ts";
+import { proveIcebergFile } from "./prove-file.ts";
 import { metadataReferences } from "./reachable.ts";
 import { icebergRefs } from "./refs.ts";
 import { tableRetention } from "./retention.ts";
 import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
-import { openIcebergTable, type IcebergTable } from "./table-state.ts";
+import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
@@ -215,9 +217,37 @@ async function refuseCatalogMetadataBeside(store: ObjectStore, base: VersionFile
   );
 }
 
+/**
+ * Cleanup by a pointer someone named (a catalog, `--metadata-location`) needs that pointer to be the
+ * newest commit: one another metadata file supersedes would have cleanup delete what only the newer
+ * metadata reaches. Refused before anything is written or deleted, unless the user said so.
+ */
+async function refuseSupersededPointer(store: ObjectStore, base: VersionFile): Promise<void> {
+  const superseded = await supersededBy(store, await tableAt(store, base.key));
+  if (superseded === null) return;
+  throw new TableFormatError(
+    store.uri,
+    `the pointer ${base.key} is superseded by ${superseded.newer} (${superseded.why}): the catalog may lag a commit, and cleaning by ${base.key} would delete what ${superseded.newer} reaches; read the current pointer and run again (by hand, --allow-superseded-metadata cleans by ${base.key} anyway); nothing written or deleted`,
+  );
+}
+
+/**
+ * A current metadata file whose name carries no sequence (`vfinal.metadata.json`, named by the
+ * version hint's stem): the next commit has no name in the writer's scheme, so no snapshot is
+ * expired and no ref dropped; orphans are still removed.
+ */
+function keepAllRules(table: IcebergTable, reason: string): FormatRemovalRules {
+  const keep: FormatRemovalRules["keep"] = new Map();
+  for (const version of table.ordered.versionOf.values()) keep.set(version, { reason, keptBy: "retention" });
+  return { keep, due: new Map(), notes: [] };
+}
+
 async function removalRulesAt(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
+  if (table.read.file.name.naming === "other") {
+    return keepAllRules(table, `the current metadata file ${base.key} has no version number in its name, so lakewarden cannot name the next commit: it expires no snapshot`);
+  }
   const retention = tableRetention(metadata.properties, store.uriOf(base.key));
   const plan = planExpiry(metadata, now.getTime(), retention);
   const keep: FormatRemovalRules["keep"] = new Map();
@@ -287,6 +317,8 @@ function committedAfter(key: string, base: VersionFile): boolean {
 async function finishInterruptedCommit(store: ObjectStore): Promise<void> {
   const hint = await readVersionHint(store);
   if (hint === null) return;
+  // A hint that names a file by its stem is the writer's pointer, not a number to bring up.
+  if (hint.sequence === null && (await hintedMetadataKey(store, hint.text)) !== null) return;
   const latest = await latestMetadataFile(store);
   if (!latest || latest.name.naming !== "hadoop" || (hint.sequence !== null && hint.sequence >= latest.name.sequence)) return;
   await store.put(VERSION_HINT_KEY, new TextEncoder().encode(String(latest.name.sequence)));
@@ -305,10 +337,11 @@ function classify(key: string): FileRole | null {
   return null;
 }
 
-/** One LIST of `metadata/`, stopping at the first table metadata file name. */
+/** One LIST of `metadata/`, stopping at the first table metadata file name or the version hint. */
 async function detect(store: ObjectStore): Promise<boolean> {
   for await (const object of store.list(METADATA_PREFIX, { delimiter: "/" })) {
-    if (parseMetadataKey(object.key)) return true;
+    // The hint counts too: a table whose metadata names carry no number is found through it.
+    if (parseMetadataKey(object.key) || object.key === VERSION_HINT_KEY) return true;
   }
   return false;
 }
@@ -327,7 +360,7 @@ function tableRootOfCommitKey(key: string): string | null {
  * no snapshot is expired (every version is kept) and no expired ref is dropped (the rules carry
  * no change to commit); orphans and old metadata are still removed.
  */
-function icebergFormatAt(pointer: string): TableFormat {
+function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean } = {}): TableFormat {
   // The catalog names the current metadata: the version hint is not the table's pointer there.
   const { finishInterruptedCommit: _notHere, ...base } = icebergFormat;
   return {
@@ -337,7 +370,10 @@ function icebergFormatAt(pointer: string): TableFormat {
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
     // The catalog's file is named: other metadata beside it is not ambiguous.
-    removalRules: async (store, base, now) => ({ ...(await removalRulesAt(store, base, now)), notes: [] }),
+    removalRules: async (store, base, now) => {
+      if (options.allowSuperseded !== true) await refuseSupersededPointer(store, base);
+      return { ...(await removalRulesAt(store, base, now)), notes: [] };
+    },
     keptTogether: (_kept, removed) =>
       new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
     at: icebergFormatAt,
@@ -369,6 +405,7 @@ export const icebergFormat: TableFormat = {
   committedAfter,
   checkReferencedFiles,
   finishInterruptedCommit,
+  proveFile: proveIcebergFile,
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,

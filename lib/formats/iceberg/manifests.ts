@@ -154,7 +154,7 @@ const KINDS: Record<number, ContentFileKind> = { 0: "data", 1: "position-deletes
 /**
  * Decodes a manifest. `listed` is the manifest's entry in the manifest list: ADDED entries with
  * null sequence numbers inherit its sequence number (spec "Sequence Number Inheritance"); a v1
- * manifest (no sequence numbers at all) gives 0.
+ * manifest (no sequence numbers, or null ones, in any status) gives 0.
  */
 export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pick<ManifestFile, "sequenceNumber">): Promise<ManifestEntry[]> {
   const container = await (await avroModule()).decodeAvroContainer(bytes, uri);
@@ -165,6 +165,10 @@ export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pic
   const partitionField = file.fields.get(102);
   const partitionFields = partitionField ? fieldsById(partitionField.type) : new Map<number, FieldInfo>();
   if (!file.has(100)) throw new CorruptFileError(uri, "not a manifest: data_file has no file_path (field 100)");
+  // Written before sequence numbers existed (format v1, or listed with sequence number 0, as v1-era
+  // manifests of an upgraded table are): every data sequence number is 0 (spec "Sequence Number
+  // Inheritance"), whatever the entry's status, even where a writer put the v2 field in as null.
+  const beforeSequenceNumbers = container.meta["format-version"] === "1" || listed.sequenceNumber === 0n;
 
   return container.records.map((r, index) => {
     const status = numberOf(entry.get(r, 0));
@@ -178,7 +182,7 @@ export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pic
     let sequenceNumber = bigintOf(entry.get(r, 3));
     let fileSequenceNumber = bigintOf(entry.get(r, 4));
     if (sequenceNumber === null || fileSequenceNumber === null) {
-      if (status !== ENTRY_STATUS.ADDED && entry.has(3)) {
+      if (status !== ENTRY_STATUS.ADDED && entry.has(3) && !beforeSequenceNumbers) {
         throw new CorruptFileError(uri, `manifest entry #${index} (${path}) is not ADDED yet has no sequence number to keep`);
       }
       sequenceNumber ??= listed.sequenceNumber;

@@ -10,11 +10,24 @@ import { gunzipSync } from "node:zlib";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
-import { METADATA_PREFIX, parseMetadataKey, parseVersionHint, VERSION_HINT_KEY, type MetadataFileName } from "./metadata-names.ts";
+import {
+  METADATA_PREFIX,
+  parseAnyMetadataKey,
+  parseMetadataKey,
+  parseVersionHint,
+  VERSION_HINT_KEY,
+  type MetadataFileName,
+  type SequencedMetadataName,
+} from "./metadata-names.ts";
 import { parseTableMetadata, type IcebergTableMetadata } from "./table-metadata.ts";
 
 export interface MetadataFileInfo extends ObjectInfo {
   name: MetadataFileName;
+}
+
+/** A metadata file with a version name (vN, NNNNN-uuid): what a listing can order. */
+export interface SequencedMetadataFileInfo extends ObjectInfo {
+  name: SequencedMetadataName;
 }
 
 export interface ReadMetadata {
@@ -27,8 +40,8 @@ export interface ReadMetadata {
 }
 
 /** Every table metadata file directly under `metadata/`, ascending by sequence (ties by key). */
-export async function listMetadataFiles(store: ObjectStore): Promise<MetadataFileInfo[]> {
-  const files: MetadataFileInfo[] = [];
+export async function listMetadataFiles(store: ObjectStore): Promise<SequencedMetadataFileInfo[]> {
+  const files: SequencedMetadataFileInfo[] = [];
   for await (const object of store.list(METADATA_PREFIX, { delimiter: "/" })) {
     const name = parseMetadataKey(object.key);
     if (name) files.push({ ...object, name });
@@ -37,7 +50,7 @@ export async function listMetadataFiles(store: ObjectStore): Promise<MetadataFil
 }
 
 /** The current metadata file of a catalog-less table, or null when `metadata/` holds none. */
-export async function latestMetadataFile(store: ObjectStore): Promise<MetadataFileInfo | null> {
+export async function latestMetadataFile(store: ObjectStore): Promise<SequencedMetadataFileInfo | null> {
   return pickLatest(await listMetadataFiles(store), store);
 }
 
@@ -45,7 +58,7 @@ export async function latestMetadataFile(store: ObjectStore): Promise<MetadataFi
  * A folder with `v<N>` files is a file-system table, whose versions are those files alone
  * (another name there is not its commit); otherwise the `NNNNN-uuid` files are the versions.
  */
-export function pickLatest(files: readonly MetadataFileInfo[], store: ObjectStore): MetadataFileInfo | null {
+export function pickLatest(files: readonly SequencedMetadataFileInfo[], store: ObjectStore): SequencedMetadataFileInfo | null {
   const hadoop = files.filter((f) => f.name.naming === "hadoop");
   const candidates = hadoop.length > 0 ? hadoop : files;
   if (candidates.length === 0) return null;
@@ -77,18 +90,35 @@ export function refuseCatalogTable(store: ObjectStore, key: string): void {
   );
 }
 
+/**
+ * Every metadata JSON file directly under `metadata/`, whatever its name (vN, NNNNN-uuid, or any
+ * other `*.metadata.json`), in listing order: what may supersede a metadata file someone named.
+ */
+export async function listAllMetadataFiles(store: ObjectStore): Promise<MetadataFileInfo[]> {
+  const files: MetadataFileInfo[] = [];
+  for await (const object of store.list(METADATA_PREFIX, { delimiter: "/" })) {
+    const name = parseAnyMetadataKey(object.key);
+    if (name) files.push({ ...object, name });
+  }
+  return files;
+}
+
 /** The metadata file at `key` (for a table whose catalog gave the location). */
 export async function metadataFileAt(store: ObjectStore, key: string): Promise<MetadataFileInfo> {
-  const name = parseMetadataKey(key);
+  const name = parseAnyMetadataKey(key);
   if (!name) throw new NotATableError(store.uriOf(key), "not an Iceberg table metadata file name (metadata/*.metadata.json)");
   return { ...(await store.head(key)), name };
 }
 
-/** The number `metadata/version-hint.text` holds, or null when there is none (or it says nothing usable). */
-export async function readVersionHint(store: ObjectStore): Promise<{ sequence: number | null; info: ObjectInfo } | null> {
+/**
+ * What `metadata/version-hint.text` holds, or null when there is none: its number (null when it
+ * holds none) and its text (a writer may store a file stem there instead).
+ */
+export async function readVersionHint(store: ObjectStore): Promise<{ sequence: number | null; text: string; info: ObjectInfo } | null> {
   try {
     const got = await store.get(VERSION_HINT_KEY);
-    return { sequence: parseVersionHint(new TextDecoder().decode(got.body)), info: got };
+    const text = new TextDecoder().decode(got.body);
+    return { sequence: parseVersionHint(text), text, info: got };
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
@@ -101,7 +131,7 @@ function isGzip(bytes: Uint8Array): boolean {
 
 /** Reads and decodes one metadata file; CorruptFileError naming it when it is not table metadata. */
 export async function readMetadataFile(store: ObjectStore, key: string): Promise<ReadMetadata> {
-  const name = parseMetadataKey(key);
+  const name = parseAnyMetadataKey(key);
   if (!name) throw new NotATableError(store.uriOf(key), "not an Iceberg table metadata file name (metadata/*.metadata.json)");
   const got = await store.get(key);
   let bytes = got.body;

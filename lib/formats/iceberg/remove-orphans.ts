@@ -37,7 +37,8 @@ export async function removeOrphanFiles(store: ObjectStore, options: RemoveOrpha
     listing,
     reachable: reachable.keys,
     unresolved: reachable.unresolved,
-    currentMetadataSequence: table.read.file.name.sequence,
+    // A current file with no number in its name: every numbered one is kept, as its order is unknown.
+    currentMetadataSequence: table.read.file.name.sequence ?? Number.NEGATIVE_INFINITY,
     olderThan: new Date(now.getTime() - (options.olderThanMs ?? ICEBERG_DEFAULTS.orphanOlderThanMs)),
     gcEnabled: tableRetention(metadata.properties, store.uriOf(table.metadataKey)).gcEnabled,
     tableUri: store.uri,

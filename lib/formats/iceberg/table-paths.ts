@@ -7,6 +7,9 @@
  *   - some engines write a relative `location` (`data/persistent/t`) and paths under it: those
  *     are rewritten onto the store's URI first;
  *   - a relative path under an absolute location is not defined before format v4: unresolvable;
+ *   - a "." segment (`./t`, `s3://b/./t`) names the folder it is in, as Hadoop's Path and RFC 3986
+ *     read it: it is dropped from the location and from every path alike, so a location written
+ *     `./name` still holds the paths written `name/...`. ".." stays, for the validator to refuse;
  *   - a path whose path part lies under the location's path part but under another scheme or
  *     authority (`gs://b/t/...` for `s3://b/t`, or another bucket) is iceberg-java's "prefix
  *     mismatch", an error there: unresolvable here, so cleanup stops before any delete.
@@ -34,14 +37,25 @@ function rawRoot(storeUri: string): string {
   return /^file:/i.test(storeUri) ? `file://${fileURLToPath(storeUri)}` : storeUri;
 }
 
-export function icebergPathResolver(location: string, encodedStoreUri: string): IcebergPathResolver {
+/** The path with its "." segments dropped (`./a/./b` → `a/b`, `s3://b/./t` → `s3://b/t`); the authority is left alone. */
+export function withoutDotSegments(path: string): string {
+  const authority = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/]*/.exec(path)?.[0] ?? "";
+  const rest = path.slice(authority.length);
+  if (!rest.split("/").includes(".")) return path;
+  return authority + rest.split("/").filter((segment) => segment !== ".").join("/");
+}
+
+export function icebergPathResolver(writtenLocation: string, encodedStoreUri: string): IcebergPathResolver {
+  const location = withoutDotSegments(writtenLocation);
   const storeUri = rawRoot(encodedStoreUri);
   const relativeLocation = !isAbsolute(location) ? location.replace(/\/+$/, "") : null;
   const roots = relativeLocation === null ? [location, storeUri] : [storeUri];
   const locationPath = relativeLocation === null ? pathPart(location) : null;
 
-  return (path: string): ResolvedPath => {
-    if (typeof path !== "string" || path === "") return { kind: "unresolvable", reason: "the path is empty" };
+  return (writtenPath: string): ResolvedPath => {
+    if (typeof writtenPath !== "string" || writtenPath === "") return { kind: "unresolvable", reason: "the path is empty" };
+    const path = withoutDotSegments(writtenPath);
+    if (path === "") return { kind: "unresolvable", reason: "the path is empty" };
     let target = path;
     if (!isAbsolute(path)) {
       if (relativeLocation === null) {

@@ -4,9 +4,10 @@
  * order and the path resolver for its location.
  */
 import type { ObjectStore } from "../../store/object-store.ts";
-import { NotATableError } from "../errors.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import { CorruptFileError, NotATableError } from "../errors.ts";
 import { latestMetadataFile, readMetadataFile, readVersionHint, type ReadMetadata } from "./metadata-files.ts";
-import { METADATA_PREFIX } from "./metadata-names.ts";
+import { METADATA_PREFIX, VERSION_HINT_KEY, versionHintKeys } from "./metadata-names.ts";
 import { icebergPathResolver, type IcebergPathResolver } from "./table-paths.ts";
 import { orderSnapshots, type OrderedSnapshots } from "./versions.ts";
 
@@ -30,9 +31,25 @@ export async function openIcebergTable(store: ObjectStore, options: OpenOptions 
     options.metadataKey === undefined ? latestMetadataFile(store) : Promise.resolve(null),
     readVersionHint(store),
   ]);
-  const metadataKey = options.metadataKey ?? latest?.key;
+  const hinted = options.metadataKey === undefined && hint !== null && hint.sequence === null ? await hintedMetadataKey(store, hint.text) : null;
+  const metadataKey = options.metadataKey ?? hinted ?? latest?.key;
   if (metadataKey === undefined) throw new NotATableError(store.uri, `not an Iceberg table: no metadata files under ${METADATA_PREFIX}`);
   const read = await readMetadataFile(store, metadataKey);
+  if (hinted !== null && latest !== null) {
+    // The hint names a file by its stem, the listing a numbered one: the hinted file is current
+    // only when it was written after the numbered one (its metadata-log names it).
+    const resolve = icebergPathResolver(read.metadata.location, store.uri);
+    const logged = read.metadata.metadataLog.some((entry) => {
+      const resolved = resolve(entry.file);
+      return resolved.kind === "key" && resolved.key === latest.key;
+    });
+    if (!logged) {
+      throw new CorruptFileError(
+        store.uriOf(VERSION_HINT_KEY),
+        `the version hint names ${metadataKey}, whose metadata-log does not name ${latest.key}, the highest-numbered metadata file: which is current is unclear; pass --metadata-location`,
+      );
+    }
+  }
   const uri = store.uriOf(metadataKey);
   return {
     store,
@@ -42,4 +59,17 @@ export async function openIcebergTable(store: ObjectStore, options: OpenOptions 
     resolve: icebergPathResolver(read.metadata.location, store.uri),
     versionHint: hint ? { sequence: hint.sequence } : null,
   };
+}
+
+/** The existing metadata file a version hint holding a stem ("final" for `vfinal.metadata.json`) names, or null. */
+export async function hintedMetadataKey(store: ObjectStore, text: string): Promise<string | null> {
+  for (const key of versionHintKeys(text)) {
+    try {
+      await store.head(key);
+      return key;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  }
+  return null;
 }
