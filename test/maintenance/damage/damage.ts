@@ -79,7 +79,8 @@ export function keptVersions(outcome: CleanupOutcome, promised: (reason: string)
  */
 export async function verdict(outcome: CleanupOutcome, readKept: (versions: number[]) => Promise<string[]>, promised?: (reason: string) => boolean): Promise<string[]> {
   const problems: string[] = [];
-  if (outcome.dryRun.error !== outcome.error) {
+  // Both refuse (the line may name another of the versions that need the file: reads run in parallel), or both plan the same.
+  if ((outcome.dryRun.error === null) !== (outcome.error === null)) {
     problems.push(`dry run ${outcome.dryRun.error ? `refused (${outcome.dryRun.error})` : "planned deletes"} but the run ${outcome.error ? `refused (${outcome.error})` : "ran"}`);
   } else if (outcome.error === null) {
     const deleted = [...outcome.deleted].sort();

@@ -67,7 +67,7 @@ async function fileOf(dir: string, role: Role): Promise<string> {
   if (role === "manifest list") return list!;
   if (role === "manifest") return manifests[0]!;
   const live = await icebirdLiveFiles(dir, metadata, current);
-  // Files no expired snapshot names: the newest commit's data file, and s3's position deletes (s1 and s2 expire).
+  // Files no expired snapshot names: the newest commit's data file, and the position deletes (only s1 expires).
   const file = live.find((f) => (role === "data" ? f.content === 0 && f.key.startsWith("data/c-") : f.content === 1));
   if (!file) throw new Error(`the test table's current snapshot has no ${role} file`);
   return file.key;
@@ -78,8 +78,8 @@ describe("damage matrix: Iceberg (Spark writes, icebird and DuckDB read)", () =>
   it.each(cases)("%s %s: cleanup deletes nothing, or every snapshot it keeps reads as before; the dry run says the same", async (role, damage) => {
     const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY });
     try {
-      // s1 ← s2 ← s3 (30 days old) ← a (9 days) ← b (8 days) ← c (1 hour), keeping the newest four: s1 and s2 expire.
-      const history = { commits: [{ name: "a", ageMs: 9 * DAY }, { name: "b", ageMs: 8 * DAY }, { name: "c", ageMs: 3_600_000 }], properties: { "history.expire.min-snapshots-to-keep": "4" } };
+      // s1 ← s2 ← s3 (30 days old) ← a (9 days) ← b (8 days) ← c (1 hour), keeping the newest five: s1 expires.
+      const history = { commits: [{ name: "a", ageMs: 9 * DAY }, { name: "b", ageMs: 8 * DAY }, { name: "c", ageMs: 3_600_000 }], properties: { "history.expire.min-snapshots-to-keep": "5" } };
       await buildHistory(copy.dir, history, NOW);
       const before = await readSnapshots(copy.dir);
       const target = await fileOf(copy.dir, role);
