@@ -446,6 +446,8 @@ async function archive(run: RunContext, processed: ProcessedManifests, intents: 
     tableFormat: run.format.name,
     now: run.now(),
     protection: protectionState(processed),
+    // Set aside, never written over with fewer rows (lib/checkpoint/damaged.ts).
+    unreadable: loaded.skipped,
     ...(run.options.maxCheckpointEntries !== undefined ? { maxEntries: run.options.maxCheckpointEntries } : {}),
   });
 }

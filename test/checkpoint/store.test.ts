@@ -210,15 +210,49 @@ describe("a checkpoint in a newer format (written by a newer lakewarden)", () =>
 });
 
 describe("cleanup_old_checkpoints", () => {
-  it("keeps the newest two and anything asked to keep, and ignores foreign files", async () => {
-    for (const v of [1, 2, 3, 4]) {
-      await archiveVersions(store, archiveInput([versionRecord(v)], [v]));
+  /** Checkpoints 1..n, each holding every version up to its own, as archives leave them. */
+  async function growingCheckpoints(n: number): Promise<void> {
+    for (let v = 1; v <= n; v++) {
+      const previous = (await loadNewestCheckpoint(store)).checkpoint;
+      await archiveVersions(store, { ...archiveInput([versionRecord(v)], range(1, v)), previous });
     }
+  }
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it("keeps the newest two and anything asked to keep, and ignores foreign files", async () => {
+    await growingCheckpoints(4);
     await store.put("_lakewarden/checkpoints/notes.txt", new Uint8Array([1]));
     const result = await cleanupOldCheckpoints(store, { keep: [checkpointKey(1)] });
     expect(result.pruned).toEqual([checkpointKey(2)]);
     expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([1, 3, 4]);
     await store.head("_lakewarden/checkpoints/notes.txt");
     expect((await cleanupOldCheckpoints(store, { maxCheckpointFiles: 1 })).pruned.sort()).toEqual([checkpointKey(1), checkpointKey(3)]);
+  });
+
+  it("never deletes a checkpoint whose rows the newest does not hold", async () => {
+    // Each file holds its own version only: 1 and 2 hold rows checkpoint 4 lacks.
+    for (const v of [1, 2, 3, 4]) await archiveVersions(store, archiveInput([versionRecord(v)], [v]));
+    const result = await cleanupOldCheckpoints(store);
+    expect(result.pruned).toEqual([]);
+    expect(result.problems).toEqual([
+      expect.stringMatching(/00000000000000000002\.arrow: not pruned: versions 2 are in no newer checkpoint/),
+      expect.stringMatching(/00000000000000000001\.arrow: not pruned: versions 1 are in no newer checkpoint/),
+    ]);
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([1, 2, 3, 4]);
+  });
+
+  it.each(["zero length", "truncated", "random bytes"] as const)("sets a damaged old checkpoint aside (%s) instead of deleting it", async (how) => {
+    await growingCheckpoints(3);
+    const bytes = (await store.get(checkpointKey(1))).body;
+    const damaged = how === "zero length" ? new Uint8Array() : how === "truncated" ? bytes.subarray(0, bytes.length - 9) : bytes.map((_, i) => (i * 31 + 7) % 256);
+    await store.put(checkpointKey(1), damaged);
+    const dry = await cleanupOldCheckpoints(store, { dryRun: true });
+    expect(dry.pruned).toEqual([]);
+    expect((await store.get(checkpointKey(1))).body).toEqual(damaged);
+    const result = await cleanupOldCheckpoints(store, { now: NOW });
+    expect(result.pruned).toEqual([]);
+    expect(result.setAside).toEqual([expect.objectContaining({ file: checkpointKey(1), set_aside: expect.stringMatching(/^_lakewarden\/damaged\/00000000000000000001\.arrow\./) })]);
+    expect((await store.get(result.setAside![0]!.set_aside)).body).toEqual(damaged);
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([2, 3]);
   });
 });
