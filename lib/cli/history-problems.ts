@@ -20,7 +20,13 @@ export function describeHistoryProblem(problem: HistoryProblem): string {
     problem.set_aside === null
       ? ""
       : `; set aside at ${problem.set_aside}: repair it there and run lakewarden checkpoint to merge its rows back, or delete it to accept the loss`;
-  return `history incomplete: ${problem.role} ${problem.file} cannot be read (${problem.problem}); it covered ${versions}; ${missing}; listed from ${problem.served_by.join(", ")}${kept}`;
+  return `history incomplete: ${problem.role} ${problem.file} cannot be read (${reasonOf(problem)}); it covered ${versions}; ${missing}; listed from ${problem.served_by.join(", ")}${kept}`;
+}
+
+/** The problem without the file's URI in front (the line names the file already). */
+function reasonOf(problem: HistoryProblem): string {
+  const colon = problem.problem.indexOf(": ");
+  return colon > 0 && problem.problem.slice(0, colon).endsWith(problem.file) ? problem.problem.slice(colon + 2) : problem.problem;
 }
 
 /** Prints each problem on stderr and ends the command with exit status 4; nothing when there are none. */

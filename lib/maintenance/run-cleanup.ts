@@ -410,6 +410,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     keep: result.checkpoint.key ? [result.checkpoint.key] : [],
   });
   result.removed = mergeStats(result.removed, { ...NO_REMOVAL, deleteFailures: result.pruned.failed });
+  result.warnings.push(...(result.pruned.problems ?? []));
 
   const expired = expiredReceipts(runFiles.receipts, options.receiptRetention ?? {}, run.now());
   if (expired.length > 0) {

@@ -8,6 +8,8 @@ import { mergeHistory } from "../../lib/checkpoint/history.ts";
 import { checkpointKey } from "../../lib/checkpoint/layout.ts";
 import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "../../lib/checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
+import { readArchivedHistory, writeSegment } from "../../lib/checkpoint/segments.ts";
+import type { DamageNote } from "../../lib/checkpoint/damaged.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore, PutOptions } from "../../lib/store/object-store.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
@@ -147,6 +149,24 @@ describe("archive_versions", () => {
     const result = await archiveVersions(store, archiveInput());
     expect(result.status).toBe("replaced");
     expect((await readCheckpoint(store, { key: checkpointKey(3), version: 3 })).records).toHaveLength(3);
+  });
+});
+
+describe("an archive segment under the name a writer needs", () => {
+  it("is kept when it reads whole, and set aside (not written over) when it does not", async () => {
+    const rows = [1, 2, 3].map((v) => versionRecord(v));
+    const key = await writeSegment(store, rows, "lance", NOW.getTime());
+    const first = (await store.get(key!)).body;
+    expect(await writeSegment(store, rows, "lance", NOW.getTime())).toBe(key);
+    expect((await store.get(key!)).body).toEqual(first);
+
+    const garbage = first.subarray(0, 100);
+    await store.put(key!, garbage);
+    const notes: DamageNote[] = [];
+    expect(await writeSegment(store, rows, "lance", NOW.getTime(), (note) => notes.push(note))).toBe(key);
+    expect(notes).toEqual([expect.objectContaining({ file: key, covered: { from: 1, through: 3 } })]);
+    expect((await store.get(notes[0]!.set_aside)).body).toEqual(garbage);
+    expect((await readArchivedHistory(store, { keys: [key!] })).records.map((r) => r.version)).toEqual([1, 2, 3]);
   });
 });
 

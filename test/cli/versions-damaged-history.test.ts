@@ -129,6 +129,11 @@ describe.each(DAMAGES)("the newest checkpoint (31) %s", (how) => {
     expect(json.code).toBe(EXIT_CODES.historyIncomplete);
     const parsed = JSON.parse(json.stdout) as DamagedJson;
     expect(parsed.versions.map((r) => r.version)).toEqual([...range(1, 20), 29, 30, 31]);
+    // version-at answers from the same history, and says so too.
+    const at = await cli(["version-at", table, "now", "--json"]);
+    expect(at.code).toBe(EXIT_CODES.historyIncomplete);
+    expect(at.stderr).toContain(newest);
+    expect(JSON.parse(at.stdout)).toMatchObject({ version: 31, history_problems: [expect.objectContaining({ file: newest })] });
     expect(parsed.history_problems).toEqual([
       // From version 1: checkpoint 20 knows the table began there.
       expect.objectContaining({ file: newest, role: "checkpoint", covered: { from: 1, through: 31 }, unlisted: [{ from: 21, through: 28 }] }),
