@@ -96,7 +96,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   const nowMillis = input.now.getTime();
   const damage = await settleDamage(store, input);
   const merge = (previous: CheckpointContent | null, notes: readonly DamageNote[] = damage.notes): MergedHistory =>
-    mergeHistory({
+    withoutProvenNotes(mergeHistory({
       previous,
       records: damage.repairedRows.length > 0 ? [...damage.repairedRows, ...input.records] : input.records,
       liveVersions: input.liveVersions,
@@ -107,7 +107,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
       damaged: [...notes, ...(previous?.damaged ?? []).filter((n) => !damage.checked.has(n.set_aside) && !notes.some((m) => m.set_aside === n.set_aside))],
       ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
       ...(input.protection !== undefined ? { protection: input.protection } : {}),
-    });
+    }));
   const content = withSegments(merge(input.previous), damage.segments);
   let archivedTo: string | null = null;
   const setAsideNow: DamageNote[] = [...damage.setAside];
@@ -266,6 +266,30 @@ async function settleDamage(store: ObjectStore, input: ArchiveInput): Promise<Se
 
 function damageNote(file: string, keptAt: string, problem: string, segments: readonly SegmentFile[], first: number | null, nowMillis: number): DamageNote {
   return { file, set_aside: keptAt, problem, covered: checkpointCoverage(file, segments, first) ?? { from: null, through: 0 }, found_at_millis: nowMillis };
+}
+
+/**
+ * The history without the notes of damaged files it is proven to hold every version of: each
+ * number from the note's first version to its last is a row (a history may lose nothing of a
+ * file and still be unable to read it; then there is nothing to keep saying).
+ */
+function withoutProvenNotes(history: MergedHistory): MergedHistory {
+  const notes = history.damaged ?? [];
+  if (notes.length === 0) return history;
+  const versions = history.records.map((r) => r.version);
+  const kept = notes.filter((note) => !holdsEvery(versions, note.covered));
+  if (kept.length === notes.length) return history;
+  const { damaged: _damaged, ...rest } = history;
+  return kept.length > 0 ? { ...rest, damaged: kept } : rest;
+}
+
+/** True when `ascending` has every whole number from `covered.from` to `covered.through` (an unknown start is never proven). */
+function holdsEvery(ascending: readonly number[], covered: DamageNote["covered"]): boolean {
+  if (covered.from === null) return false;
+  const start = ascending.findIndex((v) => v >= covered.from!);
+  if (start < 0) return false;
+  const span = covered.through - covered.from + 1;
+  return ascending[start] === covered.from && ascending[start + span - 1] === covered.through;
 }
 
 /** The history naming every segment in `segments` too (oldest first), so a reader finds their rows. */

@@ -152,6 +152,43 @@ describe("archive_versions", () => {
   });
 });
 
+describe("archive past a damaged newest checkpoint", () => {
+  /** Checkpoint 2 (versions 1-2, readable) and a damaged checkpoint `damagedVersion`. */
+  async function damagedAfterTwo(damagedVersion: number) {
+    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await store.put(checkpointKey(damagedVersion), new TextEncoder().encode("not a checkpoint"));
+    return loadNewestCheckpoint(store);
+  }
+
+  it("sets it aside, removes it from the folder, and remembers it while versions it covered may be missing", async () => {
+    const loaded = await damagedAfterTwo(4);
+    expect(loaded.skipped.map((s) => s.key)).toEqual([checkpointKey(4)]);
+    // Versions 3-4 were removed meanwhile: only 5 is live, so what 4 held of 3-4 is lost.
+    const result = await archiveVersions(store, { ...archiveInput([versionRecord(5)], [5]), previous: loaded.checkpoint, unreadable: loaded.skipped });
+    expect(result).toMatchObject({ status: "written", key: checkpointKey(5), rows: 3 });
+    expect(result.setAside).toEqual([expect.objectContaining({ file: checkpointKey(4), covered: { from: 1, through: 4 } })]);
+    expect(new TextDecoder().decode((await store.get(result.setAside![0]!.set_aside)).body)).toBe("not a checkpoint");
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([2, 5]);
+    const written = (await loadNewestCheckpoint(store)).checkpoint!;
+    expect(written.damaged).toEqual(result.setAside);
+    // The next archive keeps the note while the file set aside is there, and drops it once it is deleted.
+    const again = await archiveVersions(store, { ...archiveInput([versionRecord(6)], [5, 6]), previous: written });
+    expect((await readCheckpoint(store, { key: again.key!, version: 6 })).damaged).toEqual(result.setAside);
+    await store.deleteMany([result.setAside![0]!.set_aside]);
+    const accepted = await archiveVersions(store, { ...archiveInput([versionRecord(6)], [5, 6]), previous: (await loadNewestCheckpoint(store)).checkpoint });
+    expect(accepted.status).toBe("replaced");
+    expect((await loadNewestCheckpoint(store)).checkpoint!.damaged).toBeUndefined();
+  });
+
+  it("remembers nothing when every version the damaged file covered is still held", async () => {
+    const loaded = await damagedAfterTwo(4);
+    const result = await archiveVersions(store, { ...archiveInput([3, 4].map((v) => versionRecord(v)), [1, 2, 3, 4]), previous: loaded.checkpoint, unreadable: loaded.skipped });
+    expect(result).toMatchObject({ status: "replaced", key: checkpointKey(4), rows: 4 });
+    expect(result.setAside).toHaveLength(1);
+    expect((await loadNewestCheckpoint(store)).checkpoint!.damaged).toBeUndefined();
+  });
+});
+
 describe("an archive segment under the name a writer needs", () => {
   it("is kept when it reads whole, and set aside (not written over) when it does not", async () => {
     const rows = [1, 2, 3].map((v) => versionRecord(v));
