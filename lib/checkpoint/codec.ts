@@ -10,6 +10,8 @@ import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from 
 import { columnData, columnValues } from "../head/codecs/arrow-buffers.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
+import { parseDamageNotes } from "./damaged.ts";
+import type { DamageNote } from "./damaged.ts";
 import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, READABLE_CHECKPOINT_FORMAT_VERSIONS, checkpointSchema } from "./schema.ts";
 
 /** Everything a checkpoint file holds. */
@@ -28,6 +30,8 @@ export interface CheckpointContent {
   archiveSegments: string[];
   /** The history-protection state the last cleanup left; absent when none was in force. */
   protection?: StoredProtection | null;
+  /** Damaged history files set aside, whose versions may be missing (lib/checkpoint/damaged.ts); absent when none. */
+  damaged?: DamageNote[];
 }
 
 /** History protection as a checkpoint keeps it, so `versions` can say what a cleanup left. */
@@ -56,6 +60,7 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   }
   if (content.archiveSegments.length > 0) metadata.set(CHECKPOINT_METADATA.archiveSegments, JSON.stringify(content.archiveSegments));
   if (content.protection) metadata.set(CHECKPOINT_METADATA.protection, JSON.stringify(content.protection));
+  if (content.damaged && content.damaged.length > 0) metadata.set(CHECKPOINT_METADATA.damaged, JSON.stringify(content.damaged));
   if (content.datasetCreatedFromVersion !== null) {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedFromVersion, String(content.datasetCreatedFromVersion));
   }
@@ -195,7 +200,15 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   if (newest && newest.version > version) {
     throw new CorruptCheckpointError(uri, `holds version ${newest.version}, newer than the ${version} it claims to cover`);
   }
-  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri), ...protectionOf(metadata, uri) };
+  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri), ...protectionOf(metadata, uri), ...damagedOf(metadata, uri) };
+}
+
+function damagedOf(metadata: Map<string, string>, uri: string): { damaged?: DamageNote[] } {
+  const text = metadata.get(CHECKPOINT_METADATA.damaged);
+  if (text === undefined) return {};
+  const notes = parseDamageNotes(text);
+  if (notes === null) throw new CorruptCheckpointError(uri, `metadata ${CHECKPOINT_METADATA.damaged} is not a list of damaged files`);
+  return notes.length > 0 ? { damaged: notes } : {};
 }
 
 function protectionOf(metadata: Map<string, string>, uri: string): { protection?: StoredProtection } {

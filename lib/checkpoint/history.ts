@@ -13,6 +13,7 @@
 import type { VersionRecord } from "../model/version-record.ts";
 import { VERSION_RECORD_FIELDS } from "../model/version-record.ts";
 import type { CheckpointContent, StoredProtection } from "./codec.ts";
+import type { DamageNote } from "./damaged.ts";
 import { encodeTransactionProperties } from "./properties.ts";
 
 /** DESIGN.md: a checkpoint holds at most this many rows. */
@@ -31,6 +32,8 @@ export interface HistoryUpdate {
   maxEntries?: number;
   /** The protection state this run leaves (undefined: keep the previous checkpoint's). */
   protection?: StoredProtection | null;
+  /** The damaged files this checkpoint remembers (undefined: the previous checkpoint's). */
+  damaged?: readonly DamageNote[];
 }
 
 /** A checkpoint's content, and the oldest rows it no longer holds (to archive first). */
@@ -68,6 +71,7 @@ export function mergeHistory(update: HistoryUpdate): MergedHistory {
     tableFormat: update.tableFormat,
     archiveSegments: [...(update.previous?.archiveSegments ?? [])],
     ...protectionAfter(update),
+    ...damagedAfter(update),
     overflow,
   };
 }
@@ -76,6 +80,11 @@ export function mergeHistory(update: HistoryUpdate): MergedHistory {
 function protectionAfter(update: HistoryUpdate): { protection?: StoredProtection } {
   const protection = update.protection !== undefined ? update.protection : update.previous?.protection;
   return protection ? { protection } : {};
+}
+
+function damagedAfter(update: HistoryUpdate): { damaged?: DamageNote[] } {
+  const damaged = update.damaged ?? update.previous?.damaged ?? [];
+  return damaged.length > 0 ? { damaged: [...damaged] } : {};
 }
 
 /** The earliest-version creation time known: the previous checkpoint's, or the oldest row's. */
@@ -95,6 +104,7 @@ export function sameHistory(a: CheckpointContent, b: CheckpointContent): boolean
   if (a.datasetCreatedAtMillis !== b.datasetCreatedAtMillis || a.datasetCreatedFromVersion !== b.datasetCreatedFromVersion) return false;
   if (JSON.stringify(a.protection ?? null) !== JSON.stringify(b.protection ?? null)) return false;
   if (JSON.stringify(a.archiveSegments) !== JSON.stringify(b.archiveSegments)) return false;
+  if (JSON.stringify(a.damaged ?? []) !== JSON.stringify(b.damaged ?? [])) return false;
   return a.records.every((row, i) => rowKey(row) === rowKey(b.records[i]!));
 }
 

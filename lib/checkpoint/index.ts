@@ -19,3 +19,5 @@ export {
 } from "./properties.ts";
 export { listSegments, readArchivedHistory, segmentKey, writeSegment } from "./segments.ts";
 export type { ArchivedHistory, SegmentFile } from "./segments.ts";
+export { damagedKey, readSetAside, setAside, unreadableCheckpoints } from "./damaged.ts";
+export type { CoveredVersions, DamageNote, HistoryProblem, SetAside, SetAsideState } from "./damaged.ts";

@@ -31,6 +31,11 @@ export const CHECKPOINT_METADATA = {
   archiveSegments: "lakewarden.checkpoint.archive_segments",
   /** JSON: the history-protection state the last cleanup left (boundary, result, reason, removed_earlier). */
   protection: "lakewarden.checkpoint.protection",
+  /**
+   * JSON list of the damaged checkpoints and segments the writer set aside under
+   * `_lakewarden/damaged/` (lib/checkpoint/damaged.ts DamageNote), so readers still report them.
+   */
+  damaged: "lakewarden.checkpoint.damaged",
 } as const;
 
 type ColumnName = (typeof VERSION_RECORD_FIELDS)[number];

@@ -21,13 +21,24 @@ export class InterruptedError extends Error {
 }
 
 /**
+ * The command did its work, but part of lakewarden's own history could not be read (a damaged
+ * checkpoint or archive segment, each already named on stderr): exit status 4.
+ */
+export class HistoryIncompleteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "HistoryIncompleteError";
+  }
+}
+
+/**
  * One line for the user: what failed and where. Typed errors already carry the object's URI;
  * anything else is unexpected, so it says so and points at --verbose for the stack.
  */
 export function describeError(error: unknown, verbose: boolean): string {
   if (verbose && error instanceof Error && error.stack) return `lakewarden: ${error.stack}`;
   if (error instanceof StoreError) return `lakewarden: ${error.message}`;
-  if (error instanceof TableFormatError || error instanceof UsageError || error instanceof InterruptedError) return `lakewarden: ${error.message}`;
+  if (error instanceof TableFormatError || error instanceof UsageError || error instanceof InterruptedError || error instanceof HistoryIncompleteError) return `lakewarden: ${error.message}`;
   if (error instanceof Error) {
     return `lakewarden: unexpected ${error.name}: ${firstLine(error.message)} (run with --verbose for details)`;
   }
@@ -39,6 +50,7 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT_CODES.usage;
   if (error instanceof LeaseHeldError) return EXIT_CODES.leaseHeld;
   if (error instanceof InterruptedError) return EXIT_CODES.interrupted;
+  if (error instanceof HistoryIncompleteError) return EXIT_CODES.historyIncomplete;
   return EXIT_CODES.failure;
 }
 

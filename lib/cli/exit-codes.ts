@@ -12,6 +12,11 @@ export const EXIT_CODES = {
   usage: 2,
   /** Another cleaner holds the table's lease: nothing was touched; try again later. */
   leaseHeld: 3,
+  /**
+   * Done, but part of lakewarden's own history could not be read: a damaged checkpoint or archive
+   * segment, named on stderr with the versions it covered. What could be read was listed or kept.
+   */
+  historyIncomplete: 4,
   /** Interrupted (Ctrl-C, SIGINT, SIGTERM): stopped cleanly, safe to run again. */
   interrupted: 130,
 } as const;
@@ -23,5 +28,6 @@ export const EXIT_CODES_HELP = [
   "  1    runtime failure (storage error, unreadable table, failed deletes)",
   "  2    usage error (unknown flag, bad value, missing argument): nothing was touched",
   "  3    the table's lease is held by another cleaner: nothing was touched, try later",
+  "  4    done, but a checkpoint or archive segment of the history could not be read (named on stderr)",
   "  130  interrupted (Ctrl-C, SIGINT, SIGTERM): stopped cleanly, safe to run again",
 ].join("\n");

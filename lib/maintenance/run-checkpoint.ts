@@ -16,6 +16,8 @@ import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import { readHistory } from "../head/timeline-source.ts";
 import type { VersionRecord } from "../model/version-record.ts";
+import { unreadableCheckpoints } from "../checkpoint/damaged.ts";
+import type { HistoryProblem } from "../checkpoint/damaged.ts";
 import { diffCounts } from "./report.ts";
 import { listRunFiles, readIntents } from "./run-files.ts";
 
@@ -37,6 +39,8 @@ export interface CheckpointReport {
   cleaned_up_versions: number;
   requests: RequestCounts;
   warnings: string[];
+  /** Damaged checkpoints and segments of the history (set aside by this run where it could), with the versions they covered. */
+  history_problems: HistoryProblem[];
 }
 
 export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOptions = {}): Promise<CheckpointReport> {
@@ -59,6 +63,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
     tableFormat: format.name,
     now: now(),
     maxEntries: options.maxCheckpointEntries ?? DEFAULT_MAX_ENTRIES,
+    unreadable: unreadableCheckpoints(timeline.historyProblems),
   });
   const pruned = await cleanupOldCheckpoints(store, {
     ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
@@ -74,9 +79,13 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
     cleaned_up_versions: result.cleanedUpRows,
     requests: diffCounts(store.stats.snapshot(), before),
     warnings: [
-      ...timeline.skippedCheckpoints.map((s) => `checkpoint skipped: ${s.problem}`),
       ...intents.problems,
       ...pruned.failed.map((f) => `${store.uriOf(f.key)}: not pruned: ${f.message}`),
+      ...(pruned.problems ?? []),
     ],
+    history_problems: timeline.historyProblems.map((problem) => {
+      const note = result.setAside?.find((n) => n.file === problem.file);
+      return note && problem.set_aside === null ? { ...problem, set_aside: note.set_aside } : problem;
+    }),
   };
 }

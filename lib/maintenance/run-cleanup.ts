@@ -425,6 +425,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     keep: result.checkpoint.key ? [result.checkpoint.key] : [],
   });
   result.removed = mergeStats(result.removed, { ...NO_REMOVAL, deleteFailures: result.pruned.failed });
+  result.warnings.push(...(result.pruned.problems ?? []));
 
   const expired = expiredReceipts(runFiles.receipts, options.receiptRetention ?? {}, run.now());
   if (expired.length > 0) {
@@ -461,6 +462,8 @@ async function archive(run: RunContext, processed: ProcessedManifests, intents: 
     tableFormat: run.format.name,
     now: run.now(),
     protection: protectionState(processed),
+    // Set aside, never written over with fewer rows (lib/checkpoint/damaged.ts).
+    unreadable: loaded.skipped,
     ...(run.options.maxCheckpointEntries !== undefined ? { maxEntries: run.options.maxCheckpointEntries } : {}),
   });
 }

@@ -25,3 +25,8 @@ export const ARCHIVE_PREFIX = `${LAKEWARDEN_PREFIX}archive/`;
 export const FORMAT_PIN_KEY = `${LAKEWARDEN_PREFIX}format`;
 /** Reader pins, `{id}.json`: a version (and every file it needs) kept until the pin expires. */
 export const PINS_PREFIX = `${LAKEWARDEN_PREFIX}pins/`;
+/**
+ * Checkpoints and archive segments that could not be read, set aside by the writer that met them
+ * (`{name}.{time}`), never deleted by lakewarden: a repaired file there has its rows merged back.
+ */
+export const DAMAGED_PREFIX = `${LAKEWARDEN_PREFIX}damaged/`;

@@ -13,8 +13,11 @@ import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../c
 import type { CheckpointFile } from "../checkpoint/load.ts";
 import { checkpointFilesIn, loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
 import { CorruptCheckpointError } from "../checkpoint/errors.ts";
-import { CHECKPOINTS_PREFIX, checkpointKey } from "../checkpoint/layout.ts";
-import { readArchivedHistory } from "../checkpoint/segments.ts";
+import { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "../checkpoint/layout.ts";
+import { listSegments, readArchivedHistory } from "../checkpoint/segments.ts";
+import { checkpointCoverage, readSetAside, soundFirstVersion, unlistedRanges } from "../checkpoint/damaged.ts";
+import type { CoveredVersions, HistoryProblem } from "../checkpoint/damaged.ts";
+import { ARCHIVE_PREFIX } from "../model/layout.ts";
 import type { ListedVersion, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
@@ -72,6 +75,12 @@ export interface Timeline {
   checkpoint: StoredCheckpoint | null;
   /** Newer checkpoint files that did not load, with why (the timeline fell back past them). */
   skippedCheckpoints: SkippedCheckpoint[];
+  /**
+   * Files of lakewarden's own history that could not be read (a checkpoint fallen back past or
+   * missing, an archive segment, a damaged file a checkpoint remembers), with the versions they
+   * covered and which of those nothing lists now. Empty on a healthy history.
+   */
+  historyProblems: HistoryProblem[];
   /** Versions whose version file exists now. */
   liveVersions: Set<number>;
   /** The refs the flags were taken from. */
@@ -146,13 +155,24 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
   const [loaded, versionFiles, refs, known] = await Promise.all([newest, listed, refsRead, knownSoon]);
   const checkpoint = loaded.checkpoint;
   const checkpointRecords = checkpoint?.records ?? [];
+  const missing = missingNamedCheckpoint(store, known, loaded);
+  const unreadableCheckpoints = missing ? [...loaded.skipped, missing] : loaded.skipped;
+  const notes = checkpoint?.damaged ?? [];
+  // Only on a damaged history (no cost otherwise): every segment listed, not only those the
+  // checkpoint names, since one the damaged checkpoint wrote may hold what the fallback lacks.
+  const damaged = unreadableCheckpoints.length > 0 || notes.length > 0;
+  const listedSegments = damaged ? await listSegments(store) : [];
   // Segments hold only what is older than the checkpoint's oldest row: read them only when wanted.
   const oldestInCheckpoint = checkpointRecords[0]?.version;
-  const segments = checkpoint?.archiveSegments ?? [];
-  const wantsOlder = segments.length > 0 && (options.since === undefined || oldestInCheckpoint === undefined || options.since < oldestInCheckpoint);
-  const archived = wantsOlder
-    ? (await readArchivedHistory(store, { keys: segments, ...(options.since === undefined ? {} : { since: options.since }) })).records
-    : [];
+  const segments = [...new Set([...(checkpoint?.archiveSegments ?? []), ...listedSegments.map((s) => s.key)])];
+  const wantsOlder = segments.length > 0 && (damaged || options.since === undefined || oldestInCheckpoint === undefined || options.since < oldestInCheckpoint);
+  const archive = wantsOlder
+    ? await readArchivedHistory(store, { keys: segments, ...(options.since === undefined ? {} : { since: options.since }) })
+    : { records: [], segments: [], unreadable: [] };
+  const setAside = await Promise.all(notes.map(async (note) => ({ note, now: await readSetAside(store, note) })));
+  // A file set aside and repaired in place since: its rows serve again (the next writer merges them back).
+  const repaired = setAside.flatMap(({ now }) => (now.state === "repaired" ? now.content.records : []));
+  const archived = repaired.length > 0 ? [...repaired, ...archive.records] : archive.records;
   const recent = known?.records ?? [];
   const covered = new Set([...checkpointRecords, ...recent].map((r) => r.version));
   // Metadata only for the files read (normally none): a listed file gone since was removed by a
@@ -172,14 +192,53 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
     liveVersions,
     taggedVersions: mainBranchTaggedVersions(refs),
   });
+  const records = options.since === undefined ? merged : merged.filter((record) => record.version >= options.since!);
+  const servedBy = [
+    ...(checkpoint ? [checkpoint.key] : []),
+    ...archive.segments.map((s) => s.key),
+    ...(recent.length > 0 ? ["head"] : []),
+    "version files",
+  ];
+  const problem = (file: string, role: HistoryProblem["role"], text: string, covered: CoveredVersions, setAsideAt: string | null): HistoryProblem => ({
+    file,
+    role,
+    problem: text,
+    covered,
+    unlisted: unlistedRanges(covered, merged.map((r) => r.version)),
+    set_aside: setAsideAt,
+    served_by: servedBy,
+  });
+  const historyProblems = [
+    ...unreadableCheckpoints.map((s) =>
+      problem(s.key, "checkpoint", s.problem, checkpointCoverage(s.key, listedSegments, soundFirstVersion(checkpoint)) ?? { from: null, through: Number.MAX_SAFE_INTEGER }, null),
+    ),
+    ...archive.unreadable.map((u) => problem(u.segment.key, "archive segment", u.problem, { from: u.segment.first, through: u.segment.last }, null)),
+    ...setAside
+      .filter(({ now }) => now.state === "damaged")
+      .map(({ note }) => problem(note.file, note.file.startsWith(ARCHIVE_PREFIX) ? "archive segment" : "checkpoint", note.problem, note.covered, note.set_aside)),
+  ];
   return {
-    records: options.since === undefined ? merged : merged.filter((record) => record.version >= options.since!),
+    records,
     checkpoint,
     skippedCheckpoints: loaded.skipped,
+    historyProblems,
     liveVersions,
     refs,
     sources: { archive: archived.length, checkpoint: checkpointRecords.length, recent: recent.length, manifests: manifestRecords.length },
   };
+}
+
+/**
+ * The checkpoint the head says its versions follow, when no checkpoint at or above it was listed:
+ * a missing checkpoint (checkpoints are pruned oldest first, the newest never), or null.
+ */
+function missingNamedCheckpoint(store: ObjectStore, known: KnownVersions | null, loaded: LoadedCheckpoint): SkippedCheckpoint | null {
+  const named = known?.boundary?.checkpoint;
+  if (named === null || named === undefined) return null;
+  if ((loaded.checkpoint?.version ?? -1) >= named) return null;
+  if (loaded.skipped.some((s) => (parseCheckpointKey(s.key) ?? -1) >= named)) return null;
+  const key = checkpointKey(named);
+  return { key, problem: `${store.uriOf(key)}: missing (the head names it as the checkpoint its versions follow)` };
 }
 
 /**

@@ -8,6 +8,8 @@ import { mergeHistory } from "../../lib/checkpoint/history.ts";
 import { checkpointKey } from "../../lib/checkpoint/layout.ts";
 import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "../../lib/checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
+import { readArchivedHistory, writeSegment } from "../../lib/checkpoint/segments.ts";
+import type { DamageNote } from "../../lib/checkpoint/damaged.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore, PutOptions } from "../../lib/store/object-store.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
@@ -150,6 +152,61 @@ describe("archive_versions", () => {
   });
 });
 
+describe("archive past a damaged newest checkpoint", () => {
+  /** Checkpoint 2 (versions 1-2, readable) and a damaged checkpoint `damagedVersion`. */
+  async function damagedAfterTwo(damagedVersion: number) {
+    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await store.put(checkpointKey(damagedVersion), new TextEncoder().encode("not a checkpoint"));
+    return loadNewestCheckpoint(store);
+  }
+
+  it("sets it aside, removes it from the folder, and remembers it while versions it covered may be missing", async () => {
+    const loaded = await damagedAfterTwo(4);
+    expect(loaded.skipped.map((s) => s.key)).toEqual([checkpointKey(4)]);
+    // Versions 3-4 were removed meanwhile: only 5 is live, so what 4 held of 3-4 is lost.
+    const result = await archiveVersions(store, { ...archiveInput([versionRecord(5)], [5]), previous: loaded.checkpoint, unreadable: loaded.skipped });
+    expect(result).toMatchObject({ status: "written", key: checkpointKey(5), rows: 3 });
+    expect(result.setAside).toEqual([expect.objectContaining({ file: checkpointKey(4), covered: { from: 1, through: 4 } })]);
+    expect(new TextDecoder().decode((await store.get(result.setAside![0]!.set_aside)).body)).toBe("not a checkpoint");
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([2, 5]);
+    const written = (await loadNewestCheckpoint(store)).checkpoint!;
+    expect(written.damaged).toEqual(result.setAside);
+    // The next archive keeps the note while the file set aside is there, and drops it once it is deleted.
+    const again = await archiveVersions(store, { ...archiveInput([versionRecord(6)], [5, 6]), previous: written });
+    expect((await readCheckpoint(store, { key: again.key!, version: 6 })).damaged).toEqual(result.setAside);
+    await store.deleteMany([result.setAside![0]!.set_aside]);
+    const accepted = await archiveVersions(store, { ...archiveInput([versionRecord(6)], [5, 6]), previous: (await loadNewestCheckpoint(store)).checkpoint });
+    expect(accepted.status).toBe("replaced");
+    expect((await loadNewestCheckpoint(store)).checkpoint!.damaged).toBeUndefined();
+  });
+
+  it("remembers nothing when every version the damaged file covered is still held", async () => {
+    const loaded = await damagedAfterTwo(4);
+    const result = await archiveVersions(store, { ...archiveInput([3, 4].map((v) => versionRecord(v)), [1, 2, 3, 4]), previous: loaded.checkpoint, unreadable: loaded.skipped });
+    expect(result).toMatchObject({ status: "replaced", key: checkpointKey(4), rows: 4 });
+    expect(result.setAside).toHaveLength(1);
+    expect((await loadNewestCheckpoint(store)).checkpoint!.damaged).toBeUndefined();
+  });
+});
+
+describe("an archive segment under the name a writer needs", () => {
+  it("is kept when it reads whole, and set aside (not written over) when it does not", async () => {
+    const rows = [1, 2, 3].map((v) => versionRecord(v));
+    const key = await writeSegment(store, rows, "lance", NOW.getTime());
+    const first = (await store.get(key!)).body;
+    expect(await writeSegment(store, rows, "lance", NOW.getTime())).toBe(key);
+    expect((await store.get(key!)).body).toEqual(first);
+
+    const garbage = first.subarray(0, 100);
+    await store.put(key!, garbage);
+    const notes: DamageNote[] = [];
+    expect(await writeSegment(store, rows, "lance", NOW.getTime(), (note) => notes.push(note))).toBe(key);
+    expect(notes).toEqual([expect.objectContaining({ file: key, covered: { from: 1, through: 3 } })]);
+    expect((await store.get(notes[0]!.set_aside)).body).toEqual(garbage);
+    expect((await readArchivedHistory(store, { keys: [key!] })).records.map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+});
+
 describe("loading with fallback", () => {
   it("falls back to the previous checkpoint when the newest is corrupt", async () => {
     await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
@@ -210,15 +267,49 @@ describe("a checkpoint in a newer format (written by a newer lakewarden)", () =>
 });
 
 describe("cleanup_old_checkpoints", () => {
-  it("keeps the newest two and anything asked to keep, and ignores foreign files", async () => {
-    for (const v of [1, 2, 3, 4]) {
-      await archiveVersions(store, archiveInput([versionRecord(v)], [v]));
+  /** Checkpoints 1..n, each holding every version up to its own, as archives leave them. */
+  async function growingCheckpoints(n: number): Promise<void> {
+    for (let v = 1; v <= n; v++) {
+      const previous = (await loadNewestCheckpoint(store)).checkpoint;
+      await archiveVersions(store, { ...archiveInput([versionRecord(v)], range(1, v)), previous });
     }
+  }
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it("keeps the newest two and anything asked to keep, and ignores foreign files", async () => {
+    await growingCheckpoints(4);
     await store.put("_lakewarden/checkpoints/notes.txt", new Uint8Array([1]));
     const result = await cleanupOldCheckpoints(store, { keep: [checkpointKey(1)] });
     expect(result.pruned).toEqual([checkpointKey(2)]);
     expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([1, 3, 4]);
     await store.head("_lakewarden/checkpoints/notes.txt");
     expect((await cleanupOldCheckpoints(store, { maxCheckpointFiles: 1 })).pruned.sort()).toEqual([checkpointKey(1), checkpointKey(3)]);
+  });
+
+  it("never deletes a checkpoint whose rows the newest does not hold", async () => {
+    // Each file holds its own version only: 1 and 2 hold rows checkpoint 4 lacks.
+    for (const v of [1, 2, 3, 4]) await archiveVersions(store, archiveInput([versionRecord(v)], [v]));
+    const result = await cleanupOldCheckpoints(store);
+    expect(result.pruned).toEqual([]);
+    expect(result.problems).toEqual([
+      expect.stringMatching(/00000000000000000002\.arrow: not pruned: versions 2 are in no newer checkpoint/),
+      expect.stringMatching(/00000000000000000001\.arrow: not pruned: versions 1 are in no newer checkpoint/),
+    ]);
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([1, 2, 3, 4]);
+  });
+
+  it.each(["zero length", "truncated", "random bytes"] as const)("sets a damaged old checkpoint aside (%s) instead of deleting it", async (how) => {
+    await growingCheckpoints(3);
+    const bytes = (await store.get(checkpointKey(1))).body;
+    const damaged = how === "zero length" ? new Uint8Array() : how === "truncated" ? bytes.subarray(0, bytes.length - 9) : bytes.map((_, i) => (i * 31 + 7) % 256);
+    await store.put(checkpointKey(1), damaged);
+    const dry = await cleanupOldCheckpoints(store, { dryRun: true });
+    expect(dry.pruned).toEqual([]);
+    expect((await store.get(checkpointKey(1))).body).toEqual(damaged);
+    const result = await cleanupOldCheckpoints(store, { now: NOW });
+    expect(result.pruned).toEqual([]);
+    expect(result.setAside).toEqual([expect.objectContaining({ file: checkpointKey(1), set_aside: expect.stringMatching(/^_lakewarden\/damaged\/00000000000000000001\.arrow\./) })]);
+    expect((await store.get(result.setAside![0]!.set_aside)).body).toEqual(damaged);
+    expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([2, 3]);
   });
 });

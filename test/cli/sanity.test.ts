@@ -20,7 +20,7 @@ describe("lakewarden CLI", () => {
     const help = await cli("--help");
     expect(help.code).toBe(0);
     for (const command of ["versions", "head", "cleanup", "checkpoint", "version-at", "lease", "config", "serve", "pin", "pins", "unpin", "storage", "report"]) expect(help.stdout).toContain(`  ${command}`);
-    expect(help.stdout).toMatch(/Exit status:\n {2}0 +ok\n {2}1 +runtime failure.*\n {2}2 +usage error.*\n {2}3 +.*lease.*\n {2}130 +interrupted/);
+    expect(help.stdout).toMatch(/Exit status:\n {2}0 +ok\n {2}1 +runtime failure.*\n {2}2 +usage error.*\n {2}3 +.*lease.*\n {2}4 +.*checkpoint or archive segment.*\n {2}130 +interrupted/);
     expect(help.stdout).toContain("LAKEWARDEN_S3_REQUEST_TIMEOUT");
   });
 

@@ -8,6 +8,7 @@ import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
+import { reportHistoryProblems } from "../history-problems.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
@@ -20,6 +21,8 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (options.json) printJson(io, report);
     else io.out(describe(report));
+    // The checkpoint is written, with every row still readable; what could not be read is named, and the exit status says it.
+    reportHistoryProblems(io, report.table, report.history_problems);
   });
 }
 
@@ -35,5 +38,6 @@ function describe(report: CheckpointReport): string {
   if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${checkpoint.rows} rows, ${checkpoint.cleanedUpRows} cleaned up\n`;
   text += `version files read: ${report.manifests_read}\n`;
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
+  for (const note of checkpoint.setAside ?? []) text += `set aside: ${note.file} (unreadable) → ${note.set_aside}\n`;
   return text;
 }

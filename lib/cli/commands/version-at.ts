@@ -11,6 +11,7 @@ import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_
 import type { OutputOptions } from "../table-command.ts";
 import { NotATableError } from "../../formats/errors.ts";
 import { readHistory } from "../../head/timeline-source.ts";
+import { reportHistoryProblems } from "../history-problems.ts";
 import { NoVersionAtTimeError, parseTimePoint, versionAt } from "../../versions/version-at.ts";
 import type { VersionAt } from "../../versions/version-at.ts";
 
@@ -38,13 +39,15 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
           `no version was current at ${new Date(atMillis).toISOString()}: the earliest known, version ${first.version}, is from ${new Date(first.timestamp_millis).toISOString()}`,
         );
       }
-      return answer;
+      return { ...answer, problems: timeline.historyProblems, table: store.uri };
     });
-    if (options.json) printJson(io, { ...toJson(found, atMillis), is_future: future });
+    if (options.json) printJson(io, { ...toJson(found, atMillis), is_future: future, ...(found.problems.length > 0 ? { history_problems: found.problems } : {}) });
     else {
       if (future) io.out(`${new Date(atMillis).toISOString()} is in the future (now is ${new Date(nowMillis).toISOString()}): this is the answer as of now, and later commits may change it\n`);
       io.out(describe(found, atMillis));
     }
+    // An answer from a history with a damaged checkpoint or segment may be wrong: said, exit 4.
+    reportHistoryProblems(io, found.table, found.problems);
   });
 }
 

@@ -13,6 +13,8 @@ import type { VersionRecord } from "../../model/version-record.ts";
 import { VERSION_RECORD_FIELDS } from "../../model/version-record.ts";
 import { snakeCaseKeys } from "../../maintenance/report.ts";
 import type { StoredProtection } from "../../checkpoint/codec.ts";
+import type { HistoryProblem } from "../../checkpoint/damaged.ts";
+import { reportHistoryProblems } from "../history-problems.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
@@ -25,8 +27,9 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
   ).action(async (table: string, options: VersionsOptions) => {
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
     const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
-    if (options.json) io.out(versionsJson(records));
+    if (options.json) io.out(history.problems.length === 0 ? versionsJson(records) : damagedVersionsJson(records, history.problems));
     else io.out(formatTable(records, history.tags) + protectionNote(history.protection));
+    reportHistoryProblems(io, history.table, history.problems);
   });
 }
 
@@ -46,6 +49,14 @@ function printedRecord(record: VersionRecord): unknown {
 /** What `versions --json` prints for these records. */
 export function versionsJson(records: readonly VersionRecord[]): string {
   return `${JSON.stringify(records.map(printedRecord), null, 2)}\n`;
+}
+
+/**
+ * What `versions --json` prints when part of the history could not be read: an object, not the
+ * array, so a script that expects the array stops instead of taking a partial history for whole.
+ */
+function damagedVersionsJson(records: readonly VersionRecord[], problems: readonly HistoryProblem[]): string {
+  return `${JSON.stringify({ versions: records.map(printedRecord), history_problems: problems }, null, 2)}\n`;
 }
 
 interface VersionsOptions extends OutputOptions {
@@ -73,7 +84,7 @@ async function readHistory(
   store: ObjectStore,
   options: VersionsOptions,
   io: CliIO,
-): Promise<{ records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null }> {
+): Promise<{ table: string; records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null; problems: HistoryProblem[] }> {
   // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
   const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
   // Read-only: the checkpoint a current head names is read without listing the checkpoints.
@@ -85,7 +96,13 @@ async function readHistory(
     progress.done(),
   );
   if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
-  return { records: timeline.records, tags: tagNames(timeline.refs.tags), protection: timeline.checkpoint?.protection ?? null };
+  return {
+    table: store.uri,
+    records: timeline.records,
+    tags: tagNames(timeline.refs.tags),
+    protection: timeline.checkpoint?.protection ?? null,
+    problems: timeline.historyProblems,
+  };
 }
 
 /** A cleanup that could not remove the history below a protected boundary whole says so here too. */
