@@ -3,14 +3,16 @@
  * depends on (its manifest, a data file, its deletion file, a file of its index, its transaction
  * file), each damage, one at a time. LanceDB is the independent reader.
  */
-import { readdir } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanceFormat } from "../../../lib/formats/lance/lance-format.ts";
+import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
+import { readTimeline } from "../../../lib/versions/timeline.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../../support/lance-datasets.ts";
 import type { DatasetStep } from "../../support/lance-datasets.ts";
-import { copyTree, readContents } from "../lance-checks.ts";
+import { copyTree, listTree, readContents } from "../lance-checks.ts";
 import type { TableContents } from "../lance-checks.ts";
 import { DAMAGES, aggressive, cleanDamaged, damageFile, verdict } from "./damage.ts";
 import type { Damage } from "./damage.ts";
@@ -90,4 +92,42 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     // A damage the latest version cannot be read through is refused, naming the file.
     if (outcome.error) expect(outcome.error).toContain(role === "manifest" ? "" : target);
   });
+
+  /**
+   * lakewarden's own checkpoint: a first cleanup (keeping five versions) archives the removed ones
+   * into it; then it is damaged and a second cleanup (keeping three) archives two more. No version
+   * `versions` listed before goes silently: each is listed still, or a history problem names the
+   * file; and the damaged bytes are kept under _lakewarden/, never overwritten or deleted.
+   */
+  // Known gap: a checkpoint that is gone entirely, with no head or newer checkpoint naming it, is
+  // noticed by nothing (the run receipts name it, but nothing reads them for that yet): it.fails.
+  const ownCases = (damages: readonly Damage[]) => damages.map((damage) => [damage] as [Damage]);
+  it.fails.each(ownCases(["missing"]))("lakewarden's checkpoint %s (known gap: nothing names it): no history lost silently", (damage) => ownCheckpointCase(damage));
+  it.each(ownCases(DAMAGES.filter((damage) => damage !== "missing")))("lakewarden's checkpoint %s: no history lost silently, the damaged bytes kept", (damage) => ownCheckpointCase(damage));
+
+  async function ownCheckpointCase(damage: Damage): Promise<void> {
+    const dbUri = await makeTempDir("lw-damage-own-");
+    dirs.push(dbUri);
+    await copyTree(source, dbUri);
+    const tableDir = join(dbUri, "t.lance");
+    const clean = (retainVersions: number) => runCleanup(new LocalStore(tableDir), { format: lanceFormat, settings: { ...aggressive().settings, retainVersions }, now: aggressive().now });
+    expect((await clean(5)).versions_removed.length).toBeGreaterThan(0);
+    const listedBefore = (await readTimeline(new LocalStore(tableDir), lanceFormat)).records.map((record) => record.version);
+    const target = (await listTree(tableDir)).filter((file) => file.startsWith("_lakewarden/checkpoints/")).at(-1)!;
+    await damageFile(join(tableDir, target), damage);
+    const damaged = damage === "missing" ? null : await readFile(join(tableDir, target));
+    const second = await clean(RETAINED).then(
+      (report) => `${report.status}, warnings: ${report.warnings.join("; ")}`,
+      (error: Error) => `failed: ${error.message}`,
+    );
+    const timeline = await readTimeline(new LocalStore(tableDir), lanceFormat);
+    const listed = new Set(timeline.records.map((record) => record.version));
+    const missing = listedBefore.filter((version) => !listed.has(version));
+    if (missing.length > 0) expect(timeline.historyProblems.map((p) => p.file).join(", "), `versions ${missing.join(", ")} gone with no problem reported (cleanup: ${second})`).toContain(target.split("/").at(-1)!);
+    if (damaged && damaged.length > 0) {
+      const ours = (await listTree(tableDir)).filter((file) => file.startsWith("_lakewarden/"));
+      const copies = await Promise.all(ours.map(async (file) => Buffer.compare(await readFile(join(tableDir, file)), damaged) === 0));
+      expect(copies.some(Boolean), `the damaged bytes of ${target} are kept under _lakewarden/ (cleanup: ${second})`).toBe(true);
+    }
+  }
 });
