@@ -374,7 +374,11 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
     ...(saved ? { deletedEarlierInChain: () => deletedEarlier(store, saved!) } : {}),
-    pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
+    pacing: {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...options.deletePacing,
+      ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}),
+    },
   });
   result.deletion = deletion;
   // What the format's removal commit changed besides versions (Iceberg: the expired refs it dropped).

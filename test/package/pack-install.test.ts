@@ -7,13 +7,14 @@
  * The README's TypeScript example runs against the installed package.
  */
 import { execFile } from "node:child_process";
-import { access, constants, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { copyFixtureDir } from "../support/fixtures.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "../support/lance-datasets.ts";
+import { findNode20 } from "../support/node20.ts";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -28,18 +29,6 @@ let node20: string | null;
 
 /** PATH without any node_modules/.bin, so `node` there is the system's, not the `node` package's. */
 const systemPath = (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")).join(delimiter);
-
-/** The first `node` of major version 20 among PATH's folders and /usr/bin (what `which -a node` lists), or null. */
-async function findNode20(): Promise<string | null> {
-  const candidates = [...new Set([...(process.env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/local/bin"].filter(Boolean).map((d) => join(d, "node")))];
-  for (const candidate of candidates) {
-    const usable = await access(candidate, constants.X_OK).then(() => true, () => false);
-    if (!usable) continue;
-    const version = await exec(candidate, ["--version"]).then((r) => r.stdout.trim(), () => "");
-    if (version.startsWith("v20.")) return candidate;
-  }
-  return null;
-}
 
 /** Runs `npx lakewarden …` in the project with `node` on PATH being the given binary (the bin's `#!/usr/bin/env node` picks it). */
 function npxWith(node: string, args: string[]) {

@@ -23,6 +23,13 @@ import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.t
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
 
+/**
+ * Signals this close after the first are the same interrupt, not a second one meaning "quit at
+ * once": a terminal's Ctrl-C reaches every process of its group (npx, the Node 20 wrapper of
+ * lib/cli/bin.js, this process), and npx and the wrapper forward it as well.
+ */
+const SAME_INTERRUPT_MS = 500;
+
 interface CleanupFlags extends OutputOptions {
   olderThan?: string;
   retainVersions?: string;
@@ -71,10 +78,13 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
     const minWorkPerRun = flags.minWork !== undefined ? parsePositiveIntegerFlag("--min-work", flags.minWork, "objects") : undefined;
     const controller = new AbortController();
-    let signals = 0;
+    let interruptedAt: number | null = null;
     const onInterrupt = (signal: NodeJS.Signals): void => {
-      signals++;
-      if (signals > 1) process.exit(EXIT_CODES.interrupted);
+      if (interruptedAt !== null) {
+        if (Date.now() - interruptedAt < SAME_INTERRUPT_MS) return;
+        process.exit(EXIT_CODES.interrupted);
+      }
+      interruptedAt = Date.now();
       io.err(`lakewarden: ${signal}: stopping cleanly after the current step and releasing the lease (again to quit at once)\n`);
       controller.abort();
     };
@@ -99,7 +109,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       if (flags.json) printJson(io, shown);
       else io.out(flags.dryRun ? describePlan(shown) : describeRun(shown));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
-      if (signals > 0 && report.status === "stopped") {
+      if (interruptedAt !== null && report.status === "stopped") {
         throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
       }
       if (failed) {
