@@ -1,6 +1,7 @@
 /**
  * `lakewarden cleanup <table>`: the cleanup pipeline (lib/maintenance/run-cleanup.ts) with the
- * policy from flags, per-table settings (the table's `lakewarden.*` config, then `_lakewarden/config`) overriding them. `--dry-run` prints the
+ * policy from flags, then LAKEWARDEN_* environment variables, then per-table settings (the table's
+ * `lakewarden.*` config, then `_lakewarden/config`), then defaults (lib/maintenance/policy.ts). `--dry-run` prints the
  * whole plan (every version and every file, with reasons and sizes, never truncated) and
  * changes nothing. On a terminal a progress bar shows on stderr. SIGINT (Ctrl-C) or SIGTERM
  * stops the run cleanly between delete batches and releases the lease (exit 130, safe to run
@@ -18,7 +19,7 @@ import { StoreError } from "../../store/errors.ts";
 import { InterruptedError } from "../errors.ts";
 import { EXIT_CODES } from "../exit-codes.ts";
 import { SHORT_RETENTION_FLAG, SHORT_SAFETY_WINDOW_FLAG, checkShortRetention, checkShortSafetyWindow } from "../flags.ts";
-import type { CleanupSettings } from "../../maintenance/policy.ts";
+import { settingsFromEnvironment, type CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
@@ -50,7 +51,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .command("cleanup")
       .description(
         "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
-          "(per-table settings override these flags: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
+          "(flags override LAKEWARDEN_* environment variables, which override per-table settings: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
       )
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d; Iceberg: the table's own snapshot retention, which this only extends; Delta: only lengthens delta.logRetentionDuration)")
@@ -95,6 +96,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         runCleanup(store, {
           ...(await catalogFormatOption(flags, store)),
           settings,
+          environment: settingsFromEnvironment(process.env),
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
           ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
@@ -135,6 +137,8 @@ function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
   if (flags.protectBefore !== undefined) settings.protectBefore = parseSettingFlag("protectBefore", flags.protectBefore, "--protect-before");
   if (flags.safetyWindow !== undefined) settings.safetyWindowMs = parseSettingFlag("safetyWindowMs", flags.safetyWindow, "--safety-window");
   if (flags.deleteUnverified) settings.deleteUnverified = true;
+  if (flags.allowShortRetention) settings.allowShortRetention = true;
+  if (flags.allowShortSafetyWindow) settings.allowShortSafetyWindow = true;
   return settings;
 }
 
