@@ -18,7 +18,7 @@ import { findNode20 } from "../support/node20.ts";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string; license: string };
 
 let dir: string;
 let project: string;
@@ -64,8 +64,19 @@ it("packs compiled JavaScript with type declarations, and no tests, benchmarks o
   expect(packedFiles).toContain("dist/index.d.ts");
   expect(packedFiles).toContain("dist/cli/main.js");
   expect(packedFiles).toContain("bin/lakewarden.js");
+  // package.json says Apache-2.0: the license's text ships with it (issue 22).
+  expect(packedFiles).toContain("LICENSE");
   expect(packedFiles.filter((f) => /^(test|bench|lib|functions|infra)\//.test(f))).toEqual([]);
   expect(packedFiles.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+});
+
+it("the LICENSE in the tarball is the Apache License 2.0 that package.json names", async () => {
+  const license = await readFile(join(project, "node_modules", "lakewarden", "LICENSE"), "utf8");
+  expect(manifest.license).toBe("Apache-2.0");
+  expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s+http:\/\/www\.apache\.org\/licenses\//);
+  expect(license).toContain("TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION");
+  expect(license).toContain("END OF TERMS AND CONDITIONS");
+  expect(license).toContain("APPENDIX: How to apply the Apache License to your work.");
 });
 
 it("npx lakewarden --version and versions work in a project that installed the tarball", async () => {
