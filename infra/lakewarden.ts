@@ -149,12 +149,11 @@ export class Lakewarden extends Construct {
       ephemeralStorageSize: Size.gibibytes(2),
       environment: {
         ...scopeEnvironment,
-        // The table's own `lakewarden.*` config still overrides these defaults.
-        // Unset ones stay unset: a value in the environment counts as the operator's choice, which
-        // on an Iceberg table keeps snapshots beyond the table's own retention.
-        ...(this.settings.retention.olderThan !== undefined ? { [ENVIRONMENT_KEYS.olderThanMs]: this.settings.retention.olderThan } : {}),
-        ...(this.settings.retention.retainVersions !== undefined ? { [ENVIRONMENT_KEYS.retainVersions]: String(this.settings.retention.retainVersions) } : {}),
-        [ENVIRONMENT_KEYS.safetyWindowMs]: this.settings.retention.safetyWindow,
+        // Set ones override each table's own settings (with a warning in the run's report), as the
+        // environment does on the command line (lib/maintenance/policy.ts). Unset ones stay unset: a
+        // value in the environment counts as the operator's choice, which on an Iceberg table keeps
+        // snapshots beyond the table's own retention.
+        ...this.retentionEnvironment(),
         // A run stopped for time continues through the cleanup queue.
         [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
         [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
@@ -229,6 +228,18 @@ export class Lakewarden extends Construct {
       ...(this.settings.tablePrefixes.length > 0 && !this.settings.prefixWideAccess
         ? { [ENV.tableRoots]: JSON.stringify(this.settings.tableRoots.map(uri)) }
         : {}),
+    };
+  }
+
+  /** The retention settings that are set, as the LAKEWARDEN_* variables settingsFromEnvironment reads (acknowledgements included). */
+  private retentionEnvironment(): Record<string, string> {
+    const { olderThan, retainVersions, safetyWindow, allowShortRetention, allowShortSafetyWindow } = this.settings.retention;
+    return {
+      ...(olderThan !== undefined ? { [ENVIRONMENT_KEYS.olderThanMs]: olderThan } : {}),
+      ...(retainVersions !== undefined ? { [ENVIRONMENT_KEYS.retainVersions]: String(retainVersions) } : {}),
+      ...(safetyWindow !== undefined ? { [ENVIRONMENT_KEYS.safetyWindowMs]: safetyWindow } : {}),
+      ...(allowShortRetention === true ? { [ENVIRONMENT_KEYS.allowShortRetention]: "true" } : {}),
+      ...(allowShortSafetyWindow === true ? { [ENVIRONMENT_KEYS.allowShortSafetyWindow]: "true" } : {}),
     };
   }
 

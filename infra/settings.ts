@@ -7,6 +7,7 @@
  */
 import { normalizeGlueTableName, parseGlueTableName, type GlueTableName } from "../lib/catalog/glue.ts";
 import { parseDuration } from "../lib/maintenance/duration.ts";
+import { shortSettingProblem } from "../lib/maintenance/policy.ts";
 import { LAKEWARDEN_PREFIX } from "../lib/maintenance/file-plan.ts";
 
 /** Everything lakewarden writes lives here, inside each table (DESIGN.md); IAM lets the functions write nowhere else. */
@@ -22,8 +23,13 @@ export interface RetentionSettings {
   olderThan?: string;
   /** Always keep at least this many newest versions. Unset: lakewarden's default (1), and for Iceberg the table's own retention. */
   retainVersions?: number;
-  /** Unreferenced files younger than this are kept unless a removed version proves they were committed. */
-  safetyWindow: string;
+  /**
+   * Unreferenced files younger than this are kept unless a removed version proves they were committed.
+   * Unset: lakewarden's default (7d), and a table's own `lakewarden.safety_window` applies.
+   */
+  safetyWindow?: string;
+  /** An olderThan below 7 days only with this set: a version removed while a query or a commit still reads it breaks that reader or writer. */
+  allowShortRetention?: boolean;
   /** A safety window below 1 hour only with this set: a younger file may belong to a commit still being written. */
   allowShortSafetyWindow?: boolean;
 }
@@ -83,9 +89,10 @@ export interface LakewardenSettings {
 export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots"> = {
   prefixWideAccess: false,
   cleanupSchedule: "rate(1 day)",
-  // olderThan and retainVersions unset: the functions use lakewarden's own defaults, and an
-  // Iceberg table's snapshot retention is its own (an explicit value only ever keeps more).
-  retention: { safetyWindow: "7d" },
+  // Retention unset: the functions use each table's own settings, then lakewarden's defaults, and an
+  // Iceberg table's snapshot retention is its own (an explicit value only ever keeps more). A value
+  // set here reaches the functions as LAKEWARDEN_* environment variables, which override the tables' settings.
+  retention: {},
   head: {},
   discoveryDepth: 4,
   glueTables: {},
@@ -139,12 +146,17 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
     }
   }
   if (retention.retainVersions !== undefined) requirePositiveInteger("retainVersions", retention.retainVersions);
-  if ((parseDuration(retention.safetyWindow) ?? 0) < 3_600_000 && retention.allowShortSafetyWindow !== true) {
-    throw new InvalidSettingError(
-      "safetyWindow",
-      `"${retention.safetyWindow}" is below 1 hour: an unreferenced file that young may belong to a commit still being written, and deleting it breaks that commit; ` +
-        "set lakewarden:allowShortSafetyWindow to true only when no writer takes that long",
-    );
+  // The policy's own guard (lib/maintenance/policy.ts), as for every other source of these settings.
+  const guards = [
+    ["olderThan", "olderThanMs", "allowShortRetention"],
+    ["safetyWindow", "safetyWindowMs", "allowShortSafetyWindow"],
+  ] as const;
+  for (const [setting, field, acknowledgement] of guards) {
+    const value = retention[setting];
+    if (value === undefined) continue;
+    const origin = { shown: `"${value}"`, acknowledge: `set lakewarden:${acknowledgement} to true` };
+    const problem = shortSettingProblem(field, parseDuration(value)!, origin, retention[acknowledgement] === true);
+    if (problem !== null) throw new InvalidSettingError(setting, problem);
   }
 
   const head: HeadSettings = { ...DEFAULT_SETTINGS.head, ...definedOnly(input.head ?? {}) };
@@ -227,6 +239,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
       olderThan: contextString("olderThan", get("olderThan")),
       retainVersions: contextNumber("retainVersions", get("retainVersions")),
       safetyWindow: contextString("safetyWindow", get("safetyWindow")),
+      allowShortRetention: get("allowShortRetention") === true || get("allowShortRetention") === "true" ? true : undefined,
       allowShortSafetyWindow: get("allowShortSafetyWindow") === true || get("allowShortSafetyWindow") === "true" ? true : undefined,
     },
     head: {

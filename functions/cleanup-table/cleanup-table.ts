@@ -53,7 +53,10 @@ export interface CleanupTableDependencies {
   scopes: TableScopes;
   openStore(uri: string): ObjectStore;
   runCleanup(store: ObjectStore, options: RunCleanupOptions): Promise<CleanupReport>;
-  /** Retention defaults (the Lambda environment); each table's `lakewarden.*` config overrides them. */
+  /**
+   * Settings from the Lambda environment (the stack's CDK props): the "environment" source, above
+   * each table's `lakewarden.*` and stored config (lib/maintenance/policy.ts), which they override with a warning.
+   */
   settings: CleanupSettings;
   stopMarginMs?: number;
   /** Below `stopMarginMs`: the Lambda time no run uses, progress or not. */
@@ -112,7 +115,7 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
         format = await catalogFormat(table, store, deps);
         report = await deps.runCleanup(store, {
           ...(format ? { format } : {}),
-          settings: deps.settings,
+          environment: deps.settings,
           ...(deps.minWorkPerRun !== undefined ? { minWorkPerRun: deps.minWorkPerRun } : {}),
           ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
           ...(deadline ? { deadline } : {}),

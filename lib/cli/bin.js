@@ -3,12 +3,19 @@
 // (Node >= 22.18). Under an older node (say a system Node 20 on PATH) it re-executes itself
 // with the Node 22 binary that the project's `node` dependency installs, so `npx lakewarden`
 // works right after `npm ci` with no build step. Plain JS because Node 20 cannot parse TS.
-import { spawnSync } from "node:child_process";
+//
+// The re-executed CLI is the real process: SIGINT, SIGTERM and SIGHUP sent to this wrapper
+// (by `timeout`, a scheduler, systemd, or npx forwarding a Ctrl-C) are passed on to it, and the
+// wrapper exits only when it has, with its status (or by its signal), so a cleanup it runs
+// stops cleanly and releases its lease instead of going on orphaned.
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
+import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
 
 if (process.features.typescript) {
   await import(main);
@@ -21,10 +28,23 @@ if (process.features.typescript) {
     console.error(`lakewarden: needs Node >= 22.18 (this is ${process.version}); run 'npm ci' to install it`);
     process.exit(1);
   }
-  const run = spawnSync(node22, [main, ...process.argv.slice(2)], { stdio: "inherit" });
-  if (run.error) {
-    console.error(`lakewarden: cannot start ${node22}: ${run.error.message}`);
+  const child = spawn(node22, [main, ...process.argv.slice(2)], { stdio: "inherit" });
+  const forward = (signal) => {
+    child.kill(signal);
+  };
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+  child.once("error", (error) => {
+    console.error(`lakewarden: cannot start ${node22}: ${error.message}`);
     process.exit(1);
-  }
-  process.exit(run.status ?? 1);
+  });
+  child.once("exit", (code, signal) => {
+    for (const forwarded of FORWARDED_SIGNALS) process.removeListener(forwarded, forward);
+    if (signal !== null) {
+      // Die the way the CLI died, so a shell or scheduler sees the same signal; the exit status
+      // after it is the shell's convention, for a signal this process ignores (SIGPIPE).
+      process.kill(process.pid, signal);
+      process.exit(128 + (constants.signals[signal] ?? 0));
+    }
+    process.exit(code ?? 1);
+  });
 }

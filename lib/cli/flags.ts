@@ -1,6 +1,6 @@
 /** Flag values the commands share, checked by the same rules as the settings they stand for. */
 import { headCodecs } from "../head/registry.ts";
-import { DURATION_EXPECTED, parseSetting } from "../maintenance/policy.ts";
+import { DURATION_EXPECTED, parseSetting, settingOrigin, shortSettingProblem } from "../maintenance/policy.ts";
 import { formatDuration, parseDuration } from "../maintenance/duration.ts";
 import type { PolicyField } from "../maintenance/policy.ts";
 import { UsageError } from "./errors.ts";
@@ -25,24 +25,19 @@ export function checkHeadCodecFlag(codec: string | undefined): void {
 
 /** The acknowledgement `--older-than` needs below MIN_SAFE_RETENTION_MS. */
 export const SHORT_RETENTION_FLAG = "--allow-short-retention";
-const MIN_SAFE_RETENTION_MS = 7 * 86_400_000;
+/** The acknowledgement `--safety-window` needs below MIN_SAFE_SAFETY_WINDOW_MS. */
+export const SHORT_SAFETY_WINDOW_FLAG = "--allow-short-safety-window";
 
 /**
  * `--older-than` below 7 days (0s included) only with --allow-short-retention: removing a version
- * that a running query or an in-flight commit still reads breaks that reader or writer (Delta Lake
- * refuses the same below 7 days unless its safety check is turned off).
+ * that a running query or an in-flight commit still reads breaks that reader or writer. The
+ * policy's own guard (lib/maintenance/policy.ts), checked here before anything is read.
  */
 export function checkShortRetention(olderThanMs: number | undefined, allowed: boolean): void {
-  if (olderThanMs === undefined || olderThanMs >= MIN_SAFE_RETENTION_MS || allowed) return;
-  throw new UsageError(
-    `--older-than ${formatDuration(olderThanMs)} is below 7 days: a version removed while a query or a commit still reads it breaks that reader or writer; ` +
-      `add ${SHORT_RETENTION_FLAG} if nothing runs longer than ${formatDuration(olderThanMs)}`,
-  );
+  if (olderThanMs === undefined) return;
+  const problem = shortSettingProblem("olderThanMs", olderThanMs, settingOrigin("olderThanMs", "option", formatDuration(olderThanMs)), allowed);
+  if (problem !== null) throw new UsageError(problem);
 }
-
-/** The acknowledgement `--safety-window` needs below MIN_SAFE_SAFETY_WINDOW_MS. */
-export const SHORT_SAFETY_WINDOW_FLAG = "--allow-short-safety-window";
-export const MIN_SAFE_SAFETY_WINDOW_MS = 3_600_000;
 
 /**
  * `--safety-window` below one hour only with --allow-short-safety-window: an unreferenced file that
@@ -50,11 +45,9 @@ export const MIN_SAFE_SAFETY_WINDOW_MS = 3_600_000;
  * deleting it breaks that commit. Pass it only when no writer runs, or none takes that long.
  */
 export function checkShortSafetyWindow(safetyWindowMs: number | undefined, allowed: boolean): void {
-  if (safetyWindowMs === undefined || safetyWindowMs >= MIN_SAFE_SAFETY_WINDOW_MS || allowed) return;
-  throw new UsageError(
-    `--safety-window ${formatDuration(safetyWindowMs)} is below 1 hour: an unreferenced file that young may belong to a commit still being written, ` +
-      `and deleting it breaks that commit; add ${SHORT_SAFETY_WINDOW_FLAG} only when no writer is active or none takes longer than ${formatDuration(safetyWindowMs)}`,
-  );
+  if (safetyWindowMs === undefined) return;
+  const problem = shortSettingProblem("safetyWindowMs", safetyWindowMs, settingOrigin("safetyWindowMs", "option", formatDuration(safetyWindowMs)), allowed);
+  if (problem !== null) throw new UsageError(problem);
 }
 
 /**

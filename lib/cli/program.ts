@@ -24,7 +24,7 @@ import { registerReportCommand } from "./commands/report.ts";
 const ENVIRONMENT_HELP = [
   "Environment:",
   "  AWS_REGION, AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, ...   S3 settings, as the AWS SDK reads them",
-  "  LAKEWARDEN_S3_REQUEST_TIMEOUT   give up on an S3 request with no answer after this long (default 30s)",
+  "  LAKEWARDEN_S3_REQUEST_TIMEOUT   give up on an S3 request with no answer after this long (default 15s)",
 ].join("\n");
 
 export interface ProgramContext {

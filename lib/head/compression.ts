@@ -1,9 +1,11 @@
 /**
- * Body / section compression: none, gzip (always readable), zstd (where this runtime's zlib
- * has it: Node >= 22.15). Writers default to zstd when they can; readers refuse a zstd head
- * they cannot decompress (UnsupportedHeadError) and fall back to the manifest.
+ * Body / section compression: none, gzip, zstd. Writers default to zstd where this runtime's
+ * zlib has it (Node >= 22.15), else gzip. Every runtime reads all three: zstd through zlib where
+ * it has it, else through fzstd (pure JavaScript), so a Node 20 reader loads the zstd heads
+ * the Lambda (Node 22) writes instead of falling back to the format's metadata.
  */
 import * as zlib from "node:zlib";
+import { decompress as zstdDecompressPortable } from "fzstd";
 import type { BodyCompression } from "./header.ts";
 
 type Codec = (bytes: Uint8Array, options?: { chunkSize?: number }) => Uint8Array;
@@ -15,8 +17,9 @@ export const ZSTD_AVAILABLE = typeof zstd.zstdCompressSync === "function" && typ
 /** zstd where available, else gzip. */
 export const DEFAULT_COMPRESSION: BodyCompression = ZSTD_AVAILABLE ? "zstd" : "gzip";
 
+/** Every compression a head names is readable here (kept as the check a future codec would need). */
 export function canDecompress(compression: BodyCompression): boolean {
-  return compression !== "zstd" || ZSTD_AVAILABLE;
+  return compression === "none" || compression === "gzip" || compression === "zstd";
 }
 
 /** A plain Uint8Array over the same memory (no copy of a 10 MB section). */
@@ -52,7 +55,8 @@ export function decompress(bytes: Uint8Array, compression: BodyCompression, expe
     case "gzip":
       return view(zlib.gunzipSync(bytes, options));
     case "zstd":
-      if (!zstd.zstdDecompressSync) throw new Error("zstd decompression is not available in this runtime");
+      // The caller has checked the stored bytes' CRC and checks the decoded length.
+      if (!zstd.zstdDecompressSync) return zstdDecompressPortable(bytes);
       return view(zstd.zstdDecompressSync(bytes, options));
   }
 }

@@ -8,6 +8,9 @@ import { TableFormatError } from "../formats/errors.ts";
 /** A retention setting (table config key or caller option) that cannot be used. */
 export class PolicyError extends TableFormatError {}
 
+/** A setting below its safe minimum (older-than < 7 days, safety window < 1 hour) that no source acknowledged. */
+export class ShortSettingError extends PolicyError {}
+
 /** Another cleaner holds the table's lease and it has not expired: this run must not start. */
 export class LeaseHeldError extends StoreError {}
 

@@ -177,11 +177,13 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
 }
 
 export interface ProcessManifestsInput {
-  /** Caller defaults; the table's `lakewarden.*` config overrides them. Ignored when `policy` is given. */
+  /** The caller's explicit settings, above every other source. Ignored when `policy` is given. */
   settings?: CleanupSettings;
+  /** Settings from the environment: below `settings`, above the table's config. */
+  environment?: CleanupSettings;
   /** An already resolved policy (re-plans keep the run's policy). */
   policy?: RetentionPolicy;
-  /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config, above `settings`. */
+  /** lakewarden's stored config for the table (`_lakewarden/config`): below the table's own config. */
   storedConfig?: Record<string, string>;
   /** Versions interrupted runs removed (for history protection after a crash). */
   removedEarlier?: readonly number[];
@@ -212,7 +214,9 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const declared = format.declaredRetention?.(config, store.uri);
   const policy =
     input.policy ??
-    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined);
+    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined, {
+      ...(input.environment ? { environment: input.environment } : {}),
+    });
   // Asked on the same version file the scan read, so the rules and the references agree.
   const base = scan.get(input.latestAtStart)?.file ?? [...scan.values()].at(-1)?.file;
   const formatRules = format.removalRules && base ? await format.removalRules(store, base, input.now) : undefined;

@@ -62,8 +62,10 @@ import type { RemovalStats } from "./stats.ts";
 import { NO_REMOVAL, mergeStats, removalStats } from "./stats.ts";
 
 export interface RunCleanupOptions {
-  /** Caller defaults (CLI flags, Lambda environment); the table's `lakewarden.*` config overrides them. */
+  /** The caller's explicit settings (CLI flags): above every other source (lib/maintenance/policy.ts). */
   settings?: CleanupSettings;
+  /** Settings from LAKEWARDEN_* environment variables (a shell's, a Lambda's): below `settings`, above the table's config. */
+  environment?: CleanupSettings;
   /** Default: the table's pinned or detected format. */
   format?: TableFormat;
   /** Plan and report only: no lease, no delete, no checkpoint, no receipt. */
@@ -303,6 +305,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   const processed = await processManifests(store, format, {
     settings: options.settings ?? {},
+    ...(options.environment ? { environment: options.environment } : {}),
     storedConfig,
     removedEarlier: [
       ...intents.read.flatMap((intent) => intent.records.map((record) => record.version)),
@@ -322,6 +325,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     return saveAndStop(`while reading version files (${coverage.held} of ${coverage.listed} read)`, { scan: processed.scan, plan: null });
   }
   result.processed = processed;
+  result.warnings.push(...(processed.policy.warnings ?? []));
   assertKeptReferencesResolvable(processed, store.uri);
   if (run.shouldStop()) return saveAndStop("after reading manifests, before listing", { scan: processed.scan, plan: null });
 
@@ -389,7 +393,11 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
     ...(options.deleteConcurrency !== undefined ? { deleteConcurrency: options.deleteConcurrency } : {}),
     ...(saved ? { deletedEarlierInChain: () => deletedEarlier(store, saved!) } : {}),
-    pacing: { ...options.deletePacing, ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}) },
+    pacing: {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...options.deletePacing,
+      ...(options.maxDeleteRate !== undefined ? { maxRate: options.maxDeleteRate } : {}),
+    },
   });
   result.deletion = deletion;
   // What the format's removal commit changed besides versions (Iceberg: the expired refs it dropped).

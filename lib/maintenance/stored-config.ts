@@ -5,13 +5,15 @@
  * `{"lakewarden.older_than": "30d"}`, written with conditional requests (`lakewarden config set`).
  * It lives under `_lakewarden/`, never inside the format's folders.
  *
- * Precedence, most specific first: the table's own config (Lance: the manifest's config map),
- * then this file, then the caller's settings (CLI flags, Lambda environment), then defaults.
+ * Precedence (lib/maintenance/policy.ts): CLI flags, then the environment, then the table's own
+ * config (Lance: the manifest's config map), then this file, then defaults. What is stored must
+ * pass the policy's guards on its own: a short older_than or safety_window is stored only with
+ * its acknowledgement (allow_short_retention=true, allow_short_safety_window=true) beside it.
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
 import { PolicyError } from "./errors.ts";
-import { TABLE_CONFIG_KEYS, parseSetting, type PolicyField } from "./policy.ts";
+import { TABLE_CONFIG_KEYS, parseSetting, resolvePolicy, type PolicyField } from "./policy.ts";
 
 export const STORED_CONFIG_KEY = "_lakewarden/config";
 
@@ -76,6 +78,7 @@ export async function updateStoredConfig(
     const next: Record<string, string> = { ...config };
     for (const key of unset) delete next[key];
     for (const [key, value] of set) next[key] = value;
+    resolvePolicy({}, {}, uri, next); // the guards: ShortSettingError, nothing written
     const body = new TextEncoder().encode(`${JSON.stringify(sortKeys(next), null, 2)}\n`);
     try {
       await store.put(STORED_CONFIG_KEY, body, { contentType: "application/json", ...(etag === null ? { ifNoneMatch: "*" as const } : { ifMatch: etag }) });

@@ -32,6 +32,9 @@ export class AccessDeniedError extends StoreError {}
 /** The store could not be reached or answered with a server error after the SDK's retries. */
 export class StoreUnavailableError extends StoreError {}
 
+/** No answer within the request timeout on any attempt: the endpoint accepts and stays silent, or cannot be connected to. */
+export class NoAnswerError extends StoreUnavailableError {}
+
 /**
  * S3 asked us to slow down (503 SlowDown, or another 503) and the SDK's own retries did not get
  * through: the request may succeed later, at a lower rate. A StoreUnavailableError, so callers

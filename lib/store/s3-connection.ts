@@ -23,14 +23,19 @@ export interface S3ConnectionOptions {
   connectionTimeoutMs?: number;
   /**
    * Give up on a request whose answer has not come (or stalls) this long: default
-   * LAKEWARDEN_S3_REQUEST_TIMEOUT (`30s`, `500ms`, `2m`), else 30 s, so an endpoint that accepts
+   * LAKEWARDEN_S3_REQUEST_TIMEOUT (`15s`, `500ms`, `2m`), else 15 s, so an endpoint that accepts
    * connections and never answers fails instead of hanging. Each SDK attempt gets this long.
    */
   requestTimeoutMs?: number;
 }
 
-/** The request timeout when neither the option nor LAKEWARDEN_S3_REQUEST_TIMEOUT sets one. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * The request timeout when neither the option nor LAKEWARDEN_S3_REQUEST_TIMEOUT sets one. It is
+ * an idle timeout (no byte either way for this long), so a long transfer that moves is not cut:
+ * 15 s is far above S3's first-byte latency, and with the SDK's 3 attempts a silent endpoint
+ * fails in under a minute (the store then fails every request at once: s3-store.ts).
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 export const REQUEST_TIMEOUT_VARIABLE = "LAKEWARDEN_S3_REQUEST_TIMEOUT";
 
 /** The settings an S3Client is built from, checked (a malformed timeout throws here). */

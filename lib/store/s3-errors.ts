@@ -7,12 +7,14 @@ import {
   AccessDeniedError,
   ConflictError,
   InvalidRangeError,
+  NoAnswerError,
   NotFoundError,
   PreconditionFailedError,
   StoreError,
   StoreUnavailableError,
   ThrottledError,
 } from "./errors.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "./s3-connection.ts";
 
 export interface S3ErrorContext {
   /** URI of the object or prefix the request concerned. */
@@ -39,6 +41,9 @@ const ACCESS_NAMES = new Set(["AccessDenied", "InvalidAccessKeyId", "SignatureDo
 /** Codes S3 uses to say "too many requests, slow down" (503); the SDK retries them first (standard mode, AWS_MAX_ATTEMPTS). */
 export const THROTTLE_NAMES = new Set(["SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException", "RequestLimitExceeded"]);
 const SERVER_NAMES = new Set(["InternalError"]);
+
+/** What sets how long a request waits for an answer, for every "no answer" message. */
+export const NO_ANSWER_SETTINGS = `(LAKEWARDEN_S3_REQUEST_TIMEOUT, default ${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s, per attempt; AWS_MAX_ATTEMPTS attempts, default 3)`;
 
 interface SdkErrorShape {
   name?: string;
@@ -68,10 +73,7 @@ export function mapS3Error(err: unknown, context: S3ErrorContext): StoreError {
 
   const networkCode = networkErrorCode(err);
   if (networkCode === "timeout") {
-    return new StoreUnavailableError(
-      `${uri}: no answer from S3 endpoint ${context.endpoint} within the timeout (set LAKEWARDEN_S3_REQUEST_TIMEOUT to wait longer; default 30s)`,
-      options,
-    );
+    return new NoAnswerError(`${uri}: no answer from S3 endpoint ${context.endpoint} within the timeout on any attempt ${NO_ANSWER_SETTINGS}`, options);
   }
   if (networkCode) {
     return new StoreUnavailableError(`${uri}: cannot reach S3 endpoint ${context.endpoint} (${networkCode})`, options);

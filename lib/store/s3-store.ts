@@ -8,7 +8,7 @@
  */
 import type { ListObjectsV2CommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { checkRange, rangeHeader } from "./byte-range.ts";
-import { StoreError, ThrottledError } from "./errors.ts";
+import { NoAnswerError, StoreError, ThrottledError } from "./errors.ts";
 import { checkKey, checkPrefix, checkSubpath } from "./keys.ts";
 import { mapConcurrent } from "./map-concurrent.ts";
 import { RequestStats } from "./object-store.ts";
@@ -23,7 +23,7 @@ import type {
   PutOptions,
   PutResult,
 } from "./object-store.ts";
-import { THROTTLE_NAMES, mapS3Error } from "./s3-errors.ts";
+import { NO_ANSWER_SETTINGS, THROTTLE_NAMES, mapS3Error } from "./s3-errors.ts";
 
 const PAGE_SIZE = 1000;
 const DELETE_BATCH = 1000;
@@ -38,7 +38,20 @@ interface ClientCell {
   client: S3Client | null;
   pending: Promise<S3Client> | null;
   make: ((sdk: Sdk) => S3Client) | null;
+  /** When a request last got no answer on any attempt (NoAnswerError), or null. */
+  silentSince: number | null;
 }
+
+/**
+ * After a request got no answer on any attempt, the requests that start this soon after fail at
+ * once instead of each waiting out its own timeouts: a silent endpoint fails a command in one
+ * request's time (timeout x attempts), not that times every request made one after another.
+ * Later requests try again (a long-running `serve` or Lambda recovers when the endpoint does).
+ */
+const SILENT_ENDPOINT_HOLD_MS = 60_000;
+
+/** Thrown by connect() while the endpoint is held silent; mapError gives it the request's URI. */
+class HeldSilent extends Error {}
 
 export interface S3StoreOptions {
   /** The client, or a function making it (called once, at the first request, after the SDK loaded). */
@@ -63,7 +76,11 @@ export class S3Store implements ObjectStore {
   private readonly deleteConcurrency: number;
 
   constructor(options: S3StoreOptions, cell?: ClientCell) {
-    this.cell = cell ?? (typeof options.client === "function" ? { client: null, pending: null, make: options.client } : { client: options.client, pending: null, make: null });
+    this.cell =
+      cell ??
+      (typeof options.client === "function"
+        ? { client: null, pending: null, make: options.client, silentSince: null }
+        : { client: options.client, pending: null, make: null, silentSince: null });
     this.bucket = options.bucket;
     this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
     this.uri = this.prefix ? `s3://${this.bucket}/${this.prefix}` : `s3://${this.bucket}`;
@@ -98,8 +115,9 @@ export class S3Store implements ObjectStore {
 
   /** The SDK and the client, loaded and made once for the store and its scopes. */
   private async connect(): Promise<{ sdk: Sdk; client: S3Client }> {
-    const sdk = await loadSdk();
     const cell = this.cell;
+    if (cell.silentSince !== null && Date.now() - cell.silentSince < SILENT_ENDPOINT_HOLD_MS) throw new HeldSilent();
+    const sdk = await loadSdk();
     if (cell.client) return { sdk, client: cell.client };
     cell.pending ??= Promise.resolve().then(() => (cell.client = cell.make!(sdk)));
     return { sdk, client: await cell.pending };
@@ -274,7 +292,12 @@ export class S3Store implements ObjectStore {
   }
 
   private mapError(err: unknown, uri: string): StoreError {
-    return mapS3Error(err, { uri, bucket: this.bucket, endpoint: this.endpoint });
+    if (err instanceof HeldSilent) {
+      return new NoAnswerError(`${uri}: not sent: no answer from S3 endpoint ${this.endpoint} within the timeout on any attempt of a request just before ${NO_ANSWER_SETTINGS}`, { uri });
+    }
+    const mapped = mapS3Error(err, { uri, bucket: this.bucket, endpoint: this.endpoint });
+    if (mapped instanceof NoAnswerError) this.cell.silentSince = Date.now();
+    return mapped;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * `lakewarden config set|show|unset`: per-table cleanup settings stored in
- * `_lakewarden/config` (never inside the format's folders), read by cleanup above the flags.
+ * `_lakewarden/config` (never inside the format's folders), read by cleanup below its flags and
+ * the environment (lib/maintenance/policy.ts), with a warning when a flag overrides one.
  */
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ async function cli(...argv: string[]) {
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
-it("config set stores settings under _lakewarden/config only, and cleanup uses them over its flags", async () => {
+it("config set stores settings under _lakewarden/config only; cleanup uses them, and a flag overrides them with a warning", async () => {
   const versionsBefore = await readdir(join(dataset.tableUri, "_versions"));
   const set = await cli("config", "set", dataset.tableUri, "older_than=30d", "lakewarden.retain_versions=3");
   expect(set.code, set.stderr).toBe(0);
@@ -43,10 +44,17 @@ it("config set stores settings under _lakewarden/config only, and cleanup uses t
   expect(shown.config).toEqual({ "lakewarden.older_than": "30d", "lakewarden.retain_versions": "3" });
   expect(shown.settings).toContainEqual({ key: "lakewarden.retain_versions", value: 3, source: "lakewarden config lakewarden.retain_versions", table_config: null, lakewarden_config: "3" });
 
-  const dry = JSON.parse((await cli("cleanup", dataset.tableUri, "--older-than", "0s", "--allow-short-retention", "--retain-versions", "1", "--dry-run", "--json")).stdout);
-  expect(dry.policy.older_than).toEqual({ value: "30d", source: "lakewarden config lakewarden.older_than" });
-  expect(dry.policy.retain_versions).toEqual({ value: 3, source: "lakewarden config lakewarden.retain_versions" });
-  expect(dry.versions_removed).toEqual([]);
+  const stored = JSON.parse((await cli("cleanup", dataset.tableUri, "--dry-run", "--json")).stdout);
+  expect(stored.policy.older_than).toEqual({ value: "30d", source: "lakewarden config lakewarden.older_than" });
+  expect(stored.policy.retain_versions).toEqual({ value: 3, source: "lakewarden config lakewarden.retain_versions" });
+  expect(stored.versions_removed).toEqual([]);
+
+  const flagged = await cli("cleanup", dataset.tableUri, "--older-than", "0s", "--allow-short-retention", "--retain-versions", "1", "--dry-run", "--json");
+  const dry = JSON.parse(flagged.stdout);
+  expect(dry.policy.older_than).toEqual({ value: "0s", source: "option" });
+  expect(dry.policy.retain_versions).toEqual({ value: 1, source: "option" });
+  expect(flagged.stderr).toContain('lakewarden: warning: --older-than 0s overrides lakewarden config lakewarden.older_than = "30d"\n');
+  expect(flagged.stderr).toContain('lakewarden: warning: --retain-versions 1 overrides lakewarden config lakewarden.retain_versions = "3"\n');
 
   const unset = await cli("config", "unset", dataset.tableUri, "older_than", "retain_versions");
   expect(unset.code).toBe(0);

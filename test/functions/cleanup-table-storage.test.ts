@@ -33,7 +33,7 @@ it("publishes StorageLiveBytes, StorageHistoryBytes and StorageReclaimedBytes fr
     scopes: { tables: [`file://${ds.tableUri}`], prefixes: [] },
     openStore: (uri) => openStore(uri),
     runCleanup: (store, options) => runCleanup(store, { ...options, now: () => new Date(Date.now() + 1000) }),
-    settings: { olderThanMs: 0 },
+    settings: { olderThanMs: 0, allowShortRetention: true },
     log: silent,
     metrics: { addMetric: (name, unit, value) => metrics.push({ name, unit, value }) },
   });

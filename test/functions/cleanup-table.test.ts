@@ -44,6 +44,7 @@ beforeAll(async () => {
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`${WAREHOUSE}/`]),
     // Every version but the latest is old enough: the test cannot wait seven days.
     LAKEWARDEN_OLDER_THAN: "0s",
+    LAKEWARDEN_ALLOW_SHORT_RETENTION: "true",
     LAKEWARDEN_RETAIN_VERSIONS: "1",
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
     POWERTOOLS_METRICS_DISABLED: "true",

@@ -192,7 +192,7 @@ describe("LakewardenStack on a bucket it creates", () => {
       expect(render(env(fn).LAKEWARDEN_TABLE_ROOTS)).toBe(`["s3://<${bucket}>/warehouse/sales.lance","s3://<${bucket}>/warehouse/eu/users.delta"]`);
     }
     expect(env("OnCommit")).not.toHaveProperty("LAKEWARDEN_HEAD_CODEC"); // each table's own config decides
-    expect(env("CleanupTable")).toMatchObject({ LAKEWARDEN_SAFETY_WINDOW: "7d" });
+    expect(env("CleanupTable")).not.toHaveProperty("LAKEWARDEN_SAFETY_WINDOW");
     // Not set unless given: lakewarden's defaults apply, and an Iceberg table's own snapshot retention.
     expect(env("CleanupTable")).not.toHaveProperty("LAKEWARDEN_OLDER_THAN");
     expect(env("CleanupTable")).not.toHaveProperty("LAKEWARDEN_RETAIN_VERSIONS");
@@ -377,7 +377,23 @@ describe("LakewardenStack settings", () => {
     const { template } = synthStack({ settings: { ...settings, retention: { olderThan: "10d", retainVersions: 2 } } });
     template.hasResourceProperties("AWS::Lambda::Function", {
       Description: "lakewarden cleanup-table",
-      Environment: { Variables: Match.objectLike({ LAKEWARDEN_OLDER_THAN: "10d", LAKEWARDEN_RETAIN_VERSIONS: "2", LAKEWARDEN_SAFETY_WINDOW: "7d" }) },
+      Environment: { Variables: Match.objectLike({ LAKEWARDEN_OLDER_THAN: "10d", LAKEWARDEN_RETAIN_VERSIONS: "2" }) },
+    });
+  });
+
+  it("passes a short retention's acknowledgement with it, so the function's own guard accepts it", () => {
+    const retention = { olderThan: "1h", safetyWindow: "30m", allowShortRetention: true, allowShortSafetyWindow: true };
+    const { template } = synthStack({ settings: { ...settings, retention } });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: "lakewarden cleanup-table",
+      Environment: {
+        Variables: Match.objectLike({
+          LAKEWARDEN_OLDER_THAN: "1h",
+          LAKEWARDEN_SAFETY_WINDOW: "30m",
+          LAKEWARDEN_ALLOW_SHORT_RETENTION: "true",
+          LAKEWARDEN_ALLOW_SHORT_SAFETY_WINDOW: "true",
+        }),
+      },
     });
   });
 });

@@ -66,7 +66,7 @@ describe("settingsFromContext", () => {
     expect(settings.prefixWideAccess).toBe(false);
     const wide = settingsFromContext((key) => ({ "lakewarden:tablePrefixes": "lake/", "lakewarden:prefixWideAccess": "true" })[key]);
     expect(wide.prefixWideAccess).toBe(true);
-    expect(settings.retention).toEqual({ retainVersions: 3, safetyWindow: "7d" });
+    expect(settings.retention).toEqual({ retainVersions: 3 });
     expect(settings.head).toEqual({ codec: "json", inlineBytes: 2048 });
     expect(settings.cleanupSchedule).toBe("cron(0 3 * * ? *)");
   });

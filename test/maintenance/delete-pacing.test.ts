@@ -92,6 +92,32 @@ describe("delete pacing", () => {
     expect(result.failed.map((f) => f.throttled)).toEqual([true, true, true, true, true]);
   });
 
+  it("under a rate below a batch, a batch holds one second of keys, so the pace is even", async () => {
+    const store = await filled();
+    const time = fakeTime();
+    const sizes: number[] = [];
+    const result = await deleteInBatches(store, keys, { concurrency: 1, pacing: { ...time.pacing, maxRate: 20 }, onBatchDone: (batch) => sizes.push(batch.length) });
+    expect(sizes).toEqual([20, 20, 20]);
+    expect(time.waits).toEqual([1000, 1000]);
+    expect(result.rate.elapsed_ms).toBe(2000);
+    expect(await remaining(store)).toEqual([]);
+  });
+
+  it("an abort ends a paced wait at once and no batch starts after it (a Ctrl-C does not sit out the pace)", async () => {
+    const store = await filled();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    const result = await deleteInBatches(store, keys, { concurrency: 1, pacing: { maxRate: 1, signal: controller.signal }, shouldStop: () => controller.signal.aborted });
+    const elapsed = Date.now() - started;
+    // At 1 key a second the 60 keys take a minute; the run stops right after the abort instead,
+    // with the batch in hand deleted and the rest left for the next run.
+    expect(elapsed).toBeLessThan(2000);
+    expect(result.stopped).toBe(true);
+    expect(result.deleted.size).toBe(2);
+    expect((await remaining(store)).length).toBe(58);
+  });
+
   it("refuses a rate that is not positive", () => {
     expect(() => new DeletePacer({ maxRate: 0 })).toThrow(/positive/);
   });

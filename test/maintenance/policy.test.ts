@@ -35,25 +35,27 @@ describe("retention policy", () => {
   it("defaults: 7 days, keep the latest, no protection, verified deletes only", () => {
     const policy = resolvePolicy({}, {}, uri);
     expect(policy).toMatchObject({ olderThanMs: 7 * DAY, retainVersions: 1, protectBefore: null, deleteUnverified: false, safetyWindowMs: 7 * DAY });
-    expect(Object.values(policy.sources)).toEqual(Array(5).fill("default"));
+    expect(Object.values(policy.sources)).toEqual(Array(7).fill("default"));
+    expect(policy.warnings).toEqual([]);
   });
 
-  it("the table's lakewarden.* config overrides caller settings, which override defaults", () => {
+  it("caller settings override the table's lakewarden.* config, which overrides defaults; each override is a warning", () => {
     const policy = resolvePolicy(
-      { olderThanMs: DAY, retainVersions: 5, protectBefore: 3 },
+      { olderThanMs: 8 * DAY, retainVersions: 5 },
       { "lakewarden.older_than": "30d", "lakewarden.protect_before": "10", "lance.auto_cleanup.interval": "20" },
       uri,
     );
-    expect(policy.olderThanMs).toBe(30 * DAY);
+    expect(policy.olderThanMs).toBe(8 * DAY);
     expect(policy.protectBefore).toBe(10);
     expect(policy.retainVersions).toBe(5);
     expect(policy.sources).toMatchObject({
-      olderThanMs: "table config lakewarden.older_than",
+      olderThanMs: "option",
       protectBefore: "table config lakewarden.protect_before",
       retainVersions: "option",
       deleteUnverified: "default",
     });
-    expect(describePolicy(policy).older_than).toEqual({ value: "30d", source: "table config lakewarden.older_than" });
+    expect(describePolicy(policy).older_than).toEqual({ value: "8d", source: "option" });
+    expect(policy.warnings).toEqual(['--older-than 8d overrides table config lakewarden.older_than = "30d"']);
   });
 
   it("a bad table config value is one clear error naming the table and the key", () => {

@@ -127,7 +127,7 @@ describe("tables with a long history", () => {
 });
 
 describe("per-table settings and receipts", () => {
-  it("the table's lakewarden.* config overrides the caller's settings, and the report says so", async () => {
+  it("the table's lakewarden.* config applies where the caller sets nothing; a caller's setting overrides it with a warning", async () => {
     const { ds, store } = await table();
     ds.close();
     const [latest] = (await lanceFormat.listVersionFiles(store)).slice(-1);
@@ -135,7 +135,10 @@ describe("per-table settings and receipts", () => {
     await writeFile(path, withManifest(await readFile(path), path, (m) => {
       m.config = { ...m.config, "lakewarden.retain_versions": "3" };
     }));
-    const report = await runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 1 } });
+    const overridden = await runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 1 }, dryRun: true });
+    expect(overridden.policy!.retain_versions).toEqual({ value: 1, source: "option" });
+    expect(overridden.warnings).toContain('--retain-versions 1 overrides table config lakewarden.retain_versions = "3"');
+    const report = await runCleanup(store, { settings: { olderThanMs: 0 } });
     expect(report.versions_removed).toEqual([1]);
     expect(report.policy!.retain_versions).toEqual({ value: 3, source: "table config lakewarden.retain_versions" });
   });

@@ -2,8 +2,9 @@
  * The package as a user gets it: `npm pack` (which builds dist/ through `prepack`), then
  * `npm install` of the tarball into an empty project. The installed `lakewarden` binary and
  * `import "lakewarden"` must work there, with no TypeScript and no source checkout around:
- * on the Node 22 running the tests and, when there is one on PATH, on another Node (the
- * system's Node 20 here). The README's TypeScript example runs against the installed package.
+ * on the Node 22 running the tests and on a Node 20 (the oldest package.json's engines allow:
+ * found on PATH, the system's here; those tests skip, saying so, only where none is installed).
+ * The README's TypeScript example runs against the installed package.
  */
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -11,19 +12,28 @@ import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { copyFixtureDir } from "../support/fixtures.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "../support/lance-datasets.ts";
+import { findNode20 } from "../support/node20.ts";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string; license: string };
 
 let dir: string;
 let project: string;
 let dataset: LanceDataset;
 let packedFiles: string[];
+let iceberg: { dir: string; remove(): Promise<void> };
+let node20: string | null;
 
 /** PATH without any node_modules/.bin, so `node` there is the system's, not the `node` package's. */
 const systemPath = (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")).join(delimiter);
+
+/** Runs `npx lakewarden …` in the project with `node` on PATH being the given binary (the bin's `#!/usr/bin/env node` picks it). */
+function npxWith(node: string, args: string[]) {
+  return exec("npx", ["lakewarden", ...args], { cwd: project, env: { ...process.env, PATH: `${dirname(node)}${delimiter}${systemPath}` }, maxBuffer: 64 << 20 });
+}
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-pack-");
@@ -36,11 +46,16 @@ beforeAll(async () => {
 
   await exec("mkdir", ["-p", project]);
   await writeFile(join(project, "package.json"), `${JSON.stringify({ name: "probe", version: "1.0.0", private: true, type: "module" })}\n`);
+  // --prefer-offline: after `npm ci` every dependency is in npm's cache, so this needs no network.
   await exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", join(dir, info.filename)], { cwd: project, maxBuffer: 64 << 20 });
+
+  iceberg = await copyFixtureDir("iceberg", "spark-bunnies");
+  node20 = await findNode20();
 }, 600_000);
 
 afterAll(async () => {
   dataset?.close();
+  await iceberg?.remove();
   await removeDir(dir);
 });
 
@@ -49,8 +64,19 @@ it("packs compiled JavaScript with type declarations, and no tests, benchmarks o
   expect(packedFiles).toContain("dist/index.d.ts");
   expect(packedFiles).toContain("dist/cli/main.js");
   expect(packedFiles).toContain("bin/lakewarden.js");
+  // package.json says Apache-2.0: the license's text ships with it (issue 22).
+  expect(packedFiles).toContain("LICENSE");
   expect(packedFiles.filter((f) => /^(test|bench|lib|functions|infra)\//.test(f))).toEqual([]);
   expect(packedFiles.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+});
+
+it("the LICENSE in the tarball is the Apache License 2.0 that package.json names", async () => {
+  const license = await readFile(join(project, "node_modules", "lakewarden", "LICENSE"), "utf8");
+  expect(manifest.license).toBe("Apache-2.0");
+  expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s+http:\/\/www\.apache\.org\/licenses\//);
+  expect(license).toContain("TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION");
+  expect(license).toContain("END OF TERMS AND CONDITIONS");
+  expect(license).toContain("APPENDIX: How to apply the Apache License to your work.");
 });
 
 it("npx lakewarden --version and versions work in a project that installed the tarball", async () => {
@@ -69,6 +95,27 @@ it("the installed binary runs on the system's Node too (Node 20 here)", async (c
   const run = await exec("node", [bin, "versions", dataset.tableUri], { cwd: project, env: { ...process.env, PATH: systemPath } });
   expect(run.stdout).toContain(`${dataset.written.at(-1)!.version}`);
   expect(run.stderr).toBe("");
+});
+
+// Issue 22: Iceberg's 64-bit ids were read through the JSON.parse reviver's context.source, which
+// Node 20 lacks ('snapshot #0 has no integer "snapshot-id"'), and a zstd head (what the Lambda on
+// Node 22 writes) did not decompress on Node 20.
+it("the installed package reads an Iceberg table and a zstd head on Node 20 exactly as on Node 22", async (context) => {
+  if (node20 === null) context.skip("no Node 20 on PATH: the Node 20 run of the installed package is not checked");
+  const node22 = process.execPath;
+  const [on22, on20] = await Promise.all([npxWith(node22, ["versions", iceberg.dir, "--json"]), npxWith(node20!, ["versions", iceberg.dir, "--json"])]);
+  expect(on20.stderr).toBe("");
+  const versions = JSON.parse(on20.stdout) as { id: string }[];
+  expect(versions.length).toBe(3);
+  expect(on20.stdout).toBe(on22.stdout);
+
+  // Node 22 writes the head with zstd, as the Lambda does; Node 20 loads it from the head, not the metadata.
+  const written = await npxWith(node22, ["head", "write", iceberg.dir]);
+  expect(written.stdout).toContain("(zstd)");
+  const [shown20, shown22] = await Promise.all([npxWith(node20!, ["head", "show", iceberg.dir, "--json"]), npxWith(node22, ["head", "show", iceberg.dir, "--json"])]);
+  const head20 = JSON.parse(shown20.stdout) as { source: string; warning: string | null; version: number };
+  expect({ source: head20.source, warning: head20.warning, stderr: shown20.stderr }).toEqual({ source: "head", warning: null, stderr: "" });
+  expect(head20).toEqual(JSON.parse(shown22.stdout));
 });
 
 it("an .mjs file imports the library by its package name", async () => {

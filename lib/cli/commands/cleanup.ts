@@ -1,6 +1,7 @@
 /**
  * `lakewarden cleanup <table>`: the cleanup pipeline (lib/maintenance/run-cleanup.ts) with the
- * policy from flags, per-table settings (the table's `lakewarden.*` config, then `_lakewarden/config`) overriding them. `--dry-run` prints the
+ * policy from flags, then LAKEWARDEN_* environment variables, then per-table settings (the table's
+ * `lakewarden.*` config, then `_lakewarden/config`), then defaults (lib/maintenance/policy.ts). `--dry-run` prints the
  * whole plan (every version and every file, with reasons and sizes, never truncated) and
  * changes nothing. On a terminal a progress bar shows on stderr. SIGINT (Ctrl-C) or SIGTERM
  * stops the run cleanly between delete batches and releases the lease (exit 130, safe to run
@@ -18,11 +19,18 @@ import { StoreError } from "../../store/errors.ts";
 import { InterruptedError } from "../errors.ts";
 import { EXIT_CODES } from "../exit-codes.ts";
 import { SHORT_RETENTION_FLAG, SHORT_SAFETY_WINDOW_FLAG, checkShortRetention, checkShortSafetyWindow } from "../flags.ts";
-import type { CleanupSettings } from "../../maintenance/policy.ts";
+import { settingsFromEnvironment, type CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
 import { refreshHeadAfterCleanup } from "../../head/after-cleanup.ts";
+
+/**
+ * Signals this close after the first are the same interrupt, not a second one meaning "quit at
+ * once": a terminal's Ctrl-C reaches every process of its group (npx, the Node 20 wrapper of
+ * lib/cli/bin.js, this process), and npx and the wrapper forward it as well.
+ */
+const SAME_INTERRUPT_MS = 500;
 
 interface CleanupFlags extends OutputOptions {
   olderThan?: string;
@@ -44,7 +52,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       .command("cleanup")
       .description(
         "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
-          "(per-table settings override these flags: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
+          "(flags override LAKEWARDEN_* environment variables, which override per-table settings: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
       )
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d; Iceberg: the table's own snapshot retention, which this only extends; Delta: only lengthens delta.logRetentionDuration)")
@@ -76,10 +84,13 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     const maxDeleteRate = flags.maxDeleteRate !== undefined ? parseRateFlag("--max-delete-rate", flags.maxDeleteRate) : undefined;
     const minWorkPerRun = flags.minWork !== undefined ? parsePositiveIntegerFlag("--min-work", flags.minWork, "objects") : undefined;
     const controller = new AbortController();
-    let signals = 0;
+    let interruptedAt: number | null = null;
     const onInterrupt = (signal: NodeJS.Signals): void => {
-      signals++;
-      if (signals > 1) process.exit(EXIT_CODES.interrupted);
+      if (interruptedAt !== null) {
+        if (Date.now() - interruptedAt < SAME_INTERRUPT_MS) return;
+        process.exit(EXIT_CODES.interrupted);
+      }
+      interruptedAt = Date.now();
       io.err(`lakewarden: ${signal}: stopping cleanly after the current step and releasing the lease (again to quit at once)\n`);
       controller.abort();
     };
@@ -91,6 +102,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         const run = await runCleanup(store, {
           ...chosen,
           settings,
+          environment: settingsFromEnvironment(process.env),
           dryRun: Boolean(flags.dryRun),
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
           ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
@@ -109,7 +121,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       if (flags.json) printJson(io, shown);
       else io.out(flags.dryRun ? describePlan(shown) : describeRun(shown));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
-      if (signals > 0 && report.status === "stopped") {
+      if (interruptedAt !== null && report.status === "stopped") {
         throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
       }
       if (failed) throw new StoreError(failureLine(report), { uri: report.table });
@@ -153,6 +165,8 @@ function settingsFromFlags(flags: CleanupFlags): CleanupSettings {
   if (flags.protectBefore !== undefined) settings.protectBefore = parseSettingFlag("protectBefore", flags.protectBefore, "--protect-before");
   if (flags.safetyWindow !== undefined) settings.safetyWindowMs = parseSettingFlag("safetyWindowMs", flags.safetyWindow, "--safety-window");
   if (flags.deleteUnverified) settings.deleteUnverified = true;
+  if (flags.allowShortRetention) settings.allowShortRetention = true;
+  if (flags.allowShortSafetyWindow) settings.allowShortSafetyWindow = true;
   return settings;
 }
 

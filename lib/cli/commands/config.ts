@@ -1,7 +1,8 @@
 /**
  * `lakewarden config show|set|unset <table>`: per-table cleanup settings stored by lakewarden
  * in `<table>/_lakewarden/config`, for writers that cannot set `lakewarden.*` keys in the
- * table's own config. The table's own config still wins where it sets the same key.
+ * table's own config. The table's own config still wins where it sets the same key; the
+ * environment and flags win over both (lib/maintenance/policy.ts).
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
@@ -12,6 +13,7 @@ import { textTable } from "../text-table.ts";
 import { loadTableState } from "../../head/loader.ts";
 import { DEFAULT_SETTINGS, TABLE_CONFIG_KEYS, describePolicy, parseSetting, resolvePolicy } from "../../maintenance/policy.ts";
 import type { PolicyField } from "../../maintenance/policy.ts";
+import { ShortSettingError } from "../../maintenance/errors.ts";
 import { STORED_CONFIG_FIELDS, STORED_CONFIG_KEY, readStoredConfig, storedConfigKey, updateStoredConfig } from "../../maintenance/stored-config.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 
@@ -20,7 +22,7 @@ export function registerConfigCommand(program: Command, { io }: ProgramContext):
     .command("config")
     .description(
       `per-table cleanup settings kept by lakewarden in ${STORED_CONFIG_KEY} (for writers with no config API); ` +
-        "the table's own lakewarden.* config wins over them, and they win over command-line flags",
+        "the table's own lakewarden.* config wins over them; LAKEWARDEN_* environment variables and command-line flags win over both",
     );
 
   withOutputOptions(
@@ -49,7 +51,7 @@ export function registerConfigCommand(program: Command, { io }: ProgramContext):
     }
     checkSettings(set, Object.keys(set));
     const shown = await runOnTable(table, options, io, async (store) => {
-      await updateStoredConfig(store, { set });
+      await refusedAsUsage(() => updateStoredConfig(store, { set }));
       return effectiveSettings(store);
     });
     if (options.json) printJson(io, shown);
@@ -65,12 +67,22 @@ export function registerConfigCommand(program: Command, { io }: ProgramContext):
   ).action(async (table: string, keys: string[], options: OutputOptions) => {
     checkSettings({}, keys);
     const shown = await runOnTable(table, options, io, async (store) => {
-      await updateStoredConfig(store, { unset: keys });
+      await refusedAsUsage(() => updateStoredConfig(store, { unset: keys }));
       return effectiveSettings(store);
     });
     if (options.json) printJson(io, shown);
     else io.out(describe(shown));
   });
+}
+
+/** A change the policy's guards refuse is a usage error (exit 2), like a bad flag: nothing was written. */
+async function refusedAsUsage<T>(change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    if (error instanceof ShortSettingError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** Names and values checked before anything is read: a bad one is a usage error (exit 2). */
@@ -104,7 +116,8 @@ interface ShownConfig {
 async function effectiveSettings(store: ObjectStore): Promise<ShownConfig> {
   const [stored, state] = await Promise.all([readStoredConfig(store), loadTableState(store)]);
   const tableConfig = state.snapshot.config;
-  const described = describePolicy(resolvePolicy({}, tableConfig, store.uri, stored));
+  // Shown, not guarded: a refused setting is shown here so it can be fixed (cleanup refuses it).
+  const described = describePolicy(resolvePolicy({}, tableConfig, store.uri, stored, undefined, { guard: false }));
   const settings = (Object.keys(DEFAULT_SETTINGS) as PolicyField[]).map((field): EffectiveSetting => {
     const key = TABLE_CONFIG_KEYS[field];
     const { value, source } = described[key.replace("lakewarden.", "")]!;

@@ -7,6 +7,7 @@
 import { Readable } from "node:stream";
 import * as zlib from "node:zlib";
 import avro from "avsc";
+import { decompress as zstdDecompressPortable } from "fzstd";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
 
 export type AvroRecord = Record<string, unknown>;
@@ -51,11 +52,17 @@ export function bigintLongOptions(): Partial<avro.ForSchemaOptions> {
 const CODECS = {
   null: (buf: Buffer, cb: (error: Error | null, out?: Buffer) => void) => cb(null, buf),
   deflate: avro.streams.BlockDecoder.defaultCodecs().deflate!,
-  // zstd is in node:zlib from Node 22.15; on an older Node a zstd-compressed file is refused when read.
+  // zstd is in node:zlib from Node 22.15; an older Node (20) decompresses with fzstd (pure JavaScript).
   zstandard: (buf: Buffer, cb: (error: Error | null, out?: Buffer) => void) => {
     const decompress = (zlib as { zstdDecompress?: (b: Buffer, c: (error: Error | null, out?: Buffer) => void) => void }).zstdDecompress;
-    if (!decompress) return cb(new Error("zstd-compressed Avro needs Node 22.15 or newer"));
-    decompress(buf, cb);
+    if (decompress) return decompress(buf, cb);
+    let out: Uint8Array;
+    try {
+      out = zstdDecompressPortable(buf);
+    } catch (error) {
+      return cb(error as Error);
+    }
+    cb(null, Buffer.from(out.buffer, out.byteOffset, out.byteLength));
   },
 };
 

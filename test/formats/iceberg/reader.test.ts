@@ -9,7 +9,15 @@ import { gzipSync } from "node:zlib";
 import { avroMetadata, avroRead } from "icebird";
 import { afterAll, describe, expect, it } from "vitest";
 import { CorruptFileError } from "../../../lib/formats/errors.ts";
-import { integerText, parseJsonLossless, stringifyJsonLossless, type JsonValue } from "../../../lib/formats/iceberg/lossless-json.ts";
+import {
+  integerText,
+  NATIVE_LOSSLESS_JSON,
+  parseJsonLossless,
+  parseJsonLosslessPortable,
+  stringifyJsonLossless,
+  stringifyJsonLosslessPortable,
+  type JsonValue,
+} from "../../../lib/formats/iceberg/lossless-json.ts";
 import { decodeManifest, decodeManifestList, ENTRY_STATUS } from "../../../lib/formats/iceberg/manifests.ts";
 import { latestMetadataFile, listMetadataFiles, readMetadataFile } from "../../../lib/formats/iceberg/metadata-files.ts";
 import { parseMetadataFileName, parseVersionHint } from "../../../lib/formats/iceberg/metadata-names.ts";
@@ -60,6 +68,40 @@ describe("lossless JSON", () => {
       const again = snapshotIdsInText(stringifyJsonLossless(read.metadata.json));
       expect(again.sort(), name).toEqual([...expected].sort());
     }
+  });
+
+  // Node 20 has neither the reviver's context.source nor JSON.rawJSON: there the library path runs
+  // (test/package/pack-install.test.ts runs the installed package on Node 20). Here, on Node 22,
+  // both paths run side by side and must agree value for value and byte for byte.
+  it("Node 20's library path parses and writes every fixture's metadata exactly as Node 22's native path", async () => {
+    expect(NATIVE_LOSSLESS_JSON).toBe(true);
+    const metadataFiles: string[] = [];
+    for (const name of ICEBERG_FIXTURES) {
+      for (const key of await listFiles(fixturePath(name))) if (key.endsWith(".metadata.json")) metadataFiles.push(join(fixturePath(name), key));
+    }
+    expect(metadataFiles.length).toBeGreaterThan(ICEBERG_FIXTURES.length);
+    for (const file of metadataFiles) {
+      const text = await readFile(file, "utf8");
+      const native = parseJsonLossless(text);
+      const portable = parseJsonLosslessPortable(text);
+      expect(portable, file).toStrictEqual(native);
+      expect(stringifyJsonLosslessPortable(portable, 2), file).toBe(stringifyJsonLossless(native, 2));
+      expect(stringifyJsonLosslessPortable(portable), file).toBe(stringifyJsonLossless(native));
+    }
+  });
+
+  it("the library path gives JSON.parse's values for the corner cases too", () => {
+    const text = `{"a": 1, "a": 9007199254740993, "__proto__": {"x": 1}, "e": 1e400, "f": 1.0, "g": -0, "h": 12e3, "s": "\\u00e9\u00e9", "l": [9007199254740991, -9007199254740992]}`;
+    const portable = parseJsonLosslessPortable(text);
+    expect(portable).toStrictEqual(parseJsonLossless(text));
+    const value = portable as Record<string, JsonValue>;
+    expect(value.a).toBe(9007199254740993n); // the last duplicate wins, as in JSON.parse
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype); // "__proto__" is an own key, not the prototype
+    expect(value.e).toBe(Infinity);
+    expect(value.f).toBe(1);
+    expect(Object.is(value.g, -0)).toBe(true);
+    expect(value.l).toEqual([9007199254740991, -9007199254740992n]);
+    expect(() => parseJsonLosslessPortable(`{"a": }`)).toThrow(SyntaxError);
   });
 });
 
