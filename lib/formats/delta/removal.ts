@@ -21,6 +21,7 @@ import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, R
 import { planDeltaLogCleanup, planDeltaVacuum } from "./cleanup.ts";
 import type { LogCleanupPlan, LogDeletion } from "./log-cleanup.ts";
 import { sortLog } from "./log-listing.ts";
+import type { LogListing } from "./log-listing.ts";
 import { SIDECARS_PREFIX } from "./log-names.ts";
 import { assertCleanable } from "./protocol.ts";
 import { loadSnapshot } from "./snapshot.ts";
@@ -42,12 +43,13 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   const options = { now: input.now, protectBefore: input.policy.protectBefore ?? 0 };
   const cap = newestKept(input);
 
+  const logListing = sortLog(input.listing);
   const log = await planDeltaLogCleanup(
     store,
     snapshot,
     { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
     { ...options, ...(cap ? { newestKept: cap } : {}) },
-    sortLog(input.listing),
+    logListing,
     input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
   );
   const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: Math.max(properties.deletedFileRetentionMs, input.policy.safetyWindowMs) });
@@ -86,7 +88,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   return {
     decisions,
     files,
-    reported: vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` })),
+    reported: [...passedOverFiles(logListing, log), ...vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` }))],
     kept,
     protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log),
     applied: {
@@ -136,6 +138,17 @@ function mustStayReadable(input: RemovalInput): Set<number> {
   for (const { file } of atStart.slice(-input.policy.retainVersions)) out.add(file.version);
   for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
   return out;
+}
+
+/** The files of checkpoints log cleanup could not use, kept and reported with why (the report's "kept and reported"). */
+function passedOverFiles(listing: LogListing, log: LogCleanupPlan): RemovalFile[] {
+  const files: RemovalFile[] = [];
+  for (const { version, reason } of log.passedOver) {
+    for (const checkpoint of listing.checkpoints) {
+      if (checkpoint.version === version) for (const file of checkpoint.files) files.push({ key: file.key, role: "checkpoint", reason });
+    }
+  }
+  return files;
 }
 
 function keptReason(log: LogCleanupPlan): string {

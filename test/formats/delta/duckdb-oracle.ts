@@ -82,8 +82,10 @@ export async function oracleCommits(tableDir: string): Promise<OracleCommit[]> {
  * Live files of the latest version (or of `atVersion`). The checkpoint used is the newest version that has a
  * classic checkpoint, a complete multi-part set, or a V2 JSON checkpoint; `checkpointVersion`
  * says which one the oracle picked, so a test can show both readers started from the same one.
+ * `avoidCheckpoints`: versions whose checkpoint a test damaged on purpose, which the oracle
+ * passes over as a reader that falls back to an older checkpoint does.
  */
-export async function oracleLiveFiles(tableDir: string, atVersion?: number): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+export async function oracleLiveFiles(tableDir: string, atVersion?: number, avoidCheckpoints: readonly number[] = []): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
   const log = `${tableDir}/_delta_log`;
   const { readdir } = await import("node:fs/promises");
   const names = await readdir(log);
@@ -113,7 +115,7 @@ export async function oracleLiveFiles(tableDir: string, atVersion?: number): Pro
   for (const group of parts.values()) {
     if (group.files.length === group.expected && !checkpoints.has(group.version)) checkpoints.set(group.version, { parquet: group.files, json: [] });
   }
-  const usable = [...checkpoints.keys()].filter((v) => v <= latest).sort((a, b) => b - a);
+  const usable = [...checkpoints.keys()].filter((v) => v <= latest && !avoidCheckpoints.includes(v)).sort((a, b) => b - a);
   const checkpointVersion = usable[0] ?? null;
 
   return withConnection(async (c) => {
