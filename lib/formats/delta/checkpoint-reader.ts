@@ -17,7 +17,7 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit } from "./actions.ts";
 import type { DeltaAction, SidecarAction } from "./actions.ts";
-import { jsonLinesProblem, parquetProblem } from "./file-proof.ts";
+import { jsonLinesProblem, parquetProblem, sizeProblem } from "./file-proof.ts";
 import type { LastCheckpoint } from "./last-checkpoint.ts";
 import type { CheckpointFiles } from "./log-listing.ts";
 import { cachedActions } from "./log-cache.ts";
@@ -121,13 +121,22 @@ async function wholeActions(store: ObjectStore, key: string, kind: "json" | "par
     if (error instanceof NotFoundError) return `${key} does not exist`;
     throw error;
   }
-  if (recordedSize !== null && body.byteLength !== recordedSize) return `${key} is ${body.byteLength} bytes, the checkpoint records ${recordedSize}: truncated or replaced`;
+  const read = await provenActions(store.uriOf(key), body, kind, recordedSize);
+  return typeof read === "string" ? `${key}: ${read}` : read;
+}
+
+/**
+ * The actions in one log file's bytes (a checkpoint part, a sidecar, a commit), proven whole
+ * first (file-proof.ts); or the problem in a few words. `recordedSize`: the size the log records.
+ */
+export async function provenActions(uri: string, body: Uint8Array, kind: "json" | "parquet", recordedSize: number | null = null): Promise<DeltaAction[] | string> {
+  if (recordedSize !== null && body.byteLength !== recordedSize) return sizeProblem(body.byteLength, recordedSize);
   const problem = kind === "json" ? jsonLinesProblem(body) : await parquetProblem(body);
-  if (problem) return `${key}: ${problem}`;
+  if (problem) return problem;
   try {
-    return kind === "json" ? parseCommit(body, store.uriOf(key)) : await parquetActions(body, store.uriOf(key));
+    return kind === "json" ? parseCommit(body, uri) : await parquetActions(body, uri);
   } catch (error) {
-    if (error instanceof CorruptFileError) return `${key}: ${error.message.slice(store.uriOf(key).length + 2)}`;
+    if (error instanceof CorruptFileError) return error.message.startsWith(`${uri}: `) ? error.message.slice(uri.length + 2) : error.message;
     throw error;
   }
 }

@@ -23,6 +23,14 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A size that differs from the one recorded for the file, in words ("truncated: 2,000 of 5,120 bytes"). */
+export function sizeProblem(actual: number, recorded: number): string {
+  const n = (bytes: number) => bytes.toLocaleString("en-US");
+  if (actual === 0) return `empty (0 bytes; ${n(recorded)} recorded)`;
+  if (actual < recorded) return `truncated: ${n(actual)} of ${n(recorded)} bytes`;
+  return `${n(actual)} bytes, ${n(recorded)} recorded: replaced or damaged`;
+}
+
 /** The shortest complete Parquet file: PAR1, a footer length, PAR1. */
 export const MIN_PARQUET_BYTES = 12;
 
