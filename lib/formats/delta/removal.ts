@@ -29,8 +29,13 @@ import { cleanupProperties, DELETED_FILE_RETENTION, LOG_RETENTION } from "./tabl
 
 /** Roles of the log files a kept version replays from. */
 const LOG_ROLES: ReadonlySet<FileRole> = new Set(["commit", "checkpoint", "statistics", "sidecar"]);
-/** Roles of the data a readable version needs. */
-const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
+/**
+ * Roles of the data a readable version needs: its live files, their deletion vectors, and the
+ * change data its own commit wrote (a change-feed read of the version reads it).
+ */
+const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete", "change-data"]);
+/** Of those, what a snapshot read needs: change data a Delta VACUUM already took leaves the version readable. */
+const SNAPSHOT_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
 
 const ROLE_OF: Record<LogDeletion["kind"], FileRole> = { commit: "commit", crc: "statistics", checkpoint: "checkpoint", compaction: "commit", sidecar: "sidecar" };
 
@@ -110,7 +115,7 @@ async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput):
   for (const { file, references } of input.versions) {
     if (file.version < input.latestAtStart) continue;
     for (const reference of references) {
-      if (!DATA_ROLES.has(reference.role) || listed.has(reference.path)) continue;
+      if (!SNAPSHOT_ROLES.has(reference.role) || listed.has(reference.path)) continue;
       if (await objectExists(store, reference.path)) continue;
       throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
     }
