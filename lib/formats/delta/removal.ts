@@ -84,10 +84,14 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   }
 
   const kept = new Map<number, FileReference[]>();
+  const listed = new Set(input.listing.map((object) => object.key));
   for (const { file, references } of input.versions) {
     if (removedCommits.has(file.version)) continue;
-    const roles = readable.has(file.version) ? (role: FileRole) => LOG_ROLES.has(role) || DATA_ROLES.has(role) : (role: FileRole) => LOG_ROLES.has(role);
-    kept.set(file.version, references.filter((reference) => roles(reference.role)));
+    const keeps = readable.has(file.version)
+      ? // Change data gone before this run (a Delta VACUUM took it) is not this run's to prove or find again.
+        (reference: FileReference) => LOG_ROLES.has(reference.role) || SNAPSHOT_ROLES.has(reference.role) || (reference.role === "change-data" && listed.has(reference.path))
+      : (reference: FileReference) => LOG_ROLES.has(reference.role);
+    kept.set(file.version, references.filter(keeps));
   }
   const fromTable = (key: string, declared: string | undefined): string => (declared ? `table property ${key}` : `${key}'s default (not set on the table)`);
   return {

@@ -6,6 +6,7 @@
  * names; everything else goes exactly as VACUUM decides.
  */
 import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
@@ -82,5 +83,22 @@ describe("Delta cleanup: --retain-versions keeps the change data of the versions
       // A change-feed read of version v reads these files whole.
       if (files.length > 0) expect(await oracleParquetRows(files.map((k) => join(dir, k)))).toBeGreaterThan(0);
     }
+  });
+
+  it("change data a retained commit names but an earlier VACUUM already took does not stop the run, and is not reported missing", async () => {
+    const dir = await copyFixture("delta", "cdc_ict_table");
+    await setAllTimes(dir, new Date(Date.now() - 400 * DAY));
+    const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
+    const [gone, ...left] = await oracleChangeDataFiles(dir, latest);
+    await rm(join(dir, gone!));
+
+    const io = new BufferIO();
+    const code = await runCli(["cleanup", dir, "--retain-versions", "5", "--json"], io);
+    expect(io.stderr).toBe("");
+    expect(code).toBe(0);
+    const report = JSON.parse(io.stdout) as { status: string; reference_check: { ok: boolean; missing_before_run: unknown[] } };
+    expect(report.status).toBe("completed");
+    expect(report.reference_check).toMatchObject({ ok: true, missing_before_run: [] });
+    for (const key of left) expect(existsSync(join(dir, key)), key).toBe(true);
   });
 });
