@@ -23,6 +23,7 @@ import { loadSnapshot } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties } from "./table-properties.ts";
 import type { CleanupProperties } from "./table-properties.ts";
+import { uniformIcebergEnabled } from "./uniform.ts";
 import { planVacuum } from "./vacuum.ts";
 import type { VacuumPlan } from "./vacuum.ts";
 
@@ -173,6 +174,7 @@ export function planDeltaVacuum(store: ObjectStore, snapshot: DeltaSnapshot, pro
     adds: snapshot.adds,
     tombstones: snapshot.tombstones,
     partitionColumns: snapshot.metadata.partitionColumns ?? [],
+    hideIcebergMetadata: uniformIcebergEnabled(snapshot.metadata.configuration ?? {}),
     files,
     now: options.now,
     retentionMs,
