@@ -36,6 +36,22 @@ export interface DeltaCleanupOptions {
   protectBefore?: number;
   /** The newest version the kept checkpoint may be at (see LogCleanupInput.newestKept). */
   newestKept?: { version: number; reason: string };
+  /** Checkpoint proofs already made in this run (shared with removal.ts's proof of the latest one). */
+  checkpointProofs?: CheckpointProofs;
+}
+
+/** Proofs of checkpoints (checkpointProblem) by their files and ETags: each is read whole once per run. */
+export type CheckpointProofs = Map<string, Promise<string | null>>;
+
+/** checkpointProblem, once per checkpoint (its files as listed) in `proofs`. */
+export function proveCheckpoint(store: ObjectStore, checkpoint: CheckpointFiles, hint: LastCheckpoint | null, proofs: CheckpointProofs): Promise<string | null> {
+  const id = checkpoint.files.map((file) => `${file.key}\u0000${file.etag}`).join("\u0000");
+  let proof = proofs.get(id);
+  if (!proof) {
+    proof = checkpointProblem(store, checkpoint, hint);
+    proofs.set(id, proof);
+  }
+  return proof;
 }
 
 const CONCURRENCY = 8;
@@ -85,10 +101,10 @@ async function sidecarsNamedBy(store: ObjectStore, checkpoint: CheckpointFiles):
  * Why no checkpoint of `version` can be the kept one, or null: every complete checkpoint listed
  * at that version must decode whole (checkpointProblem), as a reader may pick any of them.
  */
-async function checkpointVersionProblem(store: ObjectStore, log: LogListing, version: number, hint: LastCheckpoint | null): Promise<string | null> {
+async function checkpointVersionProblem(store: ObjectStore, log: LogListing, version: number, hint: LastCheckpoint | null, proofs: CheckpointProofs): Promise<string | null> {
   for (const checkpoint of log.checkpoints) {
     if (checkpoint.version !== version || !checkpoint.complete) continue;
-    const problem = await checkpointProblem(store, checkpoint, hint);
+    const problem = await proveCheckpoint(store, checkpoint, hint, proofs);
     if (problem !== null) return problem;
   }
   return null;
@@ -114,6 +130,7 @@ export async function planDeltaLogCleanup(
   const v2 = hasWriterFeature(snapshot.protocol, "v2Checkpoint");
   const sidecars = v2 ? (sidecarObjects ?? (await listAll(store, SIDECARS_PREFIX))) : [];
   const hint = snapshot.lastCheckpoint.kind === "valid" ? snapshot.lastCheckpoint.hint : null;
+  const checkpointProofs = options.checkpointProofs ?? new Map<string, Promise<string | null>>();
   const proofs = new Map<number, string | null>();
   const unusableCheckpoints = new Map<number, string>();
   const base = {
@@ -132,7 +149,7 @@ export async function planDeltaLogCleanup(
       const plan = planLogCleanup({ ...base, ...extra });
       const kept = plan.keptCheckpoint;
       if (kept === null || proofs.has(kept)) return plan;
-      const problem = await checkpointVersionProblem(store, log, kept, hint);
+      const problem = await checkpointVersionProblem(store, log, kept, hint, checkpointProofs);
       proofs.set(kept, problem);
       if (problem === null) return plan;
       unusableCheckpoints.set(kept, problem);

@@ -18,13 +18,15 @@ import { objectExists } from "../../store/object-exists.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
-import { planDeltaLogCleanup, planDeltaVacuum } from "./cleanup.ts";
+import { planDeltaLogCleanup, planDeltaVacuum, proveCheckpoint } from "./cleanup.ts";
+import type { CheckpointProofs } from "./cleanup.ts";
 import type { LogCleanupPlan, LogDeletion } from "./log-cleanup.ts";
 import { sortLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { SIDECARS_PREFIX } from "./log-names.ts";
 import { assertCleanable } from "./protocol.ts";
 import { loadSnapshot } from "./snapshot.ts";
+import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties, DELETED_FILE_RETENTION, LOG_RETENTION } from "./table-properties.ts";
 
 /** Roles of the log files a kept version replays from. */
@@ -49,11 +51,13 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   const cap = newestKept(input);
 
   const logListing = sortLog(input.listing);
+  const checkpointProofs: CheckpointProofs = new Map();
+  await assertLatestCheckpointWhole(store, snapshot, logListing, checkpointProofs);
   const log = await planDeltaLogCleanup(
     store,
     snapshot,
     { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
-    { ...options, ...(cap ? { newestKept: cap } : {}) },
+    { ...options, checkpointProofs, ...(cap ? { newestKept: cap } : {}) },
     logListing,
     input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
   );
@@ -105,6 +109,25 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
       safetyWindowMs: { value: properties.deletedFileRetentionMs, source: `Delta VACUUM: ${fromTable(DELETED_FILE_RETENTION, properties.declared.deletedFileRetentionMs)}` },
     },
   };
+}
+
+/**
+ * Fail closed: the checkpoint the latest version replays from decodes whole. The reader reads
+ * only the action columns and checks no page checksum, so a damaged checkpoint can replay to
+ * wrong live files, and VACUUM would take the files the version really names as orphans.
+ */
+async function assertLatestCheckpointWhole(store: ObjectStore, snapshot: DeltaSnapshot, listing: LogListing, proofs: CheckpointProofs): Promise<void> {
+  const used = snapshot.checkpoint;
+  if (!used) return;
+  const keys = used.files.join("\u0000");
+  const checkpoint = listing.checkpoints.find((c) => c.version === used.version && c.files.map((f) => f.key).join("\u0000") === keys);
+  // Not in this run's listing (rewritten since): the proof stage asks for it by name.
+  if (!checkpoint) return;
+  const hint = snapshot.lastCheckpoint.kind === "valid" ? snapshot.lastCheckpoint.hint : null;
+  const problem = await proveCheckpoint(store, checkpoint, hint, proofs);
+  if (problem !== null) {
+    throw new TableFormatError(store.uri, `the latest version (${snapshot.version}) replays from checkpoint ${used.version}, which cannot be used: ${problem}; nothing deleted`);
+  }
 }
 
 /**

@@ -11,7 +11,7 @@
  * damaged checkpoint as a reader that falls back does, and the latest version's files all exist.
  */
 import { existsSync } from "node:fs";
-import { rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -130,5 +130,32 @@ describe("Delta log cleanup keeps its boundary at a checkpoint that decodes whol
     for (const key of namedBy(before.get(latest)!)) expect(existsSync(join(dir, key)), key).toBe(true);
     // The damaged file is left as it was found: cleanup never touches what it cannot read.
     if (c.how !== "missing") expect(left.has(c.file)).toBe(true);
+  });
+});
+
+describe("a checkpoint that decodes, but to what its writer did not write", () => {
+  it("basic-dv-with-checkpoint, one byte of checkpoint 40's add.path page changed under an intact footer: refused in one line, nothing deleted", async () => {
+    const dir = await copyFixture("delta", "basic-dv-with-checkpoint");
+    const path = join(dir, BDV_40);
+    const bytes = await readFile(path);
+    const { parquetMetadata } = await import("hyparquet");
+    const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
+    const chunk = metadata.row_groups[0]!.columns.find((c) => c.meta_data!.path_in_schema.join(".") === "add.path")!.meta_data!;
+    // Snappy keeps literals as they are: "part-" in the page becomes "pbrt-", and the page still decompresses.
+    const at = bytes.indexOf(Buffer.from("part-"), Number(chunk.data_page_offset));
+    expect(at).toBeGreaterThan(0);
+    expect(at).toBeLessThan(Number(chunk.data_page_offset) + Number(chunk.total_compressed_size));
+    bytes[at + 1] = "b".charCodeAt(0);
+    await writeFile(path, bytes);
+    await setAllTimes(dir, new Date(Date.now() - 400 * DAY));
+    const before = await listKeys(dir);
+
+    for (const argv of [["--dry-run"], []]) {
+      const run = await cli("cleanup", dir, ...argv);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(/the latest version \(46\) replays from checkpoint 40, which cannot be used: .*00000000000000000040\.checkpoint\.parquet: row group 0, column add\.path: page 0 at byte \d+: checksum mismatch; nothing deleted/);
+    }
+    expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(before);
   });
 });
