@@ -18,7 +18,6 @@ import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit } from "./actions.ts";
 import type { DeltaAction, SidecarAction } from "./actions.ts";
 import { jsonLinesProblem, parquetProblem, sizeProblem } from "./file-proof.ts";
-import type { LastCheckpoint } from "./last-checkpoint.ts";
 import type { CheckpointFiles } from "./log-listing.ts";
 import { cachedActions } from "./log-cache.ts";
 import { sidecarKey } from "./log-names.ts";
@@ -83,16 +82,15 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
 
 /**
  * Why `checkpoint` cannot be the checkpoint kept versions replay from, or null when it can: it
- * is complete, every part exists and decodes whole (every page of a Parquet part, every line of
- * a JSON one), the parts together hold the protocol and metaData, `_last_checkpoint` (`hint`)
- * does not announce another part count for it, and every sidecar it names exists, has the size
- * the checkpoint records and decodes whole. Reads each file once; the problem names the file.
+ * is complete (every part its names announce is listed), every part exists and decodes whole
+ * (every page of a Parquet part, every line of a JSON one), the parts together hold the protocol
+ * and metaData, and every sidecar it names exists, has the size the checkpoint records and
+ * decodes whole. Reads each file once; the problem names the file. (`_last_checkpoint`'s size
+ * fields are not compared: writers fill them differently, and it is only a hint.)
  */
-export async function checkpointProblem(store: ObjectStore, checkpoint: CheckpointFiles, hint: LastCheckpoint | null): Promise<string | null> {
+export async function checkpointProblem(store: ObjectStore, checkpoint: CheckpointFiles): Promise<string | null> {
+  // The part count is in every part's name; the listing marks a set with a part absent incomplete.
   if (!checkpoint.complete) return checkpoint.problem ?? "a part is missing";
-  if (checkpoint.shape === "multipart" && hint?.version === checkpoint.version && hint.parts !== undefined && hint.parts !== checkpoint.parts) {
-    return `_last_checkpoint announces ${hint.parts} part(s), the part names ${checkpoint.parts}`;
-  }
   const actions: DeltaAction[] = [];
   for (const file of checkpoint.files) {
     const read = await wholeActions(store, file.key, file.key.endsWith(".json") ? "json" : "parquet");

@@ -10,7 +10,6 @@ import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit, plainValue } from "./actions.ts";
 import type { DeltaAction, ProtocolAction } from "./actions.ts";
 import { checkpointProblem } from "./checkpoint-reader.ts";
-import type { LastCheckpoint } from "./last-checkpoint.ts";
 import { listLog } from "./log-listing.ts";
 import type { CheckpointFiles, LogListing } from "./log-listing.ts";
 import { planLogCleanup } from "./log-cleanup.ts";
@@ -44,11 +43,11 @@ export interface DeltaCleanupOptions {
 export type CheckpointProofs = Map<string, Promise<string | null>>;
 
 /** checkpointProblem, once per checkpoint (its files as listed) in `proofs`. */
-export function proveCheckpoint(store: ObjectStore, checkpoint: CheckpointFiles, hint: LastCheckpoint | null, proofs: CheckpointProofs): Promise<string | null> {
+export function proveCheckpoint(store: ObjectStore, checkpoint: CheckpointFiles, proofs: CheckpointProofs): Promise<string | null> {
   const id = checkpoint.files.map((file) => `${file.key}\u0000${file.etag}`).join("\u0000");
   let proof = proofs.get(id);
   if (!proof) {
-    proof = checkpointProblem(store, checkpoint, hint);
+    proof = checkpointProblem(store, checkpoint);
     proofs.set(id, proof);
   }
   return proof;
@@ -101,10 +100,10 @@ async function sidecarsNamedBy(store: ObjectStore, checkpoint: CheckpointFiles):
  * Why no checkpoint of `version` can be the kept one, or null: every complete checkpoint listed
  * at that version must decode whole (checkpointProblem), as a reader may pick any of them.
  */
-async function checkpointVersionProblem(store: ObjectStore, log: LogListing, version: number, hint: LastCheckpoint | null, proofs: CheckpointProofs): Promise<string | null> {
+async function checkpointVersionProblem(store: ObjectStore, log: LogListing, version: number, proofs: CheckpointProofs): Promise<string | null> {
   for (const checkpoint of log.checkpoints) {
     if (checkpoint.version !== version || !checkpoint.complete) continue;
-    const problem = await proveCheckpoint(store, checkpoint, hint, proofs);
+    const problem = await proveCheckpoint(store, checkpoint, proofs);
     if (problem !== null) return problem;
   }
   return null;
@@ -129,7 +128,6 @@ export async function planDeltaLogCleanup(
   const protectBefore = Math.max(properties.checkpointProtectionBefore, options.protectBefore ?? 0);
   const v2 = hasWriterFeature(snapshot.protocol, "v2Checkpoint");
   const sidecars = v2 ? (sidecarObjects ?? (await listAll(store, SIDECARS_PREFIX))) : [];
-  const hint = snapshot.lastCheckpoint.kind === "valid" ? snapshot.lastCheckpoint.hint : null;
   const checkpointProofs = options.checkpointProofs ?? new Map<string, Promise<string | null>>();
   const proofs = new Map<number, string | null>();
   const unusableCheckpoints = new Map<number, string>();
@@ -149,7 +147,7 @@ export async function planDeltaLogCleanup(
       const plan = planLogCleanup({ ...base, ...extra });
       const kept = plan.keptCheckpoint;
       if (kept === null || proofs.has(kept)) return plan;
-      const problem = await checkpointVersionProblem(store, log, kept, hint, checkpointProofs);
+      const problem = await checkpointVersionProblem(store, log, kept, checkpointProofs);
       proofs.set(kept, problem);
       if (problem === null) return plan;
       unusableCheckpoints.set(kept, problem);

@@ -123,8 +123,7 @@ async function assertLatestCheckpointWhole(store: ObjectStore, snapshot: DeltaSn
   const checkpoint = listing.checkpoints.find((c) => c.version === used.version && c.files.map((f) => f.key).join("\u0000") === keys);
   // Not in this run's listing (rewritten since): the proof stage asks for it by name.
   if (!checkpoint) return;
-  const hint = snapshot.lastCheckpoint.kind === "valid" ? snapshot.lastCheckpoint.hint : null;
-  const problem = await proveCheckpoint(store, checkpoint, hint, proofs);
+  const problem = await proveCheckpoint(store, checkpoint, proofs);
   if (problem !== null) {
     throw new TableFormatError(store.uri, `the latest version (${snapshot.version}) replays from checkpoint ${used.version}, which cannot be used: ${problem}; nothing deleted`);
   }
