@@ -51,6 +51,7 @@ interface Case {
 
 const BDV_40 = `${LOG}00000000000000000040.checkpoint.parquet`;
 const MULTIPART_1 = `${LOG}00000000000000000001.checkpoint.0000000001.0000000002.parquet`;
+const V2_8 = `${LOG}00000000000000000008.checkpoint.e5ac4dc4-be27-4106-8a55-609707487f83.json`;
 const SIDECAR_8 = `${LOG}_sidecars/00000000000000000008.checkpoint.0000000001.0000000001.d55fb2cb-b8d3-4362-8572-c52142a9da1f.parquet`;
 
 const cases: Case[] = [
@@ -60,6 +61,7 @@ const cases: Case[] = [
   { fixture: "multi-part-checkpoint", file: MULTIPART_1, how: "truncated", damaged: 1, kept: null },
   { fixture: "checkpoint-v2-table", file: SIDECAR_8, how: "truncated", damaged: 8, kept: 6 },
   { fixture: "checkpoint-v2-table", file: SIDECAR_8, how: "missing", damaged: 8, kept: 6 },
+  { fixture: "checkpoint-v2-table", file: V2_8, how: "truncated", damaged: 8, kept: 6 },
   // Handled before issue 20 too, kept here so the matrix covers every damage of each role.
   { fixture: "basic-dv-with-checkpoint", file: BDV_40, how: "missing", damaged: 40, kept: 30, reported: false },
   { fixture: "multi-part-checkpoint", file: MULTIPART_1, how: "missing", damaged: 1, kept: null, reported: false },
