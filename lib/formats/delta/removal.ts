@@ -12,7 +12,11 @@
  *   - the kept checkpoint is at or below the latest version when the run started, the oldest of
  *     the newest `retainVersions` versions and every pinned version, so those stay readable;
  *   - files those versions (and every version committed since the run started) name are never
- *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them.
+ *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them, and
+ *     that includes the change data each one's own commit wrote (a change-feed read needs it);
+ *   - the kept checkpoint decodes whole, or log cleanup keeps an older one (cleanup.ts), and the
+ *     checkpoint the latest version replays from decodes whole, or nothing is deleted: VACUUM's
+ *     protected set comes from it.
  */
 import { objectExists } from "../../store/object-exists.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
