@@ -82,10 +82,26 @@ export async function oracleCommits(tableDir: string): Promise<OracleCommit[]> {
  * Live files of the latest version (or of `atVersion`). The checkpoint used is the newest version that has a
  * classic checkpoint, a complete multi-part set, or a V2 JSON checkpoint; `checkpointVersion`
  * says which one the oracle picked, so a test can show both readers started from the same one.
- * `avoidCheckpoints`: versions whose checkpoint a test damaged on purpose, which the oracle
- * passes over as a reader that falls back to an older checkpoint does.
  */
-export async function oracleLiveFiles(tableDir: string, atVersion?: number, avoidCheckpoints: readonly number[] = []): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+/**
+ * `fallBack`: a checkpoint that cannot be read is skipped for the next older one (or the commits
+ * alone), as a reader that tolerates a damaged checkpoint does; without it the replay fails.
+ */
+export async function oracleLiveFiles(tableDir: string, atVersion?: number, options: { fallBack?: boolean } = {}): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+  if (!options.fallBack) return replayFrom(tableDir, atVersion, () => true);
+  const skipped = new Set<number>();
+  for (;;) {
+    try {
+      return await replayFrom(tableDir, atVersion, (version) => !skipped.has(version));
+    } catch (error) {
+      const at = (error as { checkpointVersion?: number }).checkpointVersion;
+      if (at === undefined || skipped.has(at)) throw error;
+      skipped.add(at);
+    }
+  }
+}
+
+async function replayFrom(tableDir: string, atVersion: number | undefined, usableCheckpoint: (version: number) => boolean): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
   const log = `${tableDir}/_delta_log`;
   const { readdir } = await import("node:fs/promises");
   const names = await readdir(log);
@@ -115,10 +131,23 @@ export async function oracleLiveFiles(tableDir: string, atVersion?: number, avoi
   for (const group of parts.values()) {
     if (group.files.length === group.expected && !checkpoints.has(group.version)) checkpoints.set(group.version, { parquet: group.files, json: [] });
   }
-  const usable = [...checkpoints.keys()].filter((v) => v <= latest && !avoidCheckpoints.includes(v)).sort((a, b) => b - a);
+  const usable = [...checkpoints.keys()].filter((v) => v <= latest && usableCheckpoint(v)).sort((a, b) => b - a);
   const checkpointVersion = usable[0] ?? null;
 
   return withConnection(async (c) => {
+    if (checkpointVersion !== null) {
+      // The checkpoint read alone first, so a failure names it (the caller may fall back).
+      const cp = checkpoints.get(checkpointVersion)!;
+      try {
+        if (cp.parquet.length > 0) await rows(c, `SELECT count(*) FROM read_parquet([${cp.parquet.map(sqlString).join(", ")}], union_by_name = true)`);
+        else {
+          const sidecars = await rows(c, `SELECT json_extract_string(json, '$.sidecar.path') AS p FROM read_ndjson_objects(${sqlString(cp.json[0]!)}) WHERE json_extract(json, '$.sidecar') IS NOT NULL`);
+          if (sidecars.length > 0) await rows(c, `SELECT count(*) FROM read_parquet([${sidecars.map((r) => sqlString(`${log}/_sidecars/${r.p as string}`)).join(", ")}])`);
+        }
+      } catch (error) {
+        throw Object.assign(new Error(`checkpoint ${checkpointVersion} cannot be read: ${(error as Error).message}`), { checkpointVersion });
+      }
+    }
     const sources: string[] = [];
     if (checkpointVersion !== null) {
       const cp = checkpoints.get(checkpointVersion)!;
