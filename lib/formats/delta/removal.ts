@@ -16,14 +16,17 @@
  *     that includes the change data each one's own commit wrote (a change-feed read needs it);
  *   - the kept checkpoint decodes whole, or log cleanup keeps an older one (cleanup.ts), and the
  *     checkpoint the latest version replays from decodes whole, or nothing is deleted: VACUUM's
- *     protected set comes from it.
+ *     protected set comes from it; so do the latest version's deletion vectors.
  */
+import { NotFoundError } from "../../store/errors.ts";
+import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { objectExists } from "../../store/object-exists.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
 import { planDeltaLogCleanup, planDeltaVacuum, proveCheckpoint } from "./cleanup.ts";
 import type { CheckpointProofs } from "./cleanup.ts";
+import { deletionVectorProblem } from "./file-proof.ts";
 import type { LogCleanupPlan, LogDeletion } from "./log-cleanup.ts";
 import { sortLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
@@ -76,6 +79,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   }
 
   await assertCurrentFilesExist(store, input);
+  await assertCurrentDeletionVectorsWhole(store, input);
 
   const removedCommits = new Map<number, LogDeletion>();
   for (const deletion of log.deletions) if (deletion.kind === "commit") removedCommits.set(deletion.version, deletion);
@@ -151,6 +155,34 @@ async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput):
     }
   }
 }
+
+/**
+ * Fail closed: every deletion-vector file the current version names is whole (every entry's
+ * magic and CRC-32). A damaged one changes which rows the version holds, while the proof stage
+ * reads no file an older version shares; and VACUUM would take the older deletion vectors that
+ * still describe those rows. Deletion-vector files are few and small beside the data.
+ */
+async function assertCurrentDeletionVectorsWhole(store: ObjectStore, input: RemovalInput): Promise<void> {
+  const firstNamedBy = new Map<string, number>();
+  for (const { file, references } of input.versions) {
+    if (file.version < input.latestAtStart) continue;
+    for (const reference of references) if (reference.role === "delete" && !firstNamedBy.has(reference.path)) firstNamedBy.set(reference.path, file.version);
+  }
+  const problems = await mapConcurrent([...firstNamedBy.keys()], CONCURRENCY, async (key) => {
+    try {
+      return deletionVectorProblem((await store.get(key)).body);
+    } catch (error) {
+      if (error instanceof NotFoundError) return "does not exist";
+      throw error;
+    }
+  });
+  const at = problems.findIndex((problem) => problem !== null);
+  if (at === -1) return;
+  const key = [...firstNamedBy.keys()][at]!;
+  throw new TableFormatError(store.uri, `version ${firstNamedBy.get(key)} reads its deleted rows from "${key}", which cannot be used: ${problems[at]}; nothing deleted`);
+}
+
+const CONCURRENCY = 8;
 
 /** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */
 function newestKept(input: RemovalInput): { version: number; reason: string } | null {
