@@ -3,9 +3,15 @@
  * `lib/formats/` asks here; nothing above names a format.
  *
  * A location is detected once: every format looks (one LIST each, in parallel), and the answer
- * is pinned in `_lakewarden/format` so later runs read one small object instead. A location that
- * looks like two formats at once (a Delta log with Iceberg metadata beside it) is an error that
- * names both, unless the caller says which.
+ * is pinned in `_lakewarden/format` so later reads (resolveFormat) read one small object instead.
+ * A location that looks like two formats at once (a Delta log with Iceberg metadata beside it) is
+ * an error that names both, unless the caller says which, or one format explains the other's
+ * files as its own (Delta UniForm writes Iceberg metadata under `metadata/`).
+ *
+ * What deletes files (findFormat: cleanup, storage, the head writer) re-checks a pin against what
+ * the folder holds now: a pinned format that no longer detects, or a folder that now also looks
+ * like another format the pinned one does not explain, is one error, so nothing is deleted by
+ * rules of a format the table is no longer, or not only.
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
@@ -13,10 +19,18 @@ import { FORMAT_PIN_KEY } from "../model/layout.ts";
 import type { TableFormat } from "./table-format.ts";
 import { AmbiguousFormatError, NotATableError, TableFormatError } from "./errors.ts";
 import { deltaFormat } from "./delta/delta-format.ts";
+import { formatsWrittenAlongside } from "./delta/uniform.ts";
 import { icebergFormat } from "./iceberg/iceberg-format.ts";
 import { lanceFormat } from "./lance/lance-format.ts";
 
 export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat, icebergFormat, deltaFormat];
+
+/**
+ * Formats that write another registered format's files into their own table on purpose, by the
+ * names of the formats they write there now (Delta UniForm: `iceberg`). A registry table until
+ * TableFormat has a member for it.
+ */
+const WRITES_ALONGSIDE: ReadonlyMap<TableFormat, (store: ObjectStore) => Promise<readonly string[]>> = new Map([[deltaFormat, formatsWrittenAlongside]]);
 
 export function formatNames(): string[] {
   return TABLE_FORMATS.map((f) => f.name);
@@ -61,33 +75,64 @@ export interface ResolvedFormat {
 }
 
 /**
- * The table's format: the caller's choice, else the pinned one, else detected. Writes nothing:
- * maintenance pins a detected format once it knows the location is a table's root
- * (`pinFormat`). NotATableError when no format recognises the location; AmbiguousFormatError
- * when more than one does.
+ * The table's format: the caller's choice, else the pinned one re-checked against what the folder
+ * holds now, else detected. Writes nothing: maintenance pins a detected format once it knows the
+ * location is a table's root (`pinFormat`). NotATableError when no format recognises the
+ * location; AmbiguousFormatError when more than one does (and none explains the others), or when
+ * the pinned one no longer does or now has company it does not explain.
  */
 export async function findFormat(store: ObjectStore, options: ResolveFormatOptions = {}): Promise<ResolvedFormat> {
   if (options.name !== undefined) return { format: formatByName(options.name), source: "named" };
-  const pinned = await readPinnedFormat(store);
-  if (pinned !== null) return { format: pinned, source: "pinned" };
-  return { format: await detectFormat(store), source: "detected" };
+  const [pinned, found] = await Promise.all([readPinnedFormat(store), detectedFormats(store)]);
+  if (pinned === null) return { format: await oneFormat(store, found), source: "detected" };
+  const others = found.filter((format) => format !== pinned);
+  const pin = store.uriOf(FORMAT_PIN_KEY);
+  const choose = `say which with --format ${[pinned, ...others].map((f) => f.name).join("|")}, or delete ${FORMAT_PIN_KEY} to detect again`;
+  if (!found.includes(pinned)) {
+    throw (others.length === 0 ? new NotATableError(pin, `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now`) : new AmbiguousFormatError(
+      pin,
+      `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now and looks like ${describe(others)}; ${choose}`,
+    ));
+  }
+  const unexplained = await unexplainedBy(store, pinned, others);
+  if (unexplained.length > 0) throw new AmbiguousFormatError(pin, `pins ${pinned.name}, but the folder now also looks like ${describe(unexplained)}; ${choose}`);
+  return { format: pinned, source: "pinned" };
 }
 
+/** The pinned format, else detected: for reading, where a pin is trusted as it is (one small GET). */
 export async function resolveFormat(store: ObjectStore, options: ResolveFormatOptions = {}): Promise<TableFormat> {
-  return (await findFormat(store, options)).format;
+  if (options.name !== undefined) return formatByName(options.name);
+  return (await readPinnedFormat(store)) ?? (await detectFormat(store));
 }
 
-/** Every format looks at once (one LIST each); exactly one must recognise the location. */
+/** Every format looks at once (one LIST each); exactly one must recognise the location, or explain the others. */
 export async function detectFormat(store: ObjectStore): Promise<TableFormat> {
+  return oneFormat(store, await detectedFormats(store));
+}
+
+async function detectedFormats(store: ObjectStore): Promise<TableFormat[]> {
   const seen = await Promise.all(TABLE_FORMATS.map(async (format) => ((await format.detect(store)) ? format : null)));
-  const found = seen.filter((format): format is TableFormat => format !== null);
+  return seen.filter((format): format is TableFormat => format !== null);
+}
+
+function describe(formats: readonly TableFormat[]): string {
+  return formats.map((f) => `${/^[aeiou]/.test(f.name) ? "an" : "a"} ${f.name} table (${f.versionsPrefix})`).join(" and ");
+}
+
+/** Of `others`, the formats whose files `format` does not write itself. */
+async function unexplainedBy(store: ObjectStore, format: TableFormat, others: readonly TableFormat[]): Promise<TableFormat[]> {
+  if (others.length === 0) return [];
+  const alongside = new Set((await WRITES_ALONGSIDE.get(format)?.(store)) ?? []);
+  return others.filter((other) => !alongside.has(other.name));
+}
+
+async function oneFormat(store: ObjectStore, found: readonly TableFormat[]): Promise<TableFormat> {
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
-    throw new AmbiguousFormatError(
-      store.uri,
-      `looks like ${found.map((f) => `${/^[aeiou]/.test(f.name) ? "an" : "a"} ${f.name} table (${f.versionsPrefix})`).join(" and ")} at once; ` +
-        `say which with --format ${found.map((f) => f.name).join("|")}`,
-    );
+    for (const format of found) {
+      if ((await unexplainedBy(store, format, found.filter((f) => f !== format))).length === 0) return format;
+    }
+    throw new AmbiguousFormatError(store.uri, `looks like ${describe(found)} at once; say which with --format ${found.map((f) => f.name).join("|")}`);
   }
   const expected = TABLE_FORMATS.map((f) => `${f.versionsPrefix} (${f.name})`).join(", ");
   throw new NotATableError(store.uri, `not a table: no version files under ${expected}`);

@@ -6,6 +6,10 @@
  *     under `_delta_log/_sidecars/` named by `sidecar` actions (a classic-named checkpoint of a V2
  *     table may name sidecars too).
  * Returns the actions plus every file read (for the head and for log cleanup's sidecar rule).
+ *
+ * checkpointProblem is the stricter proof log cleanup asks before a checkpoint becomes the one
+ * every kept version replays from: the reader above falls back to an older checkpoint when one
+ * cannot be used, but once the commits below it are deleted there is nothing to fall back to.
  */
 import { CorruptFileError } from "../errors.ts";
 import { NotFoundError } from "../../store/errors.ts";
@@ -13,10 +17,11 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit } from "./actions.ts";
 import type { DeltaAction, SidecarAction } from "./actions.ts";
+import { jsonLinesProblem, parquetProblem, sizeProblem } from "./file-proof.ts";
 import type { CheckpointFiles } from "./log-listing.ts";
 import { cachedActions } from "./log-cache.ts";
 import { sidecarKey } from "./log-names.ts";
-import { readParquetActions } from "./parquet-actions.ts";
+import { parquetActions, readParquetActions } from "./parquet-actions.ts";
 import { decodeDeltaPath } from "./paths.ts";
 
 /** A checkpoint that cannot be used (incomplete, unreadable, a sidecar missing): a reader may fall back to an older one. */
@@ -73,4 +78,63 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
   const actions = own.filter((a) => !("sidecar" in a));
   for (const list of fromSidecars) actions.push(...list.filter((a) => "add" in a || "remove" in a));
   return { version: checkpoint.version, actions, files: checkpoint.files.map((f) => f.key), sidecars };
+}
+
+/**
+ * Why `checkpoint` cannot be the checkpoint kept versions replay from, or null when it can: it
+ * is complete (every part its names announce is listed), every part exists and decodes whole
+ * (every page of a Parquet part, every line of a JSON one), the parts together hold the protocol
+ * and metaData, and every sidecar it names exists, has the size the checkpoint records and
+ * decodes whole. Reads each file once; the problem names the file. (`_last_checkpoint`'s size
+ * fields are not compared: writers fill them differently, and it is only a hint.)
+ */
+export async function checkpointProblem(store: ObjectStore, checkpoint: CheckpointFiles): Promise<string | null> {
+  // The part count is in every part's name; the listing marks a set with a part absent incomplete.
+  if (!checkpoint.complete) return checkpoint.problem ?? "a part is missing";
+  const actions: DeltaAction[] = [];
+  for (const file of checkpoint.files) {
+    const read = await wholeActions(store, file.key, file.key.endsWith(".json") ? "json" : "parquet");
+    if (typeof read === "string") return read;
+    actions.push(...read);
+  }
+  if (!actions.some((a) => "protocol" in a)) return `${checkpoint.files[0]!.key} holds no protocol action: truncated or damaged`;
+  if (!actions.some((a) => "metaData" in a)) return `${checkpoint.files[0]!.key} holds no metaData action: truncated or damaged`;
+  for (const action of actions) {
+    if (!("sidecar" in action)) continue;
+    const decoded = decodeDeltaPath(action.sidecar.path);
+    if (decoded.kind !== "relative") return `sidecar path "${action.sidecar.path}" is not a relative path under _delta_log/_sidecars/`;
+    const recorded = typeof action.sidecar.sizeInBytes === "number" ? action.sidecar.sizeInBytes : null;
+    const read = await wholeActions(store, sidecarKey(decoded.path), "parquet", recorded);
+    if (typeof read === "string") return `sidecar ${read}`;
+  }
+  return null;
+}
+
+/** One checkpoint file's actions, read and proven whole; or the problem, naming the file. */
+async function wholeActions(store: ObjectStore, key: string, kind: "json" | "parquet", recordedSize: number | null = null): Promise<DeltaAction[] | string> {
+  let body: Uint8Array;
+  try {
+    body = (await store.get(key)).body;
+  } catch (error) {
+    if (error instanceof NotFoundError) return `${key} does not exist`;
+    throw error;
+  }
+  const read = await provenActions(store.uriOf(key), body, kind, recordedSize);
+  return typeof read === "string" ? `${key}: ${read}` : read;
+}
+
+/**
+ * The actions in one log file's bytes (a checkpoint part, a sidecar, a commit), proven whole
+ * first (file-proof.ts); or the problem in a few words. `recordedSize`: the size the log records.
+ */
+export async function provenActions(uri: string, body: Uint8Array, kind: "json" | "parquet", recordedSize: number | null = null): Promise<DeltaAction[] | string> {
+  if (recordedSize !== null && body.byteLength !== recordedSize) return sizeProblem(body.byteLength, recordedSize);
+  const problem = kind === "json" ? jsonLinesProblem(body) : await parquetProblem(body);
+  if (problem) return problem;
+  try {
+    return kind === "json" ? parseCommit(body, uri) : await parquetActions(body, uri);
+  } catch (error) {
+    if (error instanceof CorruptFileError) return error.message.startsWith(`${uri}: `) ? error.message.slice(uri.length + 2) : error.message;
+    throw error;
+  }
 }

@@ -45,6 +45,7 @@ import { latestCommitVersion, listLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
 import { resolveDeltaPath } from "./paths.ts";
+import { proveDeltaFile } from "./prove-file.ts";
 import { planDeltaRemoval } from "./removal.ts";
 import { assertCleanable } from "./protocol.ts";
 import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
@@ -335,6 +336,7 @@ export const deltaFormat: TableFormat = {
   readRefs: async () => NO_REFS,
   declaredRetention,
   planRemoval: planDeltaRemoval,
+  proveFile: proveDeltaFile,
   classify,
   readDataFileFooter: readParquetFooter,
 };

@@ -6,7 +6,9 @@
  *      files' modification times made strictly increasing (Spark's rule: a commit not newer than
  *      its predecessor counts as predecessor + 1 ms); cutoffCommit = newest commit not newer
  *      than the cutoff;
- *   3. the kept checkpoint = newest complete checkpoint at or below cutoffCommit; none → nothing;
+ *   3. the kept checkpoint = newest complete checkpoint at or below cutoffCommit that is not
+ *      known to be unusable (a part or sidecar missing or not decoding whole: the caller proves
+ *      it, cleanup.ts); none → nothing. Every unusable one passed over is said, with why;
  *   4. delete commits, checkpoints (any shape, complete or not) and `.crc` files of versions
  *      below it, and compaction files starting at or below it; commits go first;
  *   5. sidecars: delete those no remaining checkpoint names and older than midnight UTC of
@@ -43,6 +45,8 @@ export interface LogCleanupInput {
    * readable (lakewarden's retain count, reader pins, the latest version when the run started).
    */
   newestKept?: { version: number; reason: string };
+  /** Checkpoint versions proven unusable, with why: never the kept checkpoint. */
+  unusableCheckpoints?: ReadonlyMap<number, string>;
 }
 
 export interface LogDeletion {
@@ -63,6 +67,8 @@ export interface LogCleanupPlan {
   notes: string[];
   /** Checkpoints below V kept by checkpointProtection. */
   protectedCheckpoints: number[];
+  /** Unusable checkpoints at or below the cutoff commit that the kept checkpoint passed over, with why (also in `notes`). */
+  passedOver: { version: number; reason: string }[];
 }
 
 export function midnightUtc(time: number): Date {
@@ -84,7 +90,7 @@ export function monotonicCommitTimes(commits: ReadonlyMap<number, ObjectInfo>): 
 
 export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
   const cutoff = midnightUtc(input.now.getTime() - input.logRetentionMs);
-  const plan: LogCleanupPlan = { cutoff, cutoffCommit: null, keptCheckpoint: null, deletions: [], notes: [], protectedCheckpoints: [] };
+  const plan: LogCleanupPlan = { cutoff, cutoffCommit: null, keptCheckpoint: null, deletions: [], notes: [], protectedCheckpoints: [], passedOver: [] };
   if (!input.expiredLogCleanup) {
     plan.notes.push("delta.enableExpiredLogCleanup is false: no log cleanup");
     return plan;
@@ -100,9 +106,18 @@ export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
     plan.notes.push(`the kept checkpoint is at or below version ${cap.version}: ${cap.reason}`);
     plan.cutoffCommit = cap.version;
   }
-  const checkpoint = input.listing.checkpoints.filter((c) => c.complete && c.version <= plan.cutoffCommit!).map((c) => c.version).sort((a, b) => b - a)[0];
+  const unusable = input.unusableCheckpoints ?? new Map<number, string>();
+  const complete = [...new Set(input.listing.checkpoints.filter((c) => c.complete && c.version <= plan.cutoffCommit!).map((c) => c.version))].sort((a, b) => b - a);
+  const checkpoint = complete.find((v) => !unusable.has(v));
+  const outcome = checkpoint === undefined ? "no older checkpoint can be used: no log cleanup" : `log cleanup keeps checkpoint ${checkpoint} and every commit after it`;
+  for (const version of complete) {
+    if (version === checkpoint) break;
+    const reason = `checkpoint ${version} cannot be used: ${unusable.get(version)}; ${outcome}`;
+    plan.passedOver.push({ version, reason });
+    plan.notes.push(reason);
+  }
   if (checkpoint === undefined) {
-    plan.notes.push(`no complete checkpoint at or below version ${plan.cutoffCommit}: no log cleanup`);
+    if (complete.length === 0) plan.notes.push(`no complete checkpoint at or below version ${plan.cutoffCommit}: no log cleanup`);
     return plan;
   }
   // The kept checkpoint must be readable from its own commit onwards: its commit must exist.

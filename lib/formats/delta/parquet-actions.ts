@@ -11,8 +11,11 @@ import type { DeltaAction } from "./actions.ts";
 const ACTION_COLUMNS = new Set(["add", "remove", "metaData", "protocol", "txn", "domainMetadata", "checkpointMetadata", "sidecar"]);
 
 export async function readParquetActions(store: ObjectStore, key: string): Promise<DeltaAction[]> {
-  const uri = store.uriOf(key);
-  const { body } = await store.get(key);
+  return parquetActions((await store.get(key)).body, store.uriOf(key));
+}
+
+/** The actions in a Parquet checkpoint or sidecar's bytes (`uri` names it in errors). */
+export async function parquetActions(body: Uint8Array, uri: string): Promise<DeltaAction[]> {
   // Loaded here, not with the module: a process that never reads a Delta checkpoint need not hold them.
   const [{ parquetMetadata, parquetReadObjects }, { compressors }] = await Promise.all([import("hyparquet"), import("hyparquet-compressors")]);
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;

@@ -12,24 +12,39 @@
  *   - the kept checkpoint is at or below the latest version when the run started, the oldest of
  *     the newest `retainVersions` versions and every pinned version, so those stay readable;
  *   - files those versions (and every version committed since the run started) name are never
- *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them.
+ *     VACUUM candidates, even where a writer's tombstone times would let VACUUM take them, and
+ *     that includes the change data each one's own commit wrote (a change-feed read needs it);
+ *   - the kept checkpoint decodes whole, or log cleanup keeps an older one (cleanup.ts), and the
+ *     checkpoint the latest version replays from decodes whole, or nothing is deleted: VACUUM's
+ *     protected set comes from it; so do the latest version's deletion vectors.
  */
+import { NotFoundError } from "../../store/errors.ts";
+import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { objectExists } from "../../store/object-exists.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
-import { planDeltaLogCleanup, planDeltaVacuum } from "./cleanup.ts";
+import { planDeltaLogCleanup, planDeltaVacuum, proveCheckpoint } from "./cleanup.ts";
+import type { CheckpointProofs } from "./cleanup.ts";
+import { deletionVectorProblem } from "./file-proof.ts";
 import type { LogCleanupPlan, LogDeletion } from "./log-cleanup.ts";
 import { sortLog } from "./log-listing.ts";
+import type { LogListing } from "./log-listing.ts";
 import { SIDECARS_PREFIX } from "./log-names.ts";
 import { assertCleanable } from "./protocol.ts";
 import { loadSnapshot } from "./snapshot.ts";
+import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties, DELETED_FILE_RETENTION, LOG_RETENTION } from "./table-properties.ts";
 
 /** Roles of the log files a kept version replays from. */
 const LOG_ROLES: ReadonlySet<FileRole> = new Set(["commit", "checkpoint", "statistics", "sidecar"]);
-/** Roles of the data a readable version needs. */
-const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
+/**
+ * Roles of the data a readable version needs: its live files, their deletion vectors, and the
+ * change data its own commit wrote (a change-feed read of the version reads it).
+ */
+const DATA_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete", "change-data"]);
+/** Of those, what a snapshot read needs: change data a Delta VACUUM already took leaves the version readable. */
+const SNAPSHOT_ROLES: ReadonlySet<FileRole> = new Set(["data", "delete"]);
 
 const ROLE_OF: Record<LogDeletion["kind"], FileRole> = { commit: "commit", crc: "statistics", checkpoint: "checkpoint", compaction: "commit", sidecar: "sidecar" };
 
@@ -42,12 +57,15 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   const options = { now: input.now, protectBefore: input.policy.protectBefore ?? 0 };
   const cap = newestKept(input);
 
+  const logListing = sortLog(input.listing);
+  const checkpointProofs: CheckpointProofs = new Map();
+  await assertLatestCheckpointWhole(store, snapshot, logListing, checkpointProofs);
   const log = await planDeltaLogCleanup(
     store,
     snapshot,
     { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
-    { ...options, ...(cap ? { newestKept: cap } : {}) },
-    sortLog(input.listing),
+    { ...options, checkpointProofs, ...(cap ? { newestKept: cap } : {}) },
+    logListing,
     input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
   );
   const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: Math.max(properties.deletedFileRetentionMs, input.policy.safetyWindowMs) });
@@ -61,6 +79,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   }
 
   await assertCurrentFilesExist(store, input);
+  await assertCurrentDeletionVectorsWhole(store, input);
 
   const removedCommits = new Map<number, LogDeletion>();
   for (const deletion of log.deletions) if (deletion.kind === "commit") removedCommits.set(deletion.version, deletion);
@@ -77,16 +96,20 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   }
 
   const kept = new Map<number, FileReference[]>();
+  const listed = new Set(input.listing.map((object) => object.key));
   for (const { file, references } of input.versions) {
     if (removedCommits.has(file.version)) continue;
-    const roles = readable.has(file.version) ? (role: FileRole) => LOG_ROLES.has(role) || DATA_ROLES.has(role) : (role: FileRole) => LOG_ROLES.has(role);
-    kept.set(file.version, references.filter((reference) => roles(reference.role)));
+    const keeps = readable.has(file.version)
+      ? // Change data gone before this run (a Delta VACUUM took it) is not this run's to prove or find again.
+        (reference: FileReference) => LOG_ROLES.has(reference.role) || SNAPSHOT_ROLES.has(reference.role) || (reference.role === "change-data" && listed.has(reference.path))
+      : (reference: FileReference) => LOG_ROLES.has(reference.role);
+    kept.set(file.version, references.filter(keeps));
   }
   const fromTable = (key: string, declared: string | undefined): string => (declared ? `table property ${key}` : `${key}'s default (not set on the table)`);
   return {
     decisions,
     files,
-    reported: vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` })),
+    reported: [...passedOverFiles(logListing, log), ...vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` }))],
     kept,
     protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log),
     applied: {
@@ -94,6 +117,24 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
       safetyWindowMs: { value: properties.deletedFileRetentionMs, source: `Delta VACUUM: ${fromTable(DELETED_FILE_RETENTION, properties.declared.deletedFileRetentionMs)}` },
     },
   };
+}
+
+/**
+ * Fail closed: the checkpoint the latest version replays from decodes whole. The reader reads
+ * only the action columns and checks no page checksum, so a damaged checkpoint can replay to
+ * wrong live files, and VACUUM would take the files the version really names as orphans.
+ */
+async function assertLatestCheckpointWhole(store: ObjectStore, snapshot: DeltaSnapshot, listing: LogListing, proofs: CheckpointProofs): Promise<void> {
+  const used = snapshot.checkpoint;
+  if (!used) return;
+  const keys = used.files.join("\u0000");
+  const checkpoint = listing.checkpoints.find((c) => c.version === used.version && c.files.map((f) => f.key).join("\u0000") === keys);
+  // Not in this run's listing (rewritten since): the proof stage asks for it by name.
+  if (!checkpoint) return;
+  const problem = await proveCheckpoint(store, checkpoint, proofs);
+  if (problem !== null) {
+    throw new TableFormatError(store.uri, `the latest version (${snapshot.version}) replays from checkpoint ${used.version}, which cannot be used: ${problem}; nothing deleted`);
+  }
 }
 
 /**
@@ -108,12 +149,40 @@ async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput):
   for (const { file, references } of input.versions) {
     if (file.version < input.latestAtStart) continue;
     for (const reference of references) {
-      if (!DATA_ROLES.has(reference.role) || listed.has(reference.path)) continue;
+      if (!SNAPSHOT_ROLES.has(reference.role) || listed.has(reference.path)) continue;
       if (await objectExists(store, reference.path)) continue;
       throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
     }
   }
 }
+
+/**
+ * Fail closed: every deletion-vector file the current version names is whole (every entry's
+ * magic and CRC-32). A damaged one changes which rows the version holds, while the proof stage
+ * reads no file an older version shares; and VACUUM would take the older deletion vectors that
+ * still describe those rows. Deletion-vector files are few and small beside the data.
+ */
+async function assertCurrentDeletionVectorsWhole(store: ObjectStore, input: RemovalInput): Promise<void> {
+  const firstNamedBy = new Map<string, number>();
+  for (const { file, references } of input.versions) {
+    if (file.version < input.latestAtStart) continue;
+    for (const reference of references) if (reference.role === "delete" && !firstNamedBy.has(reference.path)) firstNamedBy.set(reference.path, file.version);
+  }
+  const problems = await mapConcurrent([...firstNamedBy.keys()], CONCURRENCY, async (key) => {
+    try {
+      return deletionVectorProblem((await store.get(key)).body);
+    } catch (error) {
+      if (error instanceof NotFoundError) return "does not exist";
+      throw error;
+    }
+  });
+  const at = problems.findIndex((problem) => problem !== null);
+  if (at === -1) return;
+  const key = [...firstNamedBy.keys()][at]!;
+  throw new TableFormatError(store.uri, `version ${firstNamedBy.get(key)} reads its deleted rows from "${key}", which cannot be used: ${problems[at]}; nothing deleted`);
+}
+
+const CONCURRENCY = 8;
 
 /** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */
 function newestKept(input: RemovalInput): { version: number; reason: string } | null {
@@ -136,6 +205,17 @@ function mustStayReadable(input: RemovalInput): Set<number> {
   for (const { file } of atStart.slice(-input.policy.retainVersions)) out.add(file.version);
   for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
   return out;
+}
+
+/** The files of checkpoints log cleanup could not use, kept and reported with why (the report's "kept and reported"). */
+function passedOverFiles(listing: LogListing, log: LogCleanupPlan): RemovalFile[] {
+  const files: RemovalFile[] = [];
+  for (const { version, reason } of log.passedOver) {
+    for (const checkpoint of listing.checkpoints) {
+      if (checkpoint.version === version) for (const file of checkpoint.files) files.push({ key: file.key, role: "checkpoint", reason });
+    }
+  }
+  return files;
 }
 
 function keptReason(log: LogCleanupPlan): string {

@@ -4,7 +4,8 @@
  * snapshot and a listing of the table root:
  *   - never anything under `_delta_log/` (nor lakewarden's `_lakewarden/`: hidden);
  *   - never a hidden path: a path component starting with `_` or `.`, except `_delta_index*`,
- *     `_change_data*` and `<partitionColumn>=…` (partition folders may start with `_`);
+ *     `_change_data*` and `<partitionColumn>=…` (partition folders may start with `_`); and a
+ *     component `metadata` while UniForm Iceberg is on (its Iceberg metadata, uniform.ts);
  *   - protected: every live add, every tombstone not yet expired (deletionTimestamp >= cutoff,
  *     a missing one counting as 0), and the deletion-vector files of both;
  *   - a candidate is any other listed file whose modification time is before the cutoff
@@ -16,12 +17,15 @@ import type { ObjectInfo } from "../../store/object-store.ts";
 import type { AddAction, DeletionVectorDescriptor, RemoveAction } from "./actions.ts";
 import { deletionVectorKey } from "./head-state.ts";
 import { LOG_PREFIX } from "./log-names.ts";
+import { ICEBERG_METADATA_COMPONENT } from "./uniform.ts";
 import type { ResolvedDeltaPath } from "./paths.ts";
 
 export interface VacuumInput {
   adds: readonly AddAction[];
   tombstones: readonly RemoveAction[];
   partitionColumns: readonly string[];
+  /** UniForm Iceberg is on: `metadata` components are hidden too. */
+  hideIcebergMetadata?: boolean;
   /** Every object under the table root. */
   files: readonly ObjectInfo[];
   now: Date;
@@ -50,16 +54,17 @@ export interface VacuumPlan {
 }
 
 /** Delta's hidden-name rule for one path component (Spark DeltaTableUtils.isHiddenDirectory). */
-export function isHiddenComponent(name: string, partitionColumns: readonly string[]): boolean {
+export function isHiddenComponent(name: string, partitionColumns: readonly string[], hideIcebergMetadata = false): boolean {
+  if (hideIcebergMetadata && name === ICEBERG_METADATA_COMPONENT) return true;
   if (!(name.startsWith("_") || name.startsWith("."))) return false;
   if (name.startsWith("_delta_index") || name.startsWith("_change_data")) return false;
   return !partitionColumns.some((column) => name.startsWith(`${column}=`));
 }
 
 /** True when VACUUM never looks at `key`: the log, or any hidden component. */
-export function isHiddenFromVacuum(key: string, partitionColumns: readonly string[]): boolean {
+export function isHiddenFromVacuum(key: string, partitionColumns: readonly string[], hideIcebergMetadata = false): boolean {
   if (key.startsWith(LOG_PREFIX)) return true;
-  return key.split("/").some((component) => isHiddenComponent(component, partitionColumns));
+  return key.split("/").some((component) => isHiddenComponent(component, partitionColumns, hideIcebergMetadata));
 }
 
 export function planVacuum(input: VacuumInput): VacuumPlan {
@@ -94,7 +99,7 @@ export function planVacuum(input: VacuumInput): VacuumPlan {
   const candidates: VacuumCandidate[] = [];
   const young: VacuumCandidate[] = [];
   for (const file of input.files) {
-    if (isHiddenFromVacuum(file.key, input.partitionColumns)) continue;
+    if (isHiddenFromVacuum(file.key, input.partitionColumns, input.hideIcebergMetadata)) continue;
     if (protectedKeys.has(file.key)) continue;
     if (file.lastModified.getTime() >= cutoff.getTime()) {
       young.push({

@@ -231,3 +231,21 @@ export async function oracleIctEnabled(tableDir: string): Promise<boolean> {
     return result[0]?.feature === true && result[0]?.property === "true";
   });
 }
+
+/** The change-data files (URL-decoded paths) the `cdc` actions of commit `version` name. */
+export async function oracleChangeDataFiles(tableDir: string, version: number): Promise<string[]> {
+  const commit = `${tableDir}/_delta_log/${String(version).padStart(20, "0")}.json`;
+  return withConnection(async (c) => {
+    const result = await rows(c, `SELECT url_decode(json_extract_string(json, '$.cdc.path')) AS path FROM read_ndjson_objects(${sqlString(commit)}) WHERE json_extract(json, '$.cdc') IS NOT NULL ORDER BY path`);
+    return result.map((r) => r.path as string);
+  });
+}
+
+/** The rows in Parquet files, read whole by DuckDB (throws on a file it cannot read). */
+export async function oracleParquetRows(paths: readonly string[]): Promise<number> {
+  if (paths.length === 0) return 0;
+  return withConnection(async (c) => {
+    const result = await rows(c, `SELECT count(*)::BIGINT AS n FROM read_parquet([${paths.map(sqlString).join(", ")}], union_by_name = true)`);
+    return Number(result[0]!.n);
+  });
+}

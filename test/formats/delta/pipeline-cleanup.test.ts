@@ -17,7 +17,7 @@ import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import { measureStorage } from "../../../lib/storage/storage.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyFixture } from "../../support/fixtures.ts";
-import { oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
+import { oracleChangeDataFiles, oracleCommits, oracleLiveFiles } from "./duckdb-oracle.ts";
 import type { OracleLiveFile } from "./duckdb-oracle.ts";
 import { appendCommit, latestProtocolAndMetadata, listKeys, setAllTimes, setLogTimes } from "./log-surgery.ts";
 import { dvKeysOf, vacuumAllExpired } from "./vacuum-rules.ts";
@@ -109,8 +109,9 @@ describe("Delta cleanup through the pipeline: VACUUM", () => {
       const log = await logBytes(dir);
       const keys = await listKeys(dir);
       // Rules: every tombstone in these tables is long expired, so VACUUM keeps only the live
-      // files of the latest version, their DV files, the log and hidden paths.
-      const expected = await vacuumAllExpired(dir, before.get(latest)!);
+      // files of the latest version, their DV files, the log and hidden paths; lakewarden keeps
+      // the change data the latest commit wrote too (the retained version's change feed).
+      const expected = await vacuumAllExpired(dir, before.get(latest)!, await oracleChangeDataFiles(dir, latest));
 
       const run = await cli("cleanup", dir, "--json");
       expect(run.stderr).toBe("");
