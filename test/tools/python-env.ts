@@ -55,7 +55,9 @@ export function ensurePythonTools(log: (line: string) => void = () => {}): strin
   rmSync(venvDir, { recursive: true, force: true });
   log(`installing test/tools/requirements.lock into ${venvDir} with ${python3}`);
   execFileSync(uv, ["venv", "--quiet", "--python", python3, venvDir], { stdio: "inherit", env: uvEnv() });
-  execFileSync(uv, ["pip", "install", "--quiet", "--python", python, "--require-hashes", "--no-deps", "-r", lockFile], { stdio: "inherit", env: uvEnv() });
+  // Bytecode now: the environment sets PYTHONDONTWRITEBYTECODE, so without it every moto_server
+  // start compiles moto from source (4.5 s to listen instead of 1.2 s), in every test file.
+  execFileSync(uv, ["pip", "install", "--quiet", "--compile-bytecode", "--python", python, "--require-hashes", "--no-deps", "-r", lockFile], { stdio: "inherit", env: uvEnv() });
   writeFileSync(stampFile, `${hash}\n`);
   return python;
 }
