@@ -1,4 +1,4 @@
-/** Writes test/tools/requirements.lock from requirements.txt (run it after changing requirements.txt; commit both). */
+/** `npm run tools:lock`: writes test/tools/requirements.lock from requirements.txt (run it after changing requirements.txt; commit both). */
 import { lockPythonTools } from "./python-env.ts";
 
 try {

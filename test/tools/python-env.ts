@@ -25,9 +25,14 @@ const uvStampFile = join(uvDir, "lakewarden-uv.sha256");
 /** The oldest Python the lock is resolved for (lock-python.ts) and the tests accept. */
 export const MIN_PYTHON = "3.10";
 /** The lock's first line names the requirements.txt it was made from. */
-const LOCK_SOURCE_PREFIX = "# made from requirements.txt sha256 ";
+const LOCK_SOURCE_PREFIX = "# made from the requirements.txt pins of sha256 ";
 
 const sha256 = (file: string): string => createHash("sha256").update(readFileSync(file)).digest("hex");
+/** The requirements without comments, blank lines or their order: a reworded comment leaves the lock current. */
+function requirementsDigest(): string {
+  const pins = readFileSync(requirementsFile, "utf8").split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean).sort();
+  return createHash("sha256").update(pins.join("\n")).digest("hex");
+}
 const stampMatches = (stamp: string, hash: string): boolean => existsSync(stamp) && readFileSync(stamp, "utf8").trim() === hash;
 
 /** The venv's python, or an error saying in one line how to make it. */
@@ -81,9 +86,9 @@ export function lockPythonTools(log: (line: string) => void = () => {}): void {
   const compile = (input: string): string =>
     execFileSync(uv, ["pip", "compile", "--quiet", "--generate-hashes", "--universal", "--python-version", MIN_PYTHON, "--no-header", input], { encoding: "utf8", env: uvEnv() });
   const header = [
-    `${LOCK_SOURCE_PREFIX}${sha256(requirementsFile)}`,
-    "# Written by `node test/tools/lock-python.ts` from requirements.txt: every package the tools need,",
-    "# pinned with its hashes. Do not edit by hand; change requirements.txt and run it again.",
+    `${LOCK_SOURCE_PREFIX}${requirementsDigest()}`,
+    "# Written by `npm run tools:lock` (test/tools/lock-python.ts) from requirements.txt: every package",
+    "# the tools need, pinned with its hashes. Do not edit by hand: change requirements.txt, run it again.",
   ];
   writeFileSync(lockFile, `${header.join("\n")}\n${compile(requirementsFile)}`);
   log(`wrote ${lockFile}`);
@@ -91,8 +96,8 @@ export function lockPythonTools(log: (line: string) => void = () => {}): void {
 
 function assertLockCurrent(): void {
   const firstLine = readFileSync(lockFile, "utf8").split("\n", 1)[0] ?? "";
-  if (firstLine !== `${LOCK_SOURCE_PREFIX}${sha256(requirementsFile)}`) {
-    throw new Error("test/tools/requirements.lock was not made from the current test/tools/requirements.txt: run `node test/tools/lock-python.ts` and commit both");
+  if (firstLine !== `${LOCK_SOURCE_PREFIX}${requirementsDigest()}`) {
+    throw new Error("test/tools/requirements.lock was not made from the current test/tools/requirements.txt: run `npm run tools:lock` and commit both");
   }
 }
 
