@@ -138,6 +138,10 @@ function spawnMotoServer(): Promise<{ child: ChildProcess; port: number }> {
   // No AWS settings of the developer's leak in; moto needs none to serve.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" };
   const child = spawn(bin, ["-H", "127.0.0.1", "-p", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  // A test process that ends without its afterAll (an error, a timeout) takes its server with it.
+  const killOnExit = (): void => void child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
   return new Promise((resolve, reject) => {
     let output = "";
     let settled = false;
