@@ -1,6 +1,6 @@
 /**
- * The Glue Data Catalog lookup: the real AWS SDK (GlueClient, GetTable) against a local server
- * that answers in Glue's documented shapes (test/support/glue-server.ts), and the registry's
+ * The Glue Data Catalog lookup: the real AWS SDK (GlueClient, GetTable) against moto's Glue
+ * (behind test/support/glue-server.ts's recording pass-through), and the registry's
  * reading of the entry (lib/formats/catalog.ts): which format, which pointer, and the refusals.
  */
 import { GlueClient } from "@aws-sdk/client-glue";
@@ -11,15 +11,18 @@ import { CatalogTableError } from "../../lib/formats/errors.ts";
 import { icebergFormat } from "../../lib/formats/iceberg/iceberg-format.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 
 const ROOT = "s3://lake/warehouse/orders";
 const CURRENT = `${ROOT}/metadata/00003-6f0e3c1a-2b4d-4c5e-9f70-8a1b2c3d4e5f.metadata.json`;
+let moto: MotoHandle;
 let glue: GlueServer;
 let client: GlueClient;
 let catalog: GlueCatalog;
 
 beforeAll(async () => {
-  glue = await startGlueServer();
+  moto = await startMotoServer();
+  glue = await startGlueServer(moto);
   client = new GlueClient({ ...glue.clientConfig, maxAttempts: 1 });
   catalog = new GlueCatalog({ client });
 });
@@ -27,11 +30,12 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.destroy();
   await glue?.stop();
+  await moto?.stop();
 });
 
 describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
   it("returns the entry's parameters and type, asking GetTable signed for glue with the database, the table and the catalog", async () => {
-    glue.setTable("sales", "orders", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT }, location: ROOT });
+    await glue.setTable("sales", "orders", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT }, location: ROOT });
     const before = glue.requests.length;
     const entry = await catalog.table({ database: "sales", table: "orders" });
     expect(entry).toEqual({ label: 'Glue table "orders" in database "sales"', tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
@@ -43,9 +47,9 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
   });
 
   it("asks again on every call: a pointer the catalog moved is seen at once", async () => {
-    glue.setTable("sales", "moving", { parameters: { table_type: "ICEBERG", metadata_location: `${ROOT}/metadata/00001-a.metadata.json` } });
+    await glue.setTable("sales", "moving", { parameters: { table_type: "ICEBERG", metadata_location: `${ROOT}/metadata/00001-a.metadata.json` } });
     expect((await catalog.table({ database: "sales", table: "moving" })).parameters.metadata_location).toBe(`${ROOT}/metadata/00001-a.metadata.json`);
-    glue.setTable("sales", "moving", { parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
+    await glue.setTable("sales", "moving", { parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
     expect((await catalog.table({ database: "sales", table: "moving" })).parameters.metadata_location).toBe(CURRENT);
   });
 
@@ -57,7 +61,7 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
   });
 
   it("AccessDeniedException: one line naming the table, the database and the permission needed", async () => {
-    glue.setTable("sales", "secret", { parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
+    await glue.setTable("sales", "secret", { parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
     glue.failTable("sales", "secret", "AccessDeniedException");
     const error = await catalog.table({ database: "sales", table: "secret" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GlueLookupError);

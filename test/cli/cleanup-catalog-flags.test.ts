@@ -1,6 +1,6 @@
 /**
  * `cleanup --glue-table` (the current metadata read from an AWS Glue entry, through the real SDK
- * pointed at a local Glue-speaking server by AWS_ENDPOINT_URL_GLUE) and `cleanup --min-work`
+ * pointed at moto's Glue by AWS_ENDPOINT_URL_GLUE) and `cleanup --min-work`
  * (RunCleanupOptions.minWorkPerRun), on copies of the athena-example fixture, whose metadata
  * files are catalog-named.
  */
@@ -14,21 +14,25 @@ import { runCli } from "../../lib/cli/run-cli.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
 import type { CleanupReport } from "../../lib/maintenance/report.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles } from "../support/iceberg-fixtures.ts";
 
 const CURRENT = "00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json";
 const STRAYS = ["data/sNoYhg/stray-orphan.parquet", "metadata/stray-m0.avro"];
+let moto: MotoHandle;
 let glue: GlueServer;
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
-  glue = await startGlueServer();
+  moto = await startMotoServer();
+  glue = await startGlueServer(moto);
   Object.assign(process.env, { AWS_ENDPOINT_URL_GLUE: glue.endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" });
 });
 
 afterAll(async () => {
   process.env = savedEnv;
   await glue?.stop();
+  await moto?.stop();
 });
 
 async function cli(...argv: string[]) {
@@ -56,7 +60,7 @@ const tableFiles = async (dir: string) => (await listFiles(dir)).filter((k) => !
 describe("cleanup --glue-table", () => {
   it("cleans at the metadata file the Glue entry names now, as --metadata-location would", async () => {
     const { dir, unaccepted } = await athena();
-    glue.setTable("sales", "athena_cli", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
+    await glue.setTable("sales", "athena_cli", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
     const live = await icebirdLiveFiles(dir, CURRENT);
     const before = await tableFiles(dir);
     const asked = glue.requests.length;
@@ -71,7 +75,7 @@ describe("cleanup --glue-table", () => {
 
   it("storage takes it too: the plan it measures is the catalog's", async () => {
     const { dir } = await athena();
-    glue.setTable("sales", "athena_storage", { parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
+    await glue.setTable("sales", "athena_storage", { parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
     const refused = await cli("storage", dir, "--json");
     expect(refused.code).toBe(1);
     const run = await cli("storage", dir, "--glue-table", "sales.athena_storage", "--json");
@@ -82,8 +86,8 @@ describe("cleanup --glue-table", () => {
   it("refuses in one line, the table untouched: a missing entry, a non-Iceberg entry, a pointer elsewhere; bad flags are usage errors", async () => {
     const { dir } = await athena();
     const before = await tableFiles(dir);
-    glue.setTable("sales", "hive_cli", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
-    glue.setTable("sales", "elsewhere_cli", { parameters: { table_type: "ICEBERG", metadata_location: `s3://lake/warehouse/orders/metadata/${CURRENT}` } });
+    await glue.setTable("sales", "hive_cli", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
+    await glue.setTable("sales", "elsewhere_cli", { parameters: { table_type: "ICEBERG", metadata_location: `s3://lake/warehouse/orders/metadata/${CURRENT}` } });
     for (const [name, said] of [
       ["sales.missing_cli", 'Glue table "missing_cli" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException'],
       ["sales.hive_cli", 'Glue table "hive_cli" in database "sales": is not a table lakewarden reads through a catalog (iceberg: has no table_type parameter'],
@@ -95,7 +99,7 @@ describe("cleanup --glue-table", () => {
       expect(run.stderr, name).toContain(said);
       expect(await tableFiles(dir)).toEqual(before);
     }
-    glue.setTable("sales", "here_cli", { parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
+    await glue.setTable("sales", "here_cli", { parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
     for (const [args, said] of [
       [["--glue-table", "orders"], 'lakewarden: --glue-table "orders": expected database.table'],
       [["--glue-table", "sales.here_cli", "--metadata-location", `metadata/${CURRENT}`], "lakewarden: --glue-table and --metadata-location both name the current metadata: give one"],

@@ -1,6 +1,6 @@
 /**
  * `head write --glue-table` and `head show --glue-table`: the head of the metadata file an AWS
- * Glue entry names (read through the real SDK pointed at a local Glue-speaking server by
+ * Glue entry names (read through the real SDK pointed at moto's Glue by
  * AWS_ENDPOINT_URL_GLUE), on a copy of the athena-example fixture with two commits appended and
  * named as a catalog writer names them; the newest of them is one the catalog has not taken.
  */
@@ -14,19 +14,23 @@ import { readStoredHead } from "../../lib/head/stored-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { appendCatalogCommits, athenaCatalogFiles } from "../support/catalog-commits.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, listFiles } from "../support/iceberg-fixtures.ts";
 
+let moto: MotoHandle;
 let glue: GlueServer;
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
-  glue = await startGlueServer();
+  moto = await startMotoServer();
+  glue = await startGlueServer(moto);
   Object.assign(process.env, { AWS_ENDPOINT_URL_GLUE: glue.endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" });
 });
 
 afterAll(async () => {
   process.env = savedEnv;
   await glue?.stop();
+  await moto?.stop();
 });
 
 async function cli(...argv: string[]) {
@@ -54,7 +58,7 @@ async function storedHead(dir: string): Promise<{ key: string; raw: Buffer } | n
 describe("head write --glue-table", () => {
   it("writes the head of the file the Glue entry names, not the newest file, and follows the entry when it moves", async () => {
     const { dir, files, point } = await table();
-    point(files.SECOND);
+    await point(files.SECOND);
     const asked = glue.requests.length;
     const write = await cli("head", "write", dir, "--glue-table", "Sales.Head_CLI", "--json");
     expect(write.code, write.stderr).toBe(0);
@@ -69,7 +73,7 @@ describe("head write --glue-table", () => {
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ version: 2, source: "head", warning: null, version_file: { key: `metadata/${files.SECOND}` } });
 
-    point(files.THIRD);
+    await point(files.THIRD);
     const moved = await cli("head", "write", dir, "--glue-table", "sales.head_cli", "--json");
     expect(moved.code, moved.stderr).toBe(0);
     expect(JSON.parse(moved.stdout)).toMatchObject({ action: "replaced", version: 3, stored_version: 2 });
@@ -87,8 +91,8 @@ describe("head write --glue-table", () => {
   it("writes nothing when the entry cannot be used: one line, exit 1, no _lakewarden/", async () => {
     const { dir, files } = await table();
     const before = await listFiles(dir);
-    glue.setTable("sales", "hive_head", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
-    glue.setTable("sales", "elsewhere_head", { parameters: { table_type: "ICEBERG", metadata_location: `s3://lake/warehouse/orders/metadata/${files.SECOND}` } });
+    await glue.setTable("sales", "hive_head", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
+    await glue.setTable("sales", "elsewhere_head", { parameters: { table_type: "ICEBERG", metadata_location: `s3://lake/warehouse/orders/metadata/${files.SECOND}` } });
     for (const [name, said] of [
       ["sales.missing_head", 'Glue table "missing_head" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException'],
       ["sales.hive_head", 'Glue table "hive_head" in database "sales": is not a table lakewarden'],

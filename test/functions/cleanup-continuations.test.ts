@@ -1,6 +1,6 @@
 /**
  * cleanup-table continuations, as deployed (middy + Powertools, settings from the environment),
- * on LanceDB tables in fauxqs S3 and a fauxqs FIFO queue with the table as message group: a run
+ * on LanceDB tables in moto's S3 and a moto FIFO queue with the table as message group: a run
  * that stops for time sends its table a continuation and acknowledges its own message, so a table
  * that needs three Lambda lifetimes ends in three runs, two continuations and one completed
  * receipt; a chain past its cap raises the alarm metric instead of continuing.
@@ -21,8 +21,7 @@ import { filesRemovedCount } from "../../lib/maintenance/report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { buildLanceDataset, type DatasetStep, type LanceDataset } from "../support/lance-datasets.ts";
 import { lambdaContext } from "./lambda-context.ts";
 import { listObjects } from "./s3-events.ts";
@@ -42,17 +41,17 @@ const HISTORY: DatasetStep[] = [
 /** What the Lambda context says is left; the handler's margin takes all of it but the budget. */
 const REMAINING = 600_000;
 
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let queue: QueueRef;
 const datasets: Record<string, LanceDataset> = {};
 
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+  moto = await startMotoServer({ buckets: [BUCKET] });
   for (const name of ["long", "capped"]) {
-    datasets[name] = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: name, storageOptions: fauxqs.lanceStorageOptions, steps: HISTORY });
+    datasets[name] = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: name, storageOptions: moto.lanceStorageOptions, steps: HISTORY });
   }
-  queue = await fauxqs.createQueue("cleanups.fifo", { attributes: { FifoQueue: "true" } });
-  Object.assign(process.env, fauxqs.awsEnv, {
+  queue = await moto.createQueue("cleanups.fifo", { attributes: { FifoQueue: "true" } });
+  Object.assign(process.env, moto.awsEnv, {
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`${WAREHOUSE}/`]),
     LAKEWARDEN_CLEANUP_QUEUE_URL: queue.queueUrl,
     LAKEWARDEN_OLDER_THAN: "0s",
@@ -65,7 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const dataset of Object.values(datasets)) dataset.close();
-  await fauxqs?.stop();
+  await moto?.stop();
 });
 
 /** Metric values added, by name. */
@@ -100,7 +99,7 @@ function advancingOnDeletes(store: ObjectStore, clock: DeletionClock): ObjectSto
 
 /** Files one budget may delete so that the table needs exactly three: more than a third, less than a half. */
 async function budgetForThreeRuns(name: string): Promise<number> {
-  const store = withS3ConditionalSemantics(openStore(`${WAREHOUSE}/${name}.lance`));
+  const store = openStore(`${WAREHOUSE}/${name}.lance`);
   const dryRun = await runCleanup(store, { settings: settingsFromEnvironment(process.env), dryRun: true });
   const files = filesRemovedCount(dryRun);
   const budget = Math.floor(files / 3) + 1;
@@ -112,7 +111,7 @@ async function budgetForThreeRuns(name: string): Promise<number> {
 function handlerFor(metrics: HandlerMetrics, budget: number, overrides: { maxContinuations?: number } = {}): SqsHandler {
   const clock: DeletionClock = { now: Date.now() + 1_000 };
   return createCleanupTableLambda(process.env, {
-    openStore: (uri) => advancingOnDeletes(withS3ConditionalSemantics(openStore(uri)), clock),
+    openStore: (uri) => advancingOnDeletes(openStore(uri), clock),
     // One key per delete request, one request at a time: the run checks its deadline between keys.
     runCleanup: (store, options) => runCleanup(store, { ...options, deleteBatchSize: 1, deleteConcurrency: 1 }),
     now: () => clock.now,
@@ -124,12 +123,12 @@ function handlerFor(metrics: HandlerMetrics, budget: number, overrides: { maxCon
 
 async function requestCleanup(name: string): Promise<void> {
   const body = encodeCleanupRequest({ table: `${WAREHOUSE}/${name}.lance`, requestedAt: new Date().toISOString() });
-  await fauxqs.sqsClient.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: body, ...fifoAttributesOf(body) }));
+  await moto.sqsClient.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: body, ...fifoAttributesOf(body) }));
 }
 
 async function receipts(name: string): Promise<Array<{ status: string; budget: { chain_id: string; run_in_chain: number } }>> {
   const s3 = openStore(`${WAREHOUSE}/${name}.lance`);
-  const keys = (await listObjects(fauxqs.s3Client, BUCKET, `warehouse/${name}.lance/_lakewarden/runs/`))
+  const keys = (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_lakewarden/runs/`))
     .map((o) => o.key.slice(`warehouse/${name}.lance/`.length))
     .filter((key) => key.endsWith(".json") && !key.includes("/progress/") && !key.endsWith(".intent.json"))
     .sort();
@@ -139,14 +138,14 @@ async function receipts(name: string): Promise<Array<{ status: string; budget: {
 }
 
 const versionCount = async (name: string): Promise<number> =>
-  (await listObjects(fauxqs.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).length;
+  (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).length;
 
 describe("cleanup-table continuations", () => {
   it("a table that needs three budgets: three runs, two continuations, one receipt marked complete", async () => {
     const metrics = recordingMetrics();
     const handler = handlerFor(metrics, await budgetForThreeRuns("long"));
     await requestCleanup("long");
-    const polls = await drain(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
+    const polls = await drain(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
     expect(polls).toHaveLength(3);
     // Every message was acknowledged: the continuations, not redeliveries, carried the work.
     expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);
@@ -170,13 +169,13 @@ describe("cleanup-table continuations", () => {
     const metrics = recordingMetrics();
     const handler = handlerFor(metrics, await budgetForThreeRuns("capped"), { maxContinuations: 1 });
     await requestCleanup("capped");
-    const polls = await drain(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
+    const polls = await drain(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
     expect(polls).toHaveLength(2);
     expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);
     expect(metrics.sums).toMatchObject({ CleanupsStoppedForTime: 2, CleanupContinuations: 1, ContinuationCapReached: 1 });
     expect((await receipts("capped")).map((r) => r.status)).toEqual(["stopped", "stopped"]);
     // The progress stays for the next scheduled request to resume.
-    const progress = await listObjects(fauxqs.s3Client, BUCKET, "warehouse/capped.lance/_lakewarden/runs/progress/");
+    const progress = await listObjects(moto.s3Client, BUCKET, "warehouse/capped.lance/_lakewarden/runs/progress/");
     expect(progress.map((o) => o.key)).toContain("warehouse/capped.lance/_lakewarden/runs/progress/progress.json");
   });
 });

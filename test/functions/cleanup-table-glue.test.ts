@@ -1,10 +1,11 @@
 /**
  * cleanup-table on an Iceberg table whose commit pointer the AWS Glue Data Catalog owns (the
  * athena-example fixture: Athena wrote it, its metadata files are catalog-named NNNNN-uuid), in
- * fauxqs S3, with the deployment's LAKEWARDEN_GLUE_TABLES naming its Glue entry. The Glue client
- * is the real SDK the Lambda builds from its environment (AWS_ENDPOINT_URL_GLUE points it at a
- * local Glue-speaking server). The result is read back with icebird, independently of the code
- * under test; every refusal leaves the table's objects byte-identical.
+ * moto's S3, with the deployment's LAKEWARDEN_GLUE_TABLES naming its Glue entry. The Glue client
+ * is the real SDK the Lambda builds from its environment (AWS_ENDPOINT_URL_GLUE points it at
+ * moto's Glue, through the recording pass-through of test/support/glue-server.ts). The result is
+ * read back with icebird, independently of the code under test; every refusal leaves the table's
+ * objects byte-identical.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -17,9 +18,8 @@ import { encodeCleanupRequest } from "../../functions/shared/cleanup-request.ts"
 import type { HandlerLog } from "../../functions/shared/observability.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles, type FixtureCopy } from "../support/iceberg-fixtures.ts";
 import { reach } from "../support/iceberg-histories.ts";
 import { lambdaContext } from "./lambda-context.ts";
@@ -34,7 +34,7 @@ const CURRENT = "00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json";
 const UNACCEPTED = `00002-${randomUUID()}.metadata.json`;
 const STRAYS = ["data/sNoYhg/stray-orphan.parquet", "metadata/stray-m0.avro"];
 
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let glue: GlueServer;
 let copy: FixtureCopy;
 let scratch: string;
@@ -50,9 +50,10 @@ const recorder: HandlerLog = {
 };
 
 beforeAll(async () => {
-  [fauxqs, glue] = await Promise.all([startFauxqsServer({ buckets: [BUCKET] }), startGlueServer()]);
+  moto = await startMotoServer({ buckets: [BUCKET] });
+  glue = await startGlueServer(moto);
   for (const key of ["LAKEWARDEN_OLDER_THAN", "LAKEWARDEN_RETAIN_VERSIONS", "LAKEWARDEN_PROTECT_BEFORE", "LAKEWARDEN_SAFETY_WINDOW"]) delete process.env[key];
-  Object.assign(process.env, fauxqs.awsEnv, {
+  Object.assign(process.env, moto.awsEnv, {
     AWS_ENDPOINT_URL_GLUE: glue.endpoint,
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([uri("warehouse/")]),
     LAKEWARDEN_TABLE_ROOTS: JSON.stringify([uri(CLEANED), uri(REFUSED)]),
@@ -64,7 +65,6 @@ beforeAll(async () => {
     POWERTOOLS_METRICS_DISABLED: "true",
   });
   handler = createCleanupTableLambda(process.env, {
-    openStore: (table) => withS3ConditionalSemantics(openStore(table)),
     // S3 stamps every upload now; the run's clock is a month on, so the strays are old enough to go.
     now: () => Date.now() + 30 * DAY_MS,
     log: recorder,
@@ -75,7 +75,7 @@ beforeAll(async () => {
   await writeFile(join(copy.dir, STRAYS[1]!), await readFile(join(copy.dir, "metadata/3d82674b-df1e-49b5-a7a9-05b61567065a-m0.avro")));
   for (const root of [CLEANED, REFUSED]) {
     for (const key of await listFiles(copy.dir)) {
-      await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
+      await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
     }
   }
   scratch = await mkdtemp(join(tmpdir(), "lw-glue-lambda-"));
@@ -85,13 +85,14 @@ afterAll(async () => {
   process.env = savedEnv;
   await copy?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
-  await Promise.all([fauxqs?.stop(), glue?.stop()]);
+  await glue?.stop();
+  await moto?.stop();
 });
 
 async function bodies(root: string): Promise<Map<string, Uint8Array>> {
   const out = new Map<string, Uint8Array>();
-  for (const object of await listObjects(fauxqs.s3Client, BUCKET, `${root}/`)) {
-    const body = await fauxqs.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
+  for (const object of await listObjects(moto.s3Client, BUCKET, `${root}/`)) {
+    const body = await moto.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
     out.set(object.key.slice(root.length + 1), await body.Body!.transformToByteArray());
   }
   return out;
@@ -112,15 +113,15 @@ async function download(root: string, into: string): Promise<void> {
 }
 
 async function cleanOnce(root: string): Promise<string[]> {
-  const queue = await fauxqs.createQueue(`glue-${randomUUID().slice(0, 8)}`);
-  await sendBodies(fauxqs.sqsClient, queue, [encodeCleanupRequest({ table: uri(root), requestedAt: new Date().toISOString() })]);
-  const poll = await pollOnce(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
+  const queue = await moto.createQueue(`glue-${randomUUID().slice(0, 8)}`);
+  await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: uri(root), requestedAt: new Date().toISOString() })]);
+  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
   return poll!.failedMessageIds;
 }
 
 describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog owns", () => {
   it("reads metadata_location with GetTable right before the run and cleans the table at it: orphans go, the catalog's snapshot and a newer unaccepted commit stay", async () => {
-    glue.setTable("sales", "orders", {
+    await glue.setTable("sales", "orders", {
       tableType: "EXTERNAL_TABLE",
       parameters: { table_type: "ICEBERG", metadata_location: `${uri(CLEANED)}/metadata/${CURRENT}`, previous_metadata_location: `${uri(CLEANED)}/metadata/00000-eedf51e6-8c09-463b-8850-844ee6ec1de0.metadata.json` },
       location: uri(CLEANED),
@@ -150,7 +151,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     for (const key of await reach(downloaded, CURRENT, 0)) expect(await fileExists(downloaded, key), key).toBe(true);
   });
 
-  const refusals: [string, () => void, RegExp][] = [
+  const refusals: [string, () => Promise<void>, RegExp][] = [
     [
       "the Glue table is not Iceberg",
       () => glue.setTable("sales", "refused", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" }, location: uri(REFUSED) }),
@@ -168,8 +169,8 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     ],
     [
       "GetTable answers AccessDeniedException",
-      () => {
-        glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: `${uri(REFUSED)}/metadata/${CURRENT}` } });
+      async () => {
+        await glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: `${uri(REFUSED)}/metadata/${CURRENT}` } });
         glue.failTable("sales", "refused", "AccessDeniedException");
       },
       /^Glue table "refused" in database "sales": access denied \(AccessDeniedException: .*glue:GetTable.*\): the role needs glue:GetTable on the catalog, the database and the table; nothing read, written or deleted$/,
@@ -178,12 +179,12 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
 
   it("without a Glue entry the same table is refused as any catalog-named table is (the newest file may be a commit the catalog never took)", async () => {
     const { [`LAKEWARDEN_GLUE_TABLES`]: _, ...env } = process.env;
-    const withoutGlue = createCleanupTableLambda(env, { openStore: (table) => withS3ConditionalSemantics(openStore(table)), now: () => Date.now() + 30 * DAY_MS, log: recorder }) as unknown as SqsHandler;
+    const withoutGlue = createCleanupTableLambda(env, { now: () => Date.now() + 30 * DAY_MS, log: recorder }) as unknown as SqsHandler;
     const before = await objects(REFUSED);
     const from = logged.length;
-    const queue = await fauxqs.createQueue(`glue-${randomUUID().slice(0, 8)}`);
-    await sendBodies(fauxqs.sqsClient, queue, [encodeCleanupRequest({ table: uri(REFUSED), requestedAt: new Date().toISOString() })]);
-    const poll = await pollOnce(fauxqs.sqsClient, queue, withoutGlue, lambdaContext("cleanup-table", () => 15 * 60_000));
+    const queue = await moto.createQueue(`glue-${randomUUID().slice(0, 8)}`);
+    await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: uri(REFUSED), requestedAt: new Date().toISOString() })]);
+    const poll = await pollOnce(moto.sqsClient, queue, withoutGlue, lambdaContext("cleanup-table", () => 15 * 60_000));
     expect(poll!.failedMessageIds).toHaveLength(1);
     const errors = logged.slice(from).filter((l) => l.level === "error");
     expect(errors).toHaveLength(1);
@@ -195,7 +196,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
   it("a metadata_location under the root that names no file stops the run before anything is deleted", async () => {
     const missing = `${uri(REFUSED)}/metadata/00009-${randomUUID()}.metadata.json`;
     glue.failTable("sales", "refused", null);
-    glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: missing } });
+    await glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: missing } });
     const before = await tableObjects(REFUSED);
     const from = logged.length;
     expect(await cleanOnce(REFUSED)).toHaveLength(1);
@@ -206,7 +207,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
   });
 
   it.each(refusals)("refuses with one line, the message failed and the table byte-identical, when %s", async (_, arrange, line) => {
-    arrange();
+    await arrange();
     const before = await objects(REFUSED);
     const from = logged.length;
     expect(await cleanOnce(REFUSED)).toHaveLength(1);

@@ -1,6 +1,6 @@
 /**
  * cleanup-table as deployed (settings from the environment, none of lakewarden's retention set:
- * the deployment's default) on an Iceberg table in fauxqs S3: it expires exactly what the
+ * the deployment's default) on an Iceberg table in moto's S3: it expires exactly what the
  * table's per-ref snapshot retention expires. The table is a spark-bunnies copy with a tag, an
  * expired tag and an expired branch, uploaded as is; after the run it is downloaded and checked
  * with icebird, independently of the code under test.
@@ -15,9 +15,8 @@ import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.t
 import { icebergFormat } from "../../lib/formats/iceberg/iceberg-format.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, icebirdLiveFiles, listFiles, snapshotsByTextPass, type FixtureCopy } from "../support/iceberg-fixtures.ts";
 import { buildHistory, currentMetadataName, everySnapshotReads, reach, refNames } from "../support/iceberg-histories.ts";
 import { lambdaContext } from "./lambda-context.ts";
@@ -26,35 +25,35 @@ import { pollOnce, sendBodies, type QueueRef, type SqsHandler } from "./sqs-lamb
 
 const BUCKET = "iceberg-lake";
 const ROOT = "warehouse/bunnies";
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let queue: QueueRef;
 let handler: SqsHandler;
 let copy: FixtureCopy;
 let downloaded: string | null = null;
 
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
-  queue = await fauxqs.createQueue("iceberg-cleanups", { dlq: { maxReceiveCount: 2 } });
+  moto = await startMotoServer({ buckets: [BUCKET] });
+  queue = await moto.createQueue("iceberg-cleanups", { dlq: { maxReceiveCount: 2 } });
   for (const key of ["LAKEWARDEN_OLDER_THAN", "LAKEWARDEN_RETAIN_VERSIONS", "LAKEWARDEN_PROTECT_BEFORE"]) delete process.env[key];
-  Object.assign(process.env, fauxqs.awsEnv, {
+  Object.assign(process.env, moto.awsEnv, {
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`s3://${BUCKET}/warehouse/`]),
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
     POWERTOOLS_METRICS_DISABLED: "true",
   });
-  handler = createCleanupTableLambda(process.env, { openStore: (uri) => withS3ConditionalSemantics(openStore(uri)) }) as unknown as SqsHandler;
+  handler = createCleanupTableLambda(process.env) as unknown as SqsHandler;
   copy = await copyIcebergFixture("spark-bunnies");
 });
 
 afterAll(async () => {
   await copy?.remove();
   if (downloaded) await rm(downloaded, { recursive: true, force: true });
-  await fauxqs?.stop();
+  await moto?.stop();
 });
 
 async function download(into: string): Promise<void> {
-  for (const object of await listObjects(fauxqs.s3Client, BUCKET, `${ROOT}/`)) {
+  for (const object of await listObjects(moto.s3Client, BUCKET, `${ROOT}/`)) {
     const key = object.key.slice(ROOT.length + 1);
-    const body = await fauxqs.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
+    const body = await moto.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
     await mkdir(dirname(join(into, key)), { recursive: true });
     await writeFile(join(into, key), await body.Body!.transformToByteArray());
   }
@@ -84,11 +83,11 @@ describe("cleanup-table on an Iceberg table in S3", () => {
     const liveBefore = await icebirdLiveFiles(copy.dir, metadata);
     const filesBefore = await listFiles(copy.dir);
     for (const key of filesBefore) {
-      await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${ROOT}/${key}`, Body: await readFile(join(copy.dir, key)) }));
+      await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${ROOT}/${key}`, Body: await readFile(join(copy.dir, key)) }));
     }
 
-    await sendBodies(fauxqs.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${ROOT}`, requestedAt: new Date().toISOString() })]);
-    const poll = await pollOnce(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
+    await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${ROOT}`, requestedAt: new Date().toISOString() })]);
+    const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
     expect(poll!.failedMessageIds).toEqual([]);
 
     downloaded = await mkdtemp(join(tmpdir(), "lw-iceberg-lambda-"));

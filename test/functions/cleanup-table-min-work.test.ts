@@ -1,7 +1,7 @@
 /**
  * LAKEWARDEN_MIN_WORK_PER_RUN as cleanup-table reads it: the objects of new work a run does
  * before its time budget (the Lambda's remaining time less the stop margin) may stop it. A
- * spark-bunnies copy with an old stray file in fauxqs S3; the Lambda context leaves a budget of
+ * spark-bunnies copy with an old stray file in moto's S3; the Lambda context leaves a budget of
  * 1 ms. With the default the run stops for time; with a minimum above the table's whole work it
  * finishes and the stray is gone.
  */
@@ -14,16 +14,14 @@ import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.t
 import { encodeCleanupRequest } from "../../functions/shared/cleanup-request.ts";
 import type { HandlerLog } from "../../functions/shared/observability.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
-import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, listFiles, type FixtureCopy } from "../support/iceberg-fixtures.ts";
 import { lambdaContext } from "./lambda-context.ts";
 import { pollOnce, sendBodies, type SqsHandler } from "./sqs-lambda.ts";
 
 const BUCKET = "min-work-lake";
 const STRAY = "data/stray-orphan.parquet";
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let copy: FixtureCopy;
 const savedEnv = { ...process.env };
 const logged: { message: string; attributes: Record<string, unknown> }[] = [];
@@ -34,9 +32,9 @@ const log: HandlerLog = {
 };
 
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+  moto = await startMotoServer({ buckets: [BUCKET] });
   for (const key of ["LAKEWARDEN_OLDER_THAN", "LAKEWARDEN_RETAIN_VERSIONS", "LAKEWARDEN_PROTECT_BEFORE", "LAKEWARDEN_SAFETY_WINDOW", "LAKEWARDEN_CLEANUP_QUEUE_URL"]) delete process.env[key];
-  Object.assign(process.env, fauxqs.awsEnv, {
+  Object.assign(process.env, moto.awsEnv, {
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`s3://${BUCKET}/warehouse/`]),
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
     POWERTOOLS_METRICS_DISABLED: "true",
@@ -44,34 +42,33 @@ beforeAll(async () => {
   copy = await copyIcebergFixture("spark-bunnies");
   for (const root of ["warehouse/default", "warehouse/minimum"]) {
     for (const key of await listFiles(copy.dir)) {
-      await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
+      await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
     }
-    await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${STRAY}`, Body: "no snapshot names this" }));
+    await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${STRAY}`, Body: "no snapshot names this" }));
   }
 });
 
 afterAll(async () => {
   process.env = savedEnv;
   await copy?.remove();
-  await fauxqs?.stop();
+  await moto?.stop();
 });
 
 async function exists(key: string): Promise<boolean> {
-  return fauxqs.s3Client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(() => true, () => false);
+  return moto.s3Client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(() => true, () => false);
 }
 
 /** One message for `root` through a handler whose Lambda context leaves a 1 ms budget. */
 async function runWith(env: NodeJS.ProcessEnv, root: string): Promise<{ failed: number; status: unknown }> {
   const handler = createCleanupTableLambda(env, {
-    openStore: (table) => withS3ConditionalSemantics(openStore(table)),
     // Uploads are stamped now; a month on, the stray is old enough to go.
     now: () => Date.now() + 30 * DAY_MS,
     log,
   }) as unknown as SqsHandler;
-  const queue = await fauxqs.createQueue(`min-work-${root.split("/").pop()}`);
-  await sendBodies(fauxqs.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${root}`, requestedAt: new Date().toISOString() })]);
+  const queue = await moto.createQueue(`min-work-${root.split("/").pop()}`);
+  await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${root}`, requestedAt: new Date().toISOString() })]);
   const from = logged.length;
-  const poll = await pollOnce(fauxqs.sqsClient, queue, handler, lambdaContext("cleanup-table", () => DEFAULT_STOP_MARGIN_MS + 1));
+  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => DEFAULT_STOP_MARGIN_MS + 1));
   const run = logged.slice(from).find((l) => l.message.startsWith("cleanup "));
   return { failed: poll!.failedMessageIds.length, status: run?.attributes.status };
 }

@@ -1,9 +1,10 @@
 /**
  * on-commit on Iceberg tables whose commit pointer the AWS Glue Data Catalog owns: the
  * athena-example fixture (Athena wrote it; its metadata files are catalog-named NNNNN-uuid) with
- * two more commits appended in the test, in fauxqs S3, events sent through a fauxqs SQS queue,
+ * two more commits appended in the test, in moto's S3, events sent through a moto SQS queue,
  * LAKEWARDEN_GLUE_TABLES naming the Glue entries. The Glue client is the real SDK the Lambda
- * builds from its environment (AWS_ENDPOINT_URL_GLUE points it at a local Glue-speaking server).
+ * builds from its environment (AWS_ENDPOINT_URL_GLUE points it at moto's Glue, through the
+ * recording pass-through of test/support/glue-server.ts).
  * The handler's clock is the test's: a pause while it waits for the catalog moves that clock on
  * (and, in one test, is when the catalog takes the commit), so no test waits for real time.
  */
@@ -16,9 +17,8 @@ import { createOnCommitLambda } from "../../functions/on-commit/lambda.ts";
 import type { HandlerLog, HandlerMetrics } from "../../functions/shared/observability.ts";
 import { readStoredHead } from "../../lib/head/stored-head.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { appendCatalogCommits, athenaCatalogFiles } from "../support/catalog-commits.ts";
 import { copyIcebergFixture, icebirdLiveFiles, listFiles, type FixtureCopy } from "../support/iceberg-fixtures.ts";
 import { lambdaContext } from "./lambda-context.ts";
@@ -31,13 +31,13 @@ const ORDERS = "warehouse/athena_orders";
 const REFUSED = "warehouse/athena_refused";
 const { ACCEPTED, SECOND, THIRD } = ATHENA_CATALOG_FILES;
 
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let glue: GlueServer;
 let copy: FixtureCopy;
 let handler: SqsHandler;
 let clock = 0;
 /** What the handler does while it pauses for the catalog (besides moving the clock on). */
-let duringPause: () => void = () => {};
+let duringPause: () => Promise<void> | void = () => {};
 const pauses: number[] = [];
 const logged: { level: string; message: string; attributes: Record<string, unknown> }[] = [];
 const metrics: { name: string; value: number }[] = [];
@@ -53,8 +53,9 @@ const recorder: HandlerLog = {
 const metricRecorder: HandlerMetrics = { addMetric: (name, _unit, value) => void metrics.push({ name, value }) };
 
 beforeAll(async () => {
-  [fauxqs, glue] = await Promise.all([startFauxqsServer({ buckets: [BUCKET] }), startGlueServer()]);
-  Object.assign(process.env, fauxqs.awsEnv, {
+  moto = await startMotoServer({ buckets: [BUCKET] });
+  glue = await startGlueServer(moto);
+  Object.assign(process.env, moto.awsEnv, {
     AWS_ENDPOINT_URL_GLUE: glue.endpoint,
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([uri("warehouse/")]),
     LAKEWARDEN_TABLE_ROOTS: JSON.stringify([uri(ORDERS), uri(REFUSED)]),
@@ -66,21 +67,20 @@ beforeAll(async () => {
     POWERTOOLS_METRICS_DISABLED: "true",
   });
   handler = createOnCommitLambda(process.env, {
-    openStore: (table) => withS3ConditionalSemantics(openStore(table)),
     log: recorder,
     metrics: metricRecorder,
     now: () => clock,
     sleep: async (ms) => {
       pauses.push(ms);
       clock += ms;
-      duringPause();
+      await duringPause();
     },
   }) as unknown as SqsHandler;
   copy = await copyIcebergFixture("athena-example");
   await appendCatalogCommits(copy.dir, ATHENA_CATALOG_FILES);
   for (const root of [ORDERS, REFUSED]) {
     for (const key of await listFiles(copy.dir)) {
-      await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
+      await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
     }
   }
 });
@@ -88,11 +88,12 @@ beforeAll(async () => {
 afterAll(async () => {
   process.env = savedEnv;
   await copy?.remove();
-  await Promise.all([fauxqs?.stop(), glue?.stop()]);
+  await glue?.stop();
+  await moto?.stop();
 });
 
 async function object(root: string, name: string): Promise<ObjectCreated> {
-  const found = (await listObjects(fauxqs.s3Client, BUCKET, `${root}/metadata/${name}`))[0];
+  const found = (await listObjects(moto.s3Client, BUCKET, `${root}/metadata/${name}`))[0];
   if (!found) throw new Error(`no ${name} under ${root}`);
   return found;
 }
@@ -101,9 +102,9 @@ async function object(root: string, name: string): Promise<ObjectCreated> {
 async function commitEvents(root: string, names: string[]): Promise<string[]> {
   const files = await Promise.all(names.map((name) => object(root, name)));
   clock = Date.now();
-  const queue = await fauxqs.createQueue(`glue-commits-${randomUUID().slice(0, 8)}`);
-  await sendBodies(fauxqs.sqsClient, queue, files.map((file) => s3EventBody([{ ...file, lastModified: new Date(clock) }])));
-  const poll = await pollOnce(fauxqs.sqsClient, queue, handler, lambdaContext("on-commit"));
+  const queue = await moto.createQueue(`glue-commits-${randomUUID().slice(0, 8)}`);
+  await sendBodies(moto.sqsClient, queue, files.map((file) => s3EventBody([{ ...file, lastModified: new Date(clock) }])));
+  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("on-commit"));
   expect(poll!.event.Records).toHaveLength(names.length);
   return poll!.failedMessageIds;
 }
@@ -117,14 +118,14 @@ async function head(root: string): Promise<{ key: string; raw: Buffer; version: 
 }
 
 async function storedBytes(root: string, key: string): Promise<Buffer> {
-  const got = await fauxqs.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}` }));
+  const got = await moto.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}` }));
   return Buffer.from(await got.Body!.transformToByteArray());
 }
 
 /** Every object under the root, key → bytes (hex). */
 async function objects(root: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const o of await listObjects(fauxqs.s3Client, BUCKET, `${root}/`)) out.set(o.key, (await storedBytes(root, o.key.slice(root.length + 1))).toString("hex"));
+  for (const o of await listObjects(moto.s3Client, BUCKET, `${root}/`)) out.set(o.key, (await storedBytes(root, o.key.slice(root.length + 1))).toString("hex"));
   return out;
 }
 
@@ -133,7 +134,7 @@ const notCurrentLines = (from: number) => logged.slice(from).filter((l) => l.mes
 
 describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns", () => {
   it("writes the head of the file the catalog names when an event names a newer file the catalog never takes, and logs that file", async () => {
-    glue.setTable("sales", "orders", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, ACCEPTED) } });
+    await glue.setTable("sales", "orders", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, ACCEPTED) } });
     // The appended commits are real to an independent reader: the newest file is a table state, just not the catalog's.
     expect((await icebirdLiveFiles(copy.dir, SECOND)).length).toBe((await icebirdLiveFiles(copy.dir, ACCEPTED)).length + 1);
     const [asked, from] = [glue.requests.length, logged.length];
@@ -158,7 +159,7 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
     const before = await head(ORDERS);
     const [asked, from] = [glue.requests.length, logged.length];
     pauses.length = 0;
-    glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, ACCEPTED) } });
+    await glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, ACCEPTED) } });
     expect(await commitEvents(ORDERS, ["00000-eedf51e6-8c09-463b-8850-844ee6ec1de0.metadata.json"])).toEqual([]);
     expect(pauses).toEqual([]);
     expect(getTables(asked, "orders")).toHaveLength(1);
@@ -168,7 +169,7 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
   });
 
   it("when the catalog moves forward, the next event writes the newer head", async () => {
-    glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, SECOND) } });
+    await glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, SECOND) } });
     const from = logged.length;
     pauses.length = 0;
     expect(await commitEvents(ORDERS, [SECOND])).toEqual([]);
@@ -181,7 +182,7 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
   });
 
   it("an event that arrives before the catalog's swap waits for it: the head names the commit once the catalog takes it", async () => {
-    glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, SECOND) } });
+    await glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, SECOND) } });
     const [asked, from] = [glue.requests.length, logged.length];
     pauses.length = 0;
     duringPause = () => glue.setTable("sales", "orders", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(ORDERS, THIRD) } });
@@ -196,7 +197,7 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
     expect(notCurrentLines(from)).toEqual([]);
   });
 
-  const refusals: [string, () => void, RegExp][] = [
+  const refusals: [string, () => Promise<void>, RegExp][] = [
     [
       "GetTable answers EntityNotFoundException",
       () => glue.dropTable("sales", "refused"),
@@ -204,17 +205,17 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
     ],
     [
       "GetTable answers AccessDeniedException",
-      () => {
-        glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(REFUSED, ACCEPTED) } });
+      async () => {
+        await glue.setTable("sales", "refused", { parameters: { table_type: "ICEBERG", metadata_location: metadataUri(REFUSED, ACCEPTED) } });
         glue.failTable("sales", "refused", "AccessDeniedException");
       },
       /^GlueLookupError: Glue table "refused" in database "sales": access denied \(AccessDeniedException: .*\): the role needs glue:GetTable/,
     ],
     [
       "the Glue table is not Iceberg",
-      () => {
+      async () => {
         glue.failTable("sales", "refused", null);
-        glue.setTable("sales", "refused", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
+        await glue.setTable("sales", "refused", { tableType: "EXTERNAL_TABLE", parameters: { classification: "parquet" } });
       },
       /^CatalogTableError: Glue table "refused" in database "sales": is not a table lakewarden .* through a catalog \(iceberg: has no table_type parameter/,
     ],
@@ -226,7 +227,7 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
   ];
 
   it.each(refusals)("writes no head when %s: one line, a HeadWriteFailures metric, the message failed, the table and _lakewarden/ unchanged", async (_, arrange, line) => {
-    arrange();
+    await arrange();
     const before = await objects(REFUSED);
     const [from, metricsFrom] = [logged.length, metrics.length];
     const failed = await commitEvents(REFUSED, [THIRD]);

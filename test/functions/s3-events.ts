@@ -1,7 +1,8 @@
 /**
- * S3 event notification bodies built from objects that really are in the (fauxqs) bucket:
- * fauxqs 2.4.1 sends no notifications itself, so the tests write what S3 would have sent for
- * each object LanceDB wrote (S3 User Guide, "Event message structure", version 2.1).
+ * S3 event notification bodies built from objects that really are in the bucket, for tests that
+ * choose the events themselves (keys, order, duplicates, timestamps): what S3 would have sent for
+ * each object (S3 User Guide, "Event message structure", version 2.1). on-commit-moto.test.ts
+ * takes the notifications moto itself sends.
  */
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { encodeS3EventKey } from "../../functions/shared/s3-event.ts";

@@ -1,34 +1,34 @@
 /**
  * schedule-cleanup through its Lambda entry (middy + Powertools), against tables LanceDB wrote
- * to fauxqs S3, sending to a real fauxqs SQS queue.
+ * to moto's S3, sending to a real moto SQS queue.
  */
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { ReceiveMessageCommand as ReceiveSqsMessage, type Message } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCleanupRequest } from "../../functions/shared/cleanup-request.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { buildLanceDataset } from "../support/lance-datasets.ts";
 import { lambdaContext } from "./lambda-context.ts";
 
 const BUCKET = "schedule-lake";
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 let queueUrl: string;
 
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+  moto = await startMotoServer({ buckets: [BUCKET] });
   for (const [dbUri, tableName] of [
     [`s3://${BUCKET}/warehouse`, "orders"],
     [`s3://${BUCKET}/warehouse/ventes été`, "sales"],
     [`s3://${BUCKET}/named`, "kept"],
     [`s3://${BUCKET}/elsewhere`, "ignored"],
   ] as const) {
-    const dataset = await buildLanceDataset({ dbUri, tableName, storageOptions: fauxqs.lanceStorageOptions, steps: [{ op: "create", rows: 5 }] });
+    const dataset = await buildLanceDataset({ dbUri, tableName, storageOptions: moto.lanceStorageOptions, steps: [{ op: "create", rows: 5 }] });
     dataset.close();
   }
   // A folder with files but no table, which discovery must walk past.
-  await fauxqs.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "warehouse/docs/readme.txt", Body: "not a table" }));
-  queueUrl = (await fauxqs.createQueue("cleanup-requests")).queueUrl;
-  Object.assign(process.env, fauxqs.awsEnv, {
+  await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "warehouse/docs/readme.txt", Body: "not a table" }));
+  queueUrl = (await moto.createQueue("cleanup-requests")).queueUrl;
+  Object.assign(process.env, moto.awsEnv, {
     LAKEWARDEN_TABLES: JSON.stringify([`s3://${BUCKET}/named/kept.lance`]),
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`s3://${BUCKET}/warehouse/`]),
     LAKEWARDEN_CLEANUP_QUEUE_URL: queueUrl,
@@ -37,13 +37,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await fauxqs?.stop();
+  await moto?.stop();
 });
 
 async function receiveAll(url: string): Promise<Message[]> {
   const messages: Message[] = [];
   for (;;) {
-    const received = await fauxqs.sqsClient.send(new ReceiveSqsMessage({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const received = await moto.sqsClient.send(new ReceiveSqsMessage({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
     if (!received.Messages?.length) return messages;
     messages.push(...received.Messages);
   }
@@ -79,7 +79,7 @@ describe("schedule-cleanup", () => {
 
   it("with table roots configured (IAM names only those), skips discovered tables outside them", async () => {
     const { createScheduleCleanupLambda } = await import("../../functions/schedule-cleanup/lambda.ts");
-    const rootsQueue = (await fauxqs.createQueue("cleanup-requests-roots")).queueUrl;
+    const rootsQueue = (await moto.createQueue("cleanup-requests-roots")).queueUrl;
     const handler = createScheduleCleanupLambda({
       ...process.env,
       LAKEWARDEN_TABLE_ROOTS: JSON.stringify([`s3://${BUCKET}/warehouse/orders.lance`]),

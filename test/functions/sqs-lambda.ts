@@ -1,5 +1,5 @@
 /**
- * What the Lambda SQS event source does, done against a real (fauxqs) queue: receive up to ten
+ * What the Lambda SQS event source does, done against a real (moto) queue: receive up to ten
  * messages, hand them to the handler as an SQSEvent, delete the ones the handler did not report
  * in `batchItemFailures`. A failed message is made visible again at once (the test's stand-in
  * for its visibility timeout running out), so SQS's own redrive policy decides when it moves to

@@ -1,7 +1,8 @@
 /**
  * Racing head writers: 36 writers offering shuffled versions (each of 12 versions three
- * times) at once, on local disk and on S3 (fauxqs behind the S3-semantics wrapper, with
- * injected 409s). A reader polling the whole time never sees the version go down or a head
+ * times) at once, on local disk and on S3: moto's server, which enforces If-Match and
+ * If-None-Match itself, so no wrapper stands between the writers and the server's answers
+ * (also with injected 409s). A reader polling the whole time never sees the version go down or a head
  * it cannot decode, and the final head holds the highest version; also with writers of
  * version 1 heads (the layout written before) racing writers of sectioned (version 2) heads.
  */
@@ -18,10 +19,8 @@ import type { WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
 import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
-import { S3SemanticsStore } from "../../lib/store/s3-semantics-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
-import { startFauxqsServer } from "../support/fauxqs.ts";
-import type { FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import type { LanceDataset } from "../support/lance-datasets.ts";
 
@@ -31,7 +30,7 @@ const BUCKET = "head-races";
 
 let dir: string;
 let dataset: LanceDataset;
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 
 /** A seeded PRNG, so a failing interleaving of offers can be replayed. */
 function mulberry32(seed: number): () => number {
@@ -64,11 +63,11 @@ beforeAll(async () => {
     dbUri: dir,
     steps: [{ op: "create", rows: 3 }, ...Array.from({ length: VERSIONS - 1 }, () => ({ op: "append" as const, rows: 2 }))],
   });
-  fauxqs = await startFauxqsServer({ buckets: [BUCKET] });
+  moto = await startMotoServer({ buckets: [BUCKET] });
 });
 afterAll(async () => {
   dataset?.close();
-  await fauxqs?.stop();
+  await moto?.stop();
   await removeDir(dir);
 });
 
@@ -162,30 +161,19 @@ describe("racing head writers", () => {
     await expectFinalHeadIsHighest(new LocalStore(root));
   });
 
-  it("mixed version 1 and version 2 heads, on S3 (fauxqs + S3 semantics): never moves back", async () => {
-    const prefix = `t-${randomUUID()}`;
-    const upload = new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint });
-    for (const key of await filesUnder(dataset.tableUri)) {
-      if (key === HEAD_KEY) continue;
-      await upload.put(key, await readFile(join(dataset.tableUri, ...key.split("/"))));
-    }
-    const makeStore = () => new S3SemanticsStore(new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint }));
+  it("mixed version 1 and version 2 heads, on moto's S3 (conditions enforced by the server): never moves back", async () => {
+    const makeStore = await uploadedToMoto();
     const outcome = await race(makeStore, 20261201, (i) => (i % 3 === 0 ? 2 : 1));
     expectMonotonicAndComplete(outcome);
     expect([...outcome.headerVersions].sort()).toEqual([1, 2]);
     await expectFinalHeadIsHighest(makeStore());
   });
 
-  it("on S3 (fauxqs + S3 semantics + injected 409s): never moves back, ends at the highest version", async () => {
-    const prefix = `t-${randomUUID()}`;
-    const upload = new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint });
-    for (const key of await filesUnder(dataset.tableUri)) {
-      if (key === HEAD_KEY) continue;
-      await upload.put(key, await readFile(join(dataset.tableUri, ...key.split("/"))));
-    }
+  it("on moto's S3 with injected 409s: never moves back, ends at the highest version", async () => {
+    const s3 = await uploadedToMoto();
     const conflicts = { injected: 0 };
     const makeStore = () =>
-      new FaultInjectingStore(new S3SemanticsStore(new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix, endpoint: fauxqs.endpoint })), {
+      new FaultInjectingStore(s3(), {
         // Every third head put of each writer answers 409 ConditionalRequestConflict.
         conflictOnPuts: (key, n) => key === HEAD_KEY && n % 3 === 2 && ++conflicts.injected > 0,
       });
@@ -196,6 +184,18 @@ describe("racing head writers", () => {
     await expectFinalHeadIsHighest(makeStore());
   });
 });
+
+/** The Lance table (without a head) copied to a fresh prefix of moto's bucket; returns a maker of plain S3Stores on it. */
+async function uploadedToMoto(): Promise<() => ObjectStore> {
+  const prefix = `t-${randomUUID()}`;
+  const makeStore = () => new S3Store({ client: moto.s3Client, bucket: BUCKET, prefix, endpoint: moto.endpoint });
+  const upload = makeStore();
+  for (const key of await filesUnder(dataset.tableUri)) {
+    if (key === HEAD_KEY) continue;
+    await upload.put(key, await readFile(join(dataset.tableUri, ...key.split("/"))));
+  }
+  return makeStore;
+}
 
 describe("conditional put edge cases", () => {
   it("gives up with a typed error naming the head after maxAttempts lost attempts", async () => {

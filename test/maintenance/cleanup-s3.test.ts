@@ -1,5 +1,5 @@
 /**
- * The pipeline on S3 (the fauxqs emulator, with S3's conditional-write answers): a LanceDB table
+ * The pipeline on S3 (moto's server, which enforces S3's conditional writes itself): a LanceDB table
  * written to the bucket, a dry run, the real run, the checkpoint, and LanceDB reading after.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,17 +8,16 @@ import { loadNewestCheckpoint } from "../../lib/checkpoint/load.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { buildLanceDataset } from "../support/lance-datasets.ts";
 import { compareContents, readContents } from "./lance-checks.ts";
 
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: ["lake"] });
+  moto = await startMotoServer({ buckets: ["lake"] });
 });
-afterAll(() => fauxqs?.stop());
+afterAll(() => moto?.stop());
 
 async function keysUnder(store: ObjectStore): Promise<string[]> {
   const keys: string[] = [];
@@ -31,7 +30,7 @@ describe("cleanup on S3", () => {
     const dbUri = "s3://lake/db";
     const ds = await buildLanceDataset({
       dbUri,
-      storageOptions: fauxqs.lanceStorageOptions,
+      storageOptions: moto.lanceStorageOptions,
       steps: [
         { op: "create", rows: 10 },
         { op: "append", rows: 5 },
@@ -44,10 +43,8 @@ describe("cleanup on S3", () => {
     ds.close();
     await new Promise((resolve) => setTimeout(resolve, 20));
     const cutoff = new Date();
-    const store = withS3ConditionalSemantics(
-      openStore(ds.tableUri, { s3: { endpoint: fauxqs.endpoint, region: fauxqs.region, credentials: fauxqs.credentials } }),
-    );
-    const before = await readContents(dbUri, "t", fauxqs.lanceStorageOptions);
+    const store = openStore(ds.tableUri, { s3: { endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials } });
+    const before = await readContents(dbUri, "t", moto.lanceStorageOptions);
     const historyBefore = (await readTimeline(store, lanceFormat)).records;
     const keysBefore = await keysUnder(store);
 
@@ -63,7 +60,7 @@ describe("cleanup on S3", () => {
     expect(keysBefore.filter((k) => !keysAfter.includes(k))).toEqual(planned);
     expect(report.requests.delete).toBeGreaterThan(0);
 
-    expect(compareContents(before, await readContents(dbUri, "t", fauxqs.lanceStorageOptions))).toEqual([]);
+    expect(compareContents(before, await readContents(dbUri, "t", moto.lanceStorageOptions))).toEqual([]);
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint?.records.filter((r) => r.is_cleaned_up).map((r) => r.version)).toEqual([1, 2, 4]);
     const historyAfter = (await readTimeline(store, lanceFormat)).records;

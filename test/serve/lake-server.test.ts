@@ -1,14 +1,13 @@
 /**
  * `serve`'s engine on a lake a LanceDB writer keeps committing to: on disk (file watching only:
- * polling is set far beyond the test's life) and on S3 (fauxqs, polling). The head must follow
+ * polling is set far beyond the test's life) and on S3 (moto, polling). The head must follow
  * every commit, and cleanup must run on its schedule and leave the table readable.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeStoredHead } from "../../lib/head/stored-head.ts";
 import { LakeServer, type ServeEvent } from "../../lib/serve/lake-server.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type LanceDataset } from "../support/lance-datasets.ts";
 
 /** Waits (without judging how long it took) for an event matching `test`; fails listing what came. */
@@ -121,25 +120,25 @@ describe("serve on a table with a branch", () => {
 });
 
 describe("serve on an S3 prefix", () => {
-  let fauxqs: FauxqsHandle;
+  let moto: MotoHandle;
   let dataset: LanceDataset;
 
   beforeAll(async () => {
-    fauxqs = await startFauxqsServer({ buckets: ["serve-lake"] });
-    Object.assign(process.env, fauxqs.awsEnv);
-    dataset = await buildLanceDataset({ dbUri: "s3://serve-lake/lake", tableName: "orders", storageOptions: fauxqs.lanceStorageOptions, steps: [{ op: "create", rows: 3 }] });
+    moto = await startMotoServer({ buckets: ["serve-lake"] });
+    Object.assign(process.env, moto.awsEnv);
+    dataset = await buildLanceDataset({ dbUri: "s3://serve-lake/lake", tableName: "orders", storageOptions: moto.lanceStorageOptions, steps: [{ op: "create", rows: 3 }] });
   });
 
   afterAll(async () => {
     dataset?.close();
-    await fauxqs?.stop();
+    await moto?.stop();
   });
 
   it("polls for commits and follows each with the head", async () => {
     const events: ServeEvent[] = [];
     const server = await LakeServer.start({
       location: "s3://serve-lake/lake",
-      store: withS3ConditionalSemantics(openStore("s3://serve-lake/lake")),
+      store: openStore("s3://serve-lake/lake"),
       pollIntervalMs: 100,
       cleanupEveryMs: null,
       onEvent: (event) => events.push(event),

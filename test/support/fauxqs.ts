@@ -1,6 +1,11 @@
 /**
  * Starts the fauxqs S3/SQS emulator inside the test process, on a free port.
  *
+ * The integration tests' AWS endpoint is moto's server (moto.ts): it enforces conditional writes
+ * and sends S3 notifications. fauxqs stays for what needs speed in-process: thousands of objects
+ * (the 1,001-key conformance tests, bench, soak), request-count and fault-injection tests, and as
+ * the store that ignores conditions, against which the conditional-put tests must fail.
+ *
  * fauxqs 2.4.1 serves S3 and SQS on one endpoint. Known gaps that tests must not rely on:
  * it ignores If-Match / If-None-Match (wrap stores with `withS3ConditionalSemantics`), it sorts
  * listings with `localeCompare` instead of S3's byte order, and it sends no S3 event notifications.

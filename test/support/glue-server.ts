@@ -1,12 +1,22 @@
 /**
- * A small local server that speaks the AWS Glue API's GetTable as the AWS SDK sends it (AWS JSON
- * 1.1: `POST /` with `X-Amz-Target: AWSGlue.GetTable`, SigV4-signed for service "glue") and
- * answers in Glue's documented shapes: `{"Table": {...}}`, or a 400 with the error's `__type`
- * and `Message` (EntityNotFoundException, AccessDeniedException). The SDK under test is real;
- * only its endpoint is local. Tests set entries and errors per table and read the requests made.
+ * The Glue Data Catalog of the tests is moto's (test/support/moto.ts): entries are made with the
+ * real Glue API (CreateDatabase, CreateTable, UpdateTable, DeleteTable) and GetTable is answered
+ * by moto. In front of it sits a pass-through on another loopback port, for the two things moto
+ * does not do: it records each request (the operation, its body and the SigV4 scope's service, so
+ * a test can count lookups and see them signed for "glue"), and it answers GetTable of a table
+ * set to fail with an AccessDeniedException (moto does not enforce IAM on Glue). Everything else
+ * is forwarded byte for byte and moto's answer returned as it is.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  CreateDatabaseCommand,
+  CreateTableCommand,
+  DeleteTableCommand,
+  UpdateTableCommand,
+  type TableInput,
+} from "@aws-sdk/client-glue";
+import { MOTO_ACCOUNT, MOTO_REGION, type MotoHandle } from "./moto.ts";
 
 export interface GlueEntry {
   /** Glue's TableType (Athena and iceberg-java write EXTERNAL_TABLE). */
@@ -23,97 +33,105 @@ export interface GlueRequest {
 }
 
 export interface GlueServer {
+  /** The recording endpoint: point the code under test here (AWS_ENDPOINT_URL_GLUE). */
   endpoint: string;
   /** The client settings that point a GlueClient here. */
   clientConfig: { endpoint: string; region: string; credentials: { accessKeyId: string; secretAccessKey: string } };
-  /** Sets (or replaces) the entry of `database.table`. */
-  setTable(database: string, table: string, entry: GlueEntry): void;
-  /** Removes the entry of `database.table` (GetTable then answers EntityNotFoundException). */
-  dropTable(database: string, table: string): void;
+  /** Creates (or replaces) the entry of `database.table` in moto's Glue, making the database when needed. */
+  setTable(database: string, table: string, entry: GlueEntry): Promise<void>;
+  /** Deletes the entry of `database.table` (GetTable then answers EntityNotFoundException). */
+  dropTable(database: string, table: string): Promise<void>;
   /** Answers GetTable on `database.table` with this error instead (null: clear it). */
   failTable(database: string, table: string, error: "AccessDeniedException" | null): void;
   requests: GlueRequest[];
   stop(): Promise<void>;
 }
 
-const REGION = "us-east-1";
-const ACCOUNT = "123456789012";
-
-export async function startGlueServer(): Promise<GlueServer> {
-  const tables = new Map<string, GlueEntry>();
+/** Glue on `moto`, behind a recording pass-through. Stopping it leaves moto running. */
+export async function startGlueServer(moto: MotoHandle): Promise<GlueServer> {
   const failures = new Map<string, string>();
+  const databases = new Set<string>();
+  const tables = new Set<string>();
   const requests: GlueRequest[] = [];
+  const upstream = new URL(moto.endpoint);
 
-  const answer = (response: ServerResponse, status: number, body: unknown, errorType?: string): void => {
-    response.writeHead(status, {
-      "content-type": "application/x-amz-json-1.1",
-      "x-amzn-requestid": `req-${requests.length}`,
-      ...(errorType ? { "x-amzn-errortype": errorType } : {}),
-    });
-    response.end(JSON.stringify(body));
+  const deny = (response: ServerResponse, body: GlueRequest["body"]): void => {
+    const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
+    response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
+    response.end(JSON.stringify({
+      __type: "AccessDeniedException",
+      Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
+    }));
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
+    const payload = Buffer.concat(chunks);
     const target = String(request.headers["x-amz-target"] ?? "");
     const scope = /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/.exec(String(request.headers.authorization ?? ""));
     let body: GlueRequest["body"] = {};
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as GlueRequest["body"];
+      body = JSON.parse(payload.toString("utf8") || "{}") as GlueRequest["body"];
     } catch {
-      return answer(response, 400, { __type: "SerializationException", Message: "body is not JSON" }, "SerializationException");
+      // Not JSON: moto says so.
     }
     requests.push({ target, body, signedFor: scope?.[1] ?? null });
-    if (request.method !== "POST" || request.url !== "/" || !String(request.headers["content-type"]).startsWith("application/x-amz-json-1.1")) {
-      return answer(response, 400, { __type: "SerializationException", Message: "expected POST / with application/x-amz-json-1.1" }, "SerializationException");
-    }
-    if (scope?.[1] !== "glue") {
-      return answer(response, 403, { __type: "IncompleteSignatureException", Message: "request not signed for glue" }, "IncompleteSignatureException");
-    }
-    if (target !== "AWSGlue.GetTable") {
-      return answer(response, 400, { __type: "UnknownOperationException", Message: `unknown operation ${target}` }, "UnknownOperationException");
-    }
-    const database = body.DatabaseName ?? "";
-    const name = body.Name ?? "";
-    const key = `${database}.${name}`;
-    const failure = failures.get(key);
-    if (failure === "AccessDeniedException") {
-      const resource = `arn:aws:glue:${REGION}:${body.CatalogId ?? ACCOUNT}:table/${database}/${name}`;
-      return answer(response, 400, { __type: failure, Message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action` }, failure);
-    }
-    const entry = tables.get(key);
-    if (!entry) {
-      return answer(response, 400, { __type: "EntityNotFoundException", Message: `Table ${name} not found.`, FromFederationSource: false }, "EntityNotFoundException");
-    }
-    answer(response, 200, {
-      Table: {
-        Name: name,
-        DatabaseName: database,
-        CatalogId: body.CatalogId ?? ACCOUNT,
-        CreateTime: 1_743_474_980.94,
-        UpdateTime: 1_743_475_012.5,
-        Retention: 0,
-        ...(entry.tableType ? { TableType: entry.tableType } : {}),
-        Parameters: entry.parameters,
-        StorageDescriptor: { Columns: [{ Name: "id", Type: "bigint" }], ...(entry.location ? { Location: entry.location } : {}), Compressed: false, NumberOfBuckets: 0, StoredAsSubDirectories: false },
-        PartitionKeys: [],
-        IsRegisteredWithLakeFormation: false,
-        VersionId: "1",
-      },
+    if (target === "AWSGlue.GetTable" && failures.get(`${body.DatabaseName}.${body.Name}`) === "AccessDeniedException") return deny(response, body);
+    await new Promise<void>((resolve, reject) => {
+      const forwarded = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+          answer.once("end", resolve);
+          answer.once("error", reject);
+        },
+      );
+      forwarded.once("error", reject);
+      forwarded.end(payload);
     });
   };
 
   const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => answer(response, 500, { __type: "InternalServiceException", Message: String(error) }, "InternalServiceException"));
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(502, { "content-type": "application/x-amz-json-1.1" });
+      response.end(JSON.stringify({ __type: "InternalServiceException", Message: `the pass-through to moto failed: ${String(error)}` }));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function setTable(database: string, table: string, entry: GlueEntry): Promise<void> {
+    if (!databases.has(database)) {
+      await moto.glueClient.send(new CreateDatabaseCommand({ DatabaseInput: { Name: database } }));
+      databases.add(database);
+    }
+    const input: TableInput = {
+      Name: table,
+      ...(entry.tableType ? { TableType: entry.tableType } : {}),
+      Parameters: entry.parameters,
+      StorageDescriptor: { Columns: [{ Name: "id", Type: "bigint" }], ...(entry.location ? { Location: entry.location } : {}) },
+    };
+    const key = `${database}.${table}`;
+    // UpdateTable replaces the whole entry, as a catalog commit does (Athena, iceberg-java).
+    if (tables.has(key)) await moto.glueClient.send(new UpdateTableCommand({ DatabaseName: database, TableInput: input }));
+    else await moto.glueClient.send(new CreateTableCommand({ DatabaseName: database, TableInput: input }));
+    tables.add(key);
+  }
+
+  async function dropTable(database: string, table: string): Promise<void> {
+    const key = `${database}.${table}`;
+    if (!tables.has(key)) return;
+    await moto.glueClient.send(new DeleteTableCommand({ DatabaseName: database, Name: table }));
+    tables.delete(key);
+  }
+
   return {
     endpoint,
-    clientConfig: { endpoint, region: REGION, credentials: { accessKeyId: "test", secretAccessKey: "test" } },
-    setTable: (database, table, entry) => void tables.set(`${database}.${table}`, entry),
-    dropTable: (database, table) => void tables.delete(`${database}.${table}`),
+    clientConfig: { endpoint, region: MOTO_REGION, credentials: { ...moto.credentials } },
+    setTable,
+    dropTable,
     failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
     requests,
     stop: () => new Promise<void>((resolve, reject) => {

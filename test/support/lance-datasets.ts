@@ -1,6 +1,6 @@
 /**
  * Builders for real Lance datasets, written by LanceDB itself (@lancedb/lancedb 0.31.0),
- * on a local directory or on S3 (fauxqs). Small on purpose: tens of rows per step.
+ * on a local directory or on S3 (moto or fauxqs). Small on purpose: tens of rows per step.
  *
  * A dataset is described by steps; each committing step becomes one version, and the
  * returned `written` list says what each version did, so tests can check against it.

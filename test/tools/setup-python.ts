@@ -1,11 +1,14 @@
-/** `npm test`'s first step: the tests' Python tools in .tools/venv (python-env.ts), made once per requirements file. */
+/** `npm test`'s first step: the tests' Python tools in .tools/venv (python-env.ts), made once per lock file. */
 import { ensurePythonTools } from "./python-env.ts";
 
 try {
   const started = Date.now();
-  const python = ensurePythonTools((line) => console.error(`setup-python: ${line}`));
-  const took = Date.now() - started;
-  if (took > 1000) console.error(`setup-python: ready in ${(took / 1000).toFixed(1)} s (${python})`);
+  let installed = false;
+  const python = ensurePythonTools((line) => {
+    installed = true;
+    console.error(`setup-python: ${line}`);
+  });
+  if (installed) console.error(`setup-python: ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${python})`);
 } catch (error) {
   console.error(`setup-python: ${(error as Error).message}`);
   process.exit(1);

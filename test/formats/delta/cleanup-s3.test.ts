@@ -1,5 +1,5 @@
 /**
- * Delta cleanup on S3 (the fauxqs emulator, S3's conditional-write answers): a fixture copy
+ * Delta cleanup on S3 (moto's server, which enforces S3's conditional writes itself): a fixture copy
  * uploaded to the bucket, cleaned through runCleanup with the clock a year ahead (S3 sets the
  * file times at upload), deletes exactly the set Delta's rules give; the surviving files, mirrored
  * back to disk, replay (DuckDB) to the same live files.
@@ -11,18 +11,17 @@ import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
 import type { ObjectStore } from "../../../lib/store/object-store.ts";
 import { openStore } from "../../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../../lib/store/s3-semantics-store.ts";
-import { startFauxqsServer, type FauxqsHandle } from "../../support/fauxqs.ts";
+import { startMotoServer, type MotoHandle } from "../../support/moto.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "./duckdb-oracle.ts";
 import { listKeys } from "./log-surgery.ts";
 import { vacuumAllExpired } from "./vacuum-rules.ts";
 
-let fauxqs: FauxqsHandle;
+let moto: MotoHandle;
 beforeAll(async () => {
-  fauxqs = await startFauxqsServer({ buckets: ["lake"] });
+  moto = await startMotoServer({ buckets: ["lake"] });
 });
-afterAll(() => fauxqs?.stop());
+afterAll(() => moto?.stop());
 
 async function keysUnder(store: ObjectStore): Promise<string[]> {
   const keys: string[] = [];
@@ -35,9 +34,7 @@ const pad = (v: number) => String(v).padStart(20, "0");
 describe("Delta cleanup on S3", () => {
   it("table_with_deletion_logs: log cleanup below checkpoint 20 and VACUUM, file by file", async () => {
     const dir = await copyFixture("delta", "table_with_deletion_logs");
-    const store = withS3ConditionalSemantics(
-      openStore("s3://lake/delta/table_with_deletion_logs", { s3: { endpoint: fauxqs.endpoint, region: fauxqs.region, credentials: fauxqs.credentials } }),
-    );
+    const store = openStore("s3://lake/delta/table_with_deletion_logs", { s3: { endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials } });
     const keys = await listKeys(dir);
     for (const key of keys) await store.put(key, await readFile(join(dir, key)));
     const before = await oracleLiveFiles(dir);
