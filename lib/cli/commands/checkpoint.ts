@@ -8,12 +8,14 @@ import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
+import type { ArchiveStatus } from "../../checkpoint/archive.ts";
+import { count } from "../words.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
     program
       .command("checkpoint")
-      .description("archive every version's summary into _lakewarden/checkpoints/ (deletes nothing but checkpoints beyond the newest two)")
+      .description("archive every version's summary into a checkpoint; deletes no data")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, formatOption(options, store)));
@@ -23,16 +25,18 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
   });
 }
 
+/** A checkpoint's archive status in words, for `checkpoint` and `cleanup` alike. */
+export const CHECKPOINT_STATUS_WORDS: Record<ArchiveStatus, string> = {
+  written: "written",
+  replaced: "updated (same version, more known)",
+  unchanged: "already up to date",
+  empty: "not written: no history",
+};
+
 function describe(report: CheckpointReport): string {
   const { checkpoint } = report;
-  const what: Record<typeof checkpoint.status, string> = {
-    written: "written",
-    replaced: "updated (same version, more known)",
-    unchanged: "already up to date",
-    empty: "not written: no history",
-  };
-  let text = `checkpoint of ${report.table} (${report.format}): ${what[checkpoint.status]}\n`;
-  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${checkpoint.rows} rows, ${checkpoint.cleanedUpRows} cleaned up\n`;
+  let text = `checkpoint of ${report.table} (${report.format}): ${CHECKPOINT_STATUS_WORDS[checkpoint.status]}\n`;
+  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${count(checkpoint.rows, "row")}, ${checkpoint.cleanedUpRows} cleaned up\n`;
   text += `version files read: ${report.manifests_read}\n`;
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   return text;
