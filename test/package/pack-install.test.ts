@@ -3,7 +3,7 @@
  * `npm install` of the tarball into an empty project. The installed `lakewarden` binary and
  * `import "lakewarden"` must work there, with no TypeScript and no source checkout around:
  * on the Node 22 running the tests and, when there is one on PATH, on another Node (the
- * system's Node 20 here). The README's TypeScript example runs against the installed package.
+ * system's Node 20 here). The TypeScript example of docs/library.md runs against the installed package.
  */
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -87,8 +87,8 @@ it("an .mjs file imports the library by its package name", async () => {
   expect(JSON.parse(run.stdout)).toEqual({ version: dataset.written.at(-1)!.version, versions: dataset.written.length });
 });
 
-it("the README's TypeScript example runs as written against the installed package", async () => {
-  const readme = await readFile(join(ROOT, "README.md"), "utf8");
+it("the TypeScript example of docs/library.md runs as written against the installed package", async () => {
+  const readme = await readFile(join(ROOT, "docs", "library.md"), "utf8");
   const example = /<!-- example: library -->\s*```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(example).toBeDefined();
   await writeFile(join(project, "example.ts"), example!);
