@@ -10,8 +10,7 @@
  * tick labels are thinned until none overlap, and tag and pin labels that do not fit are
  * counted instead of drawn over each other.
  */
-import { formatBytes } from "../cli/human-units.ts";
-import { count } from "../cli/words.ts";
+import { formatBytes, plural } from "../cli/human-units.ts";
 import type { ReportData, ReportRun, ReportVersion } from "./data.ts";
 import type { Box } from "./svg.ts";
 import { FONT_FAMILY, byteTicks, escapeXml, fmt, linearScale, niceTicks, placeLabels, text, textBox, textWidth, thinLabels, timeTicks } from "./svg.ts";
@@ -37,14 +36,14 @@ export function renderReport(data: ReportData): string {
   const live = versions.filter((v) => !v.is_cleaned_up).length;
   const latest = versions.at(-1);
   const summary = [
-    `${count(versions.length, "version")} (${live} live, ${versions.length - live} cleaned up)`,
+    `${plural(versions.length, "version")} (${live} live, ${versions.length - live} cleaned up)`,
     latest ? `latest version ${versionName(latest)} at ${new Date(latest.timestamp_millis).toISOString()}` : "no versions",
-    latest?.total_rows != null ? `${latest.total_rows} rows` : null,
+    latest?.total_rows != null ? plural(latest.total_rows, "row") : null,
     latest?.total_files_size != null ? formatBytes(latest.total_files_size) : null,
-    count(data.tags.length, "tag"),
-    count(data.pins.length, "reader pin"),
+    plural(data.tags.length, "tag"),
+    plural(data.pins.length, "reader pin"),
     data.protect_before !== null ? `history protected below version ${data.protect_before}` : null,
-    `${count(data.runs.length, "cleanup run")} on record`,
+    `${plural(data.runs.length, "cleanup run")} on record`,
   ].filter((s): s is string => s !== null);
   const storageRuns = data.runs.filter((r) => r.storage !== null);
   const parts: string[] = [
@@ -271,7 +270,7 @@ function timelineSvg(data: ReportData): string {
   if (dropped.length > 0) {
     const tags = dropped.filter((d) => d.kind === "tag").length;
     const pins = dropped.length - tags;
-    const note = `+ ${[tags ? `${tags} more tag${tags === 1 ? "" : "s"}` : "", pins ? `${pins} more pin${pins === 1 ? "" : "s"}` : ""].filter(Boolean).join(", ")} not labelled here (listed below)`;
+    const note = `+ ${[tags ? plural(tags, "more tag") : "", pins ? plural(pins, "more pin") : ""].filter(Boolean).join(", ")} not labelled here (listed below)`;
     const ny = laneY + 18 + 15 * laneRows;
     out.push(text(LEFT, ny, note, FONT, "start"));
     labelBoxes.push(textBox(LEFT, ny, note, FONT, "start"));
@@ -323,7 +322,7 @@ function plot(input: PlotInput): string {
     out.push(text(LEFT - 8, y(t) + 4, input.format(t), FONT, "end"));
     input.labelBoxes.push(textBox(LEFT - 8, y(t) + 4, input.format(t), FONT, "end"));
   }
-  const title = `${input.title}${points.length < versions.length ? ` (${count(versions.length - points.length, "version")} without a total skipped)` : ""}`;
+  const title = `${input.title}${points.length < versions.length ? ` (${plural(versions.length - points.length, "version")} without a total skipped)` : ""}`;
   out.push(text(LEFT, top - 8, title, FONT + 1, "start", `font-weight="bold"`));
   input.labelBoxes.push(textBox(LEFT, top - 8, title, FONT + 1, "start"));
   out.push(`</g>`);
@@ -428,7 +427,7 @@ function barChart(input: { id: string; runs: readonly ReportRun[]; series: reado
     out.push(`<line x1="${fmt(cx)}" x2="${fmt(cx)}" y1="${axisY}" y2="${axisY + 5}" stroke="#333"/>`);
     out.push(text(cx, axisY + 18, label(i), FONT, "middle"));
   }
-  out.push(text(LEFT + PLOT_W, axisY + 34, `cleanup run, by start time (UTC), ${count(n, "run")}`, FONT, "end"));
+  out.push(text(LEFT + PLOT_W, axisY + 34, `cleanup run, by start time (UTC), ${plural(n, "run")}`, FONT, "end"));
   out.push(`</g></svg>`);
   return out.join("\n");
 }

@@ -2,6 +2,7 @@
  * `lakewarden checkpoint <table>`: archive every version's summary into a new version
  * checkpoint without deleting anything (lib/maintenance/run-checkpoint.ts).
  */
+import { plural } from "../human-units.ts";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
@@ -9,7 +10,6 @@ import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
 import type { ArchiveStatus } from "../../checkpoint/archive.ts";
-import { count } from "../words.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
@@ -36,7 +36,7 @@ export const CHECKPOINT_STATUS_WORDS: Record<ArchiveStatus, string> = {
 function describe(report: CheckpointReport): string {
   const { checkpoint } = report;
   let text = `checkpoint of ${report.table} (${report.format}): ${CHECKPOINT_STATUS_WORDS[checkpoint.status]}\n`;
-  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${count(checkpoint.rows, "row")}, ${checkpoint.cleanedUpRows} cleaned up\n`;
+  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${plural(checkpoint.rows, "row")}, ${checkpoint.cleanedUpRows} cleaned up\n`;
   text += `version files read: ${report.manifests_read}\n`;
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   return text;

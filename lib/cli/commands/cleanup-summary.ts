@@ -7,9 +7,8 @@
  */
 import type { PlannedFile } from "../../maintenance/file-plan.ts";
 import type { CleanupReport, VersionLine } from "../../maintenance/report.ts";
-import { formatBytes } from "../human-units.ts";
+import { formatBytes, plural } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
-import { count } from "../words.ts";
 
 const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
 const VERSION_LIST = /\bversions? \d+(?:-\d+)?(?:(?:, | and )\d+(?:-\d+)?(?! more))*(?: and \d+ more)?/g;
@@ -63,7 +62,7 @@ export function describeTotals(report: CleanupReport): string {
   }
   if (report.files.length > 0) {
     const partial = report.files.length < report.files_planned ? `; the first ${report.files.length} grouped, the counts above cover all` : "";
-    text += `\nfiles by reason (${count(report.files_planned, "file")}${partial}):\n`;
+    text += `\nfiles by reason (${plural(report.files_planned, "file")}${partial}):\n`;
     text += indent(textTable(["action", "kind", "files", "size", "reason"], fileGroups(report.files).map((g) => [g.action, g.kind, String(g.files), formatBytes(g.bytes), g.reason])));
   }
   return text;

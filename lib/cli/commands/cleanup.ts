@@ -12,9 +12,8 @@ import type { ProgramContext } from "../program.ts";
 import { parseDurationFlag, parsePositiveIntegerFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { formatBytes, versionRanges } from "../human-units.ts";
+import { formatBytes, versionRanges, plural } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
-import { count } from "../words.ts";
 import { CHECKPOINT_STATUS_WORDS } from "./checkpoint.ts";
 import { describeTotals, indent } from "./cleanup-summary.ts";
 import { StoreError } from "../../store/errors.ts";
@@ -102,7 +101,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         const first = report.delete_failures[0];
         const detail = first ? `${first.key}: ${first.message}` : report.errors[0];
         throw new StoreError(
-          `${report.table}: cleanup finished with ${count(report.delete_failures.length, "failed delete")} and ${count(report.errors.length, "error")} (first: ${detail}); the next run retries them`,
+          `${report.table}: cleanup finished with ${plural(report.delete_failures.length, "failed delete")} and ${plural(report.errors.length, "error")} (first: ${detail}); the next run retries them`,
           { uri: report.table },
         );
       }
@@ -188,7 +187,7 @@ function summary(report: CleanupReport, removedWord: string): string {
   }
   const commit = report.removal_commit;
   if (commit) {
-    const what = [...(commit.versions_removed.length > 0 ? [`drops ${count(commit.versions_removed.length, "version")}`] : []), ...commit.changes];
+    const what = [...(commit.versions_removed.length > 0 ? [`drops ${plural(commit.versions_removed.length, "version")}`] : []), ...commit.changes];
     text += `metadata commit on ${commit.base ?? "-"}: ${commit.key ?? commit.status}: ${what.join("; ")}\n`;
   }
   if (report.protection) text += `history protection before ${report.protection.boundary}: ${report.protection.result}: ${report.protection.reason}\n`;
@@ -202,7 +201,7 @@ function describeRun(report: CleanupReport, totalsOnly: boolean): string {
   text += summary(report, "removed");
   const cp = report.checkpoint;
   text += cp
-    ? `checkpoint: ${CHECKPOINT_STATUS_WORDS[cp.status]}${cp.key ? ` ${cp.key}` : ""} (${count(cp.rows, "version")}, ${cp.cleanedUpRows} cleaned up)\n`
+    ? `checkpoint: ${CHECKPOINT_STATUS_WORDS[cp.status]}${cp.key ? ` ${cp.key}` : ""} (${plural(cp.rows, "version")}, ${cp.cleanedUpRows} cleaned up)\n`
     : "checkpoint: not written\n";
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   const kept = report.files.filter((f) => f.action === "keep");
@@ -212,7 +211,7 @@ function describeRun(report: CleanupReport, totalsOnly: boolean): string {
     text += indent(textTable(["key", "kind", "size", "reason"], kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason])));
   }
   if (report.reference_check) {
-    text += `check after deleting: ${report.reference_check.checked} files of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
+    text += `check after deleting: ${plural(report.reference_check.checked, "file")} of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
   }
   if (report.receipt) text += `receipt: ${report.receipt}\n`;
   return text;
@@ -235,7 +234,7 @@ function describePlan(report: CleanupReport, totalsOnly: boolean): string {
   text += `\nfiles (${report.files_planned}${report.files.length < report.files_planned ? `, the first ${report.files.length} shown; the counts above cover all` : ""}):\n`;
   text += indent(textTable(["action", "kind", "size", "key", "reason"], report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason])));
   text += outsideReferences(report);
-  if (report.files_planned > LONG_LISTING) text += `\n(${count(report.files_planned, "file")} listed: --summary prints the totals by reason alone)\n`;
+  if (report.files_planned > LONG_LISTING) text += `\n(${plural(report.files_planned, "file")} listed: --summary prints the totals by reason alone)\n`;
   return text;
 }
 

@@ -5,7 +5,6 @@
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { count } from "../words.ts";
 import { checkHeadCodecFlag } from "../flags.ts";
 import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
@@ -69,11 +68,11 @@ function describeWrite(result: WriteTableHeadResult): string {
   const lines = [`head for version ${result.version}: ${WRITE_ACTION_WORDS[result.action]} (stored head before: ${stored})`];
   if (built && result.bytes > 0) {
     lines.push(
-      `  ${formatBytes(result.bytes)}, codec ${built.codec} (${built.compression}); ${count(built.footers, "footer")} inlined, ${built.footersOmitted} left out; ` +
-        `${count(built.recentVersions, "version")} since the checkpoint`,
+      `  ${formatBytes(result.bytes)}, codec ${built.codec} (${built.compression}); ${plural(built.footers, "footer")} inlined, ${built.footersOmitted} left out; ` +
+        `${plural(built.recentVersions, "version")} since the checkpoint`,
     );
   }
-  if (result.lostRaces > 0) lines.push(`  lost ${count(result.lostRaces, "conditional write")} to concurrent writers first`);
+  if (result.lostRaces > 0) lines.push(`  lost ${plural(result.lostRaces, "conditional write")} to concurrent writers first`);
   if (result.previousHeadProblem) lines.push(`  replaced an unreadable head: ${result.previousHeadProblem}`);
   if (built?.footerProblem) lines.push(`  footers stopped early: ${built.footerProblem}`);
   return `${lines.join("\n")}\n`;
@@ -138,7 +137,7 @@ function describeState(state: TableState): string {
     `  ${plural(r.total_rows, "row")} in ${plural(r.total_fragments, "fragment")}, ${formatBytes(r.total_files_size)}, ${plural(r.total_deletion_files, "deletion file")}`,
     `  schema: ${state.snapshot.schema.map((f) => `${f.name}:${f.logicalType}`).join(", ")}`,
   ];
-  if (state.recentVersions) lines.push(`  ${state.recentVersions.records.length} versions since the checkpoint in the head`);
+  if (state.recentVersions) lines.push(`  ${plural(state.recentVersions.records.length, "version")} since the checkpoint in the head`);
   lines.push(`  ${plural(state.footers.length, "data-file footer")} inlined`);
   const fragments = state.snapshot.liveFiles.map((f) => [
     String(f.fragmentId),

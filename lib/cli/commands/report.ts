@@ -6,8 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { formatBytes } from "../human-units.ts";
-import { count } from "../words.ts";
+import { formatBytes, plural } from "../human-units.ts";
 import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { collectReportData } from "../../report/data.ts";
@@ -31,6 +30,6 @@ export function registerReportCommand(program: Command, { io }: ProgramContext):
     for (const warning of data.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     const summary = { output: flags.output, bytes: Buffer.byteLength(html), versions: data.versions.length, runs: data.runs.length, tags: data.tags.length, pins: data.pins.length };
     if (flags.json) printJson(io, summary);
-    else io.out(`wrote ${flags.output} (${formatBytes(summary.bytes)}): ${count(summary.versions, "version")}, ${count(summary.runs, "cleanup run")}\n`);
+    else io.out(`wrote ${flags.output} (${formatBytes(summary.bytes)}): ${plural(summary.versions, "version")}, ${plural(summary.runs, "cleanup run")}\n`);
   });
 }

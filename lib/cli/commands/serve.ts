@@ -8,13 +8,12 @@
 import { relative, resolve } from "node:path";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { count } from "../words.ts";
 import type { CliIO } from "../io.ts";
 import { UsageError } from "../errors.ts";
 import { EXIT_CODES_HELP } from "../exit-codes.ts";
 import { assertLocalDirectory } from "../table-command.ts";
 import { SHORT_RETENTION_FLAG, checkHeadCodecFlag, checkShortRetention, parseDurationFlag, parseSettingFlag } from "../flags.ts";
-import { formatBytes, versionRanges } from "../human-units.ts";
+import { formatBytes, versionRanges, plural } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { formatDuration } from "../../maintenance/duration.ts";
 import { snakeCaseKeys } from "../../maintenance/report.ts";
@@ -136,7 +135,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
   const name = (table: string): string => shortName(table, served);
   switch (event.type) {
     case "started":
-      return `serving ${event.location}: ${count(event.tables.length, "table")}${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
+      return `serving ${event.location}: ${plural(event.tables.length, "table")}${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
         `${event.watching === "files" ? "watching files, polling" : "polling"} every ${formatDuration(event.pollIntervalMs)}; ` +
         `cleanup ${event.cleanupEveryMs === null ? "off" : `every ${formatDuration(event.cleanupEveryMs)}`}`;
     case "table-found":
@@ -144,8 +143,8 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
     case "table-ignored":
       return `table    ${name(event.table)}  ignored: ${event.reason}`;
     case "demo-commit":
-      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${event.rows} rows): no new commit; the demo writer resumes`;
-      return `commit   events.lance  version ${event.version} (${event.operation}, ${event.rows} rows) by the demo writer`;
+      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${plural(event.rows, "row")}): no new commit; the demo writer resumes`;
+      return `commit   events.lance  version ${event.version} (${event.operation}, ${plural(event.rows, "row")}) by the demo writer`;
     case "head": {
       const what = event.action === "created" || event.action === "replaced"
         ? `${event.action} (${formatBytes(event.bytes)} in ${event.durationMs} ms)`
@@ -156,7 +155,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
       return `head     ${name(event.table)}  version ${event.version} FAILED: ${event.error}`;
     case "cleanup": {
       const removed = event.versionsRemoved.length === 0 ? "no versions removed" : `removed ${event.versionsRemoved.length === 1 ? "version" : "versions"} ${versionRanges(event.versionsRemoved)}`;
-      return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${count(event.filesRemoved, "file")}, ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
+      return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${plural(event.filesRemoved, "file")}, ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
         (event.warnings.length ? `; ${event.warnings.join("; ")}` : "");
     }
     case "cleanup-skipped":
