@@ -34,6 +34,8 @@ export interface DeltaCommitSummary {
 }
 
 const CONCURRENCY = 8;
+/** Commits read ahead of the replay at most. */
+const REPLAY_WINDOW = 256;
 
 /** operationParameters values as strings: strings as they are, other JSON values as JSON text; nulls left out. */
 export function flattenParameters(parameters: Record<string, unknown> | undefined | null): Record<string, string> {
@@ -166,12 +168,15 @@ export async function versionTotals(store: ObjectStore, commits: ReadonlyMap<num
       continue;
     }
     if (first !== 0) out.set(first, start.totals());
-    // Read ahead in parallel; applied strictly in version order.
-    const actions = await mapConcurrent(replayed, CONCURRENCY, (version) => readCommitActions(store, version, commits.get(version)));
-    replayed.forEach((version, i) => {
-      for (const action of actions[i]!) start.apply(action);
-      out.set(version, start.totals());
-    });
+    // Read ahead in parallel, a window at a time (a long log is not held whole); applied strictly in version order.
+    for (let from = 0; from < replayed.length; from += REPLAY_WINDOW) {
+      const window = replayed.slice(from, from + REPLAY_WINDOW);
+      const actions = await mapConcurrent(window, CONCURRENCY, (version) => readCommitActions(store, version, commits.get(version)));
+      window.forEach((version, i) => {
+        for (const action of actions[i]!) start.apply(action);
+        out.set(version, start.totals());
+      });
+    }
   }
   return out;
 }
