@@ -15,6 +15,7 @@ import { runCli } from "../../../lib/cli/run-cli.ts";
 import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
 import { readHistory } from "../../../lib/head/timeline-source.ts";
 import { runCheckpoint } from "../../../lib/maintenance/run-checkpoint.ts";
+import { archiveVersions } from "../../../lib/checkpoint/archive.ts";
 import type { VersionRecord } from "../../../lib/model/version-record.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyFixture } from "../../support/fixtures.ts";
@@ -83,6 +84,23 @@ describe("Delta version totals", () => {
     const history = await readHistory(new LocalStore(dir));
     expect(history.sources.checkpoint).toBe(history.records.length);
     expect(history.records.every((r) => r.total_rows !== null && r.total_files_size !== null)).toBe(true);
+    await expectOracleNumbers(dir, history.records);
+  });
+
+  it("a checkpoint written without totals (by an older lakewarden) gets them from the next `checkpoint`", async () => {
+    const dir = await copyFixture("delta", "table_with_deletion_logs");
+    const store = new LocalStore(dir);
+    // As an older lakewarden archived a fresh Delta table: records from the commit files alone.
+    const files = await deltaFormat.listVersionFiles(store);
+    const bare = await Promise.all(files.map((file) => deltaFormat.readRecord!(store, file)));
+    expect(bare.every((r) => r.total_rows === null)).toBe(true);
+    await archiveVersions(store, { previous: null, records: bare, liveVersions: new Set(files.map((f) => f.version)), taggedVersions: new Set(), tableFormat: "delta", now: new Date() });
+    expect((await readHistory(new LocalStore(dir))).records.every((r) => r.total_rows === null)).toBe(true);
+
+    const report = await runCheckpoint(new LocalStore(dir), { format: deltaFormat });
+    expect(report.checkpoint.status).toBe("replaced");
+    const history = await readHistory(new LocalStore(dir));
+    expect(history.sources.checkpoint).toBe(21);
     await expectOracleNumbers(dir, history.records);
   });
 
