@@ -84,15 +84,6 @@ export async function oracleCommits(tableDir: string): Promise<OracleCommit[]> {
  * says which one the oracle picked, so a test can show both readers started from the same one.
  */
 export async function oracleLiveFiles(tableDir: string, atVersion?: number): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
-  const { checkpointVersion, files } = await liveFilesWithCounts(tableDir, atVersion);
-  return { checkpointVersion, files };
-}
-
-/** oracleLiveFiles plus each live file's row counts, in the same order. */
-async function liveFilesWithCounts(
-  tableDir: string,
-  atVersion?: number,
-): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[]; counts: OracleRowCounts[] }> {
   const log = `${tableDir}/_delta_log`;
   const { readdir } = await import("node:fs/promises");
   const names = await readdir(log);
@@ -152,28 +143,25 @@ async function liveFilesWithCounts(
       sources.push(`SELECT ${version} AS version, 'remove' AS kind, json_extract_string(json, '$.remove.path') AS path, NULL AS size,
                  json_extract_string(json, '$.remove.deletionVector.storageType') AS st,
                  json_extract_string(json, '$.remove.deletionVector.pathOrInlineDv') AS pdv,
-                 json_extract(json, '$.remove.deletionVector.offset')::BIGINT AS off,
-                 NULL AS num_records, NULL AS dv_cardinality
+                 json_extract(json, '$.remove.deletionVector.offset')::BIGINT AS off
                FROM ${from} WHERE json_extract(json, '$.remove') IS NOT NULL`);
     }
     const result = await rows(
       c,
       `WITH actions AS (${sources.join(" UNION ALL ")}),
        keyed AS (
-         SELECT version, kind, url_decode(path) AS path, size, num_records, dv_cardinality,
+         SELECT version, kind, url_decode(path) AS path, size,
                 COALESCE(st || pdv || COALESCE('@' || CAST(off AS VARCHAR), ''), '') AS dv_id
          FROM actions
        ),
        last AS (
          SELECT *, row_number() OVER (PARTITION BY path, dv_id ORDER BY version DESC, kind = 'add' DESC) AS rn FROM keyed
        )
-       SELECT path, dv_id, size, num_records, dv_cardinality FROM last WHERE rn = 1 AND kind = 'add' ORDER BY path, dv_id`,
+       SELECT path, dv_id, size FROM last WHERE rn = 1 AND kind = 'add' ORDER BY path, dv_id`,
     );
-    const rowsOf = (value: unknown) => (value === null || value === undefined ? null : Number(value));
     return {
       checkpointVersion,
       files: result.map((r) => ({ path: r.path as string, dvId: r.dv_id as string, size: Number(r.size) })),
-      counts: result.map((r) => ({ rows: rowsOf(r.num_records), deletedRows: rowsOf(r.dv_cardinality) ?? 0 })),
     };
   });
 }
@@ -183,40 +171,8 @@ function jsonAdds(from: string, version: string): string {
             json_extract(json, '$.add.size')::BIGINT AS size,
             json_extract_string(json, '$.add.deletionVector.storageType') AS st,
             json_extract_string(json, '$.add.deletionVector.pathOrInlineDv') AS pdv,
-            json_extract(json, '$.add.deletionVector.offset')::BIGINT AS off,
-            COALESCE(json_extract(json_extract_string(json, '$.add.stats'), '$.numRecords')::BIGINT,
-                     json_extract(json, '$.add.stats_parsed.numRecords')::BIGINT) AS num_records,
-            json_extract(json, '$.add.deletionVector.cardinality')::BIGINT AS dv_cardinality
+            json_extract(json, '$.add.deletionVector.offset')::BIGINT AS off
           FROM ${from} WHERE json_extract(json, '$.add') IS NOT NULL`;
-}
-
-export interface OracleRowCounts {
-  /** numRecords from the add's JSON stats, else its stats_parsed struct; null when neither says. */
-  rows: number | null;
-  /** The deletion vector's cardinality (0 without one). */
-  deletedRows: number;
-}
-
-export interface OracleTotals {
-  files: number;
-  size: number;
-  /** Null when any live file's row count is unknown. */
-  dataFileRows: number | null;
-  deletedRows: number;
-  deletionFiles: number;
-}
-
-/** The live files' totals at `atVersion`, from oracleLiveFiles. */
-export async function oracleTotals(tableDir: string, atVersion?: number): Promise<OracleTotals> {
-  const live = await liveFilesWithCounts(tableDir, atVersion);
-  const counts = live.counts;
-  return {
-    files: live.files.length,
-    size: live.files.reduce((sum, f) => sum + f.size, 0),
-    dataFileRows: counts.some((c) => c.rows === null) ? null : counts.reduce((sum, c) => sum + (c.rows ?? 0), 0),
-    deletedRows: counts.reduce((sum, c) => sum + c.deletedRows, 0),
-    deletionFiles: live.files.filter((f) => f.dvId !== "").length,
-  };
 }
 
 /** Adds of Parquet checkpoint files, through JSON so that columns an old writer did not write (deletionVector) read as NULL. */

@@ -19,7 +19,7 @@ import { archiveVersions } from "../../../lib/checkpoint/archive.ts";
 import type { VersionRecord } from "../../../lib/model/version-record.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyFixture } from "../../support/fixtures.ts";
-import { oracleTotals } from "./duckdb-oracle.ts";
+import { oracleTotals } from "./duckdb-totals.ts";
 
 /** The numbers of a record, in the oracle's terms. */
 function numbers(record: VersionRecord) {
@@ -77,7 +77,7 @@ describe("Delta version totals", () => {
   );
 
   it("after `checkpoint`, the history read from lakewarden's checkpoint keeps the numbers", async () => {
-    const dir = await copyFixture("delta", "basic-dv-with-checkpoint");
+    const dir = await copyFixture("delta", "table_with_deletion_logs");
     const store = new LocalStore(dir);
     const report = await runCheckpoint(store, { format: deltaFormat });
     expect(report.checkpoint.status).toBe("written");
