@@ -3,13 +3,13 @@
  * checkpoint without deleting anything (lib/maintenance/run-checkpoint.ts).
  */
 import { plural } from "../human-units.ts";
+import type { ArchiveStatus } from "../../checkpoint/archive.ts";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
-import type { ArchiveStatus } from "../../checkpoint/archive.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
