@@ -101,7 +101,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         const first = report.delete_failures[0];
         const detail = first ? `${first.key}: ${first.message}` : report.errors[0];
         throw new StoreError(
-          `${report.table}: cleanup finished with ${plural(report.delete_failures.length, "failed delete")} and ${plural(report.errors.length, "error")} (first: ${detail}); the next run retries them`,
+          `${report.table}: cleanup finished with ${report.delete_failures.length} failed delete(s) and ${report.errors.length} error(s) (first: ${detail}); the next run retries them`,
           { uri: report.table },
         );
       }
