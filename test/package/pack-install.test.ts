@@ -3,7 +3,7 @@
  * `npm install` of the tarball into an empty project. The installed `lakewarden` binary and
  * `import "lakewarden"` must work there, with no TypeScript and no source checkout around:
  * on the Node 22 running the tests and, when there is one on PATH, on another Node (the
- * system's Node 20 here). The TypeScript example of docs/library.md runs against the installed package.
+ * system's Node 20 here). The README's TypeScript example runs against the installed package.
  */
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
