@@ -1,6 +1,6 @@
 /**
  * `npm run report:screenshots`: regenerates bench/results/report-10.png and report-10000.png,
- * the README's pictures of `lakewarden report`: a real 10-version LanceDB table and a
+ * the pictures of `lakewarden report` in docs/cli.md: a real 10-version LanceDB table and a
  * 10,000-version history generated from it (test/support/report-tables.ts), rendered by headless
  * Chromium (Debian's chromium package). Builds everything in a temp dir it removes.
  */

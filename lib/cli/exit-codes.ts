@@ -1,5 +1,5 @@
 /**
- * The `lakewarden` command's exit statuses, as README and `lakewarden --help` list them.
+ * The `lakewarden` command's exit statuses, as docs/cli.md and `lakewarden --help` list them.
  * Scripts (cron, CI, `timeout`) can tell "try again later" (3) from "fix the command" (2)
  * from "something broke" (1).
  */

@@ -35,7 +35,7 @@ const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
 export function withGlueTableOption(command: Command): Command {
   return command.option(
     "--glue-table <database.table>",
-    "for a table registered in the AWS Glue Data Catalog (Athena, Glue jobs): read its current metadata file from the entry's metadata_location (GetTable, AWS credentials and region from the environment) and use it as --metadata-location; the entry must be an Iceberg table whose metadata lies under <table>",
+    "take --metadata-location from this AWS Glue Data Catalog entry",
   );
 }
 
@@ -62,13 +62,10 @@ export const TABLE_ARGUMENT_HELP = "table location: a local path, file:// URI or
 /** Adds the flags every table command has. */
 export function withOutputOptions(command: Command): Command {
   return command
-    .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once and remembered in _lakewarden/format`)
-    .option(
-      "--metadata-location <key-or-uri>",
-      "for a table whose catalog (REST, Glue) names the current metadata: that file, as a key under the table or a URI; lakewarden then expires no snapshot and commits nothing through the catalog (cleanup needs it when every metadata file is catalog-named, NNNNN-uuid)",
-    )
-    .option("--json", "print one JSON document on stdout")
-    .option("--stats", "end stderr with one JSON line counting the storage requests made")
+    .option("--format <name>", `the table's format (${formatNames().join(", ")}); default: detected once`)
+    .option("--metadata-location <key-or-uri>", "the current metadata file, when a catalog (REST, Glue) names it")
+    .option("--json", "print one JSON document on stdout (snake_case keys)")
+    .option("--stats", "end stderr with one JSON line counting the requests made")
     .option("--verbose", "print stack traces with errors")
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n`);
 }

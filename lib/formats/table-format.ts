@@ -322,6 +322,12 @@ export interface TableFormat {
    * its metadata (Iceberg snapshots, Delta commit info) reads no manifests. Defaults to readSnapshot.
    */
   readRecord?(store: ObjectStore, file: VersionFile): Promise<VersionRecord>;
+  /**
+   * Optional: the records of many versions at once, in the order given, when the format can do
+   * better together than one by one (Delta: one replay of the log gives every version's totals,
+   * which readRecord alone cannot afford). Defaults to readRecord per file.
+   */
+  readRecords?(store: ObjectStore, files: readonly VersionFile[]): Promise<VersionRecord[]>;
   /** Optional lean read for cleanup; defaults to readSnapshot. */
   readForCleanup?(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;

@@ -132,10 +132,10 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
   if (!first.stopped && hasOtherFiles) {
     if (first.failed.length > 0) {
       // A commit file that could not be deleted keeps its version alive, and every file it names.
-      heldBack = `${first.failed.length} version file(s) could not be deleted`;
+      heldBack = first.failed.length === 1 ? "1 version file could not be deleted" : `${first.failed.length} version files could not be deleted`;
     } else if (processed.plan.removed.length > 0) {
       reappeared = await versionsAliveAgain(store, format, processed, commitKeysDeleted);
-      if (reappeared.length > 0) heldBack = `version file(s) of removed version(s) ${reappeared.join(", ")} appeared again while this run deleted (a writer copying manifests to new names)`;
+      if (reappeared.length > 0) heldBack = `${reappeared.length === 1 ? "the version file of removed version" : "version files of removed versions"} ${reappeared.join(", ")} appeared again while this run deleted (a writer copying manifests to new names)`;
     }
   }
   const second =

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { resolveFormat } from "../formats/index.ts";
-import type { TableFormat } from "../formats/table-format.ts";
+import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import { readHistory } from "../head/timeline-source.ts";
@@ -43,6 +43,19 @@ export interface CheckpointReport {
   history_problems: HistoryProblem[];
 }
 
+/**
+ * Live versions whose stored record has no totals (a checkpoint or head written before the
+ * format could give them without a replay: Delta's, before readRecords), read again from their
+ * version files, so the checkpoint learns them; only for a format that reads many versions at
+ * once. Nothing for a version whose totals are known, or already gone.
+ */
+async function recordsWithTotals(store: ObjectStore, format: TableFormat, versionFiles: readonly VersionFile[], known: readonly VersionRecord[]): Promise<VersionRecord[]> {
+  if (!format.readRecords) return [];
+  const unknown = new Set(known.filter((r) => !r.is_cleaned_up && r.total_data_files === null && r.total_files_size === null).map((r) => r.version));
+  const files = versionFiles.filter((file) => unknown.has(file.version));
+  return files.length === 0 ? [] : format.readRecords(store, files);
+}
+
 export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOptions = {}): Promise<CheckpointReport> {
   const now = options.now ?? (() => new Date());
   const before = store.stats.snapshot();
@@ -54,6 +67,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   const records = new Map<number, VersionRecord>();
   for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);
   for (const record of timeline.records) records.set(record.version, record);
+  for (const record of await recordsWithTotals(store, format, versionFiles, timeline.records)) records.set(record.version, record);
 
   const result = await archiveVersions(store, {
     previous: timeline.checkpoint,

@@ -411,7 +411,11 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
 
   await run.lease?.renewIfDue();
   progress.stage("writing checkpoint");
-  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings, result.checkpoint);
+  const before = result.checkpoint;
+  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings, before);
+  // The checkpoint this run wrote before its deletes, brought up to date after them: to the
+  // user, one checkpoint written by this run, not a replaced one (a first checkpoint said "replaced").
+  if (before?.status === "written" && result.checkpoint.status === "replaced" && result.checkpoint.key === before.key) result.checkpoint.status = "written";
   // The checkpoint now holds the intents' versions; once every delete is done, their file
   // lists are no longer needed as proof either.
   const settledIntents = deletion.failed.length === 0 && deletion.filesHeldBack === null && result.checkpoint.status !== "empty";
@@ -508,18 +512,22 @@ export async function provenByIntents(store: ObjectStore, intents: readonly Inte
   return proven;
 }
 
+function filesWere(n: number): string {
+  return n === 1 ? "1 file" : `${n} files`;
+}
+
 function describeReferenceCheck(deletion: DeletionOutcome, result: RunResult): void {
   const check = deletion.referenceCheck;
   if (!check) return;
   if (!check.ok) {
     result.errors.push(
-      `post-delete check: ${check.deletedByRun.length} file(s) referenced by kept versions were deleted: ` +
+      `post-delete check: ${filesWere(check.deletedByRun.length)} referenced by kept versions ${check.deletedByRun.length === 1 ? "was" : "were"} deleted: ` +
         check.deletedByRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
     );
   }
   if (check.missingBeforeRun.length > 0) {
     result.warnings.push(
-      `${check.missingBeforeRun.length} file(s) referenced by kept versions were already missing before this run: ` +
+      `${filesWere(check.missingBeforeRun.length)} referenced by kept versions ${check.missingBeforeRun.length === 1 ? "was" : "were"} already missing before this run: ` +
         check.missingBeforeRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
     );
   }

@@ -10,7 +10,7 @@
  * tick labels are thinned until none overlap, and tag and pin labels that do not fit are
  * counted instead of drawn over each other.
  */
-import { formatBytes } from "../cli/human-units.ts";
+import { formatBytes, plural } from "../cli/human-units.ts";
 import type { ReportData, ReportRun, ReportVersion } from "./data.ts";
 import type { Box } from "./svg.ts";
 import { FONT_FAMILY, byteTicks, escapeXml, fmt, linearScale, niceTicks, placeLabels, text, textBox, textWidth, thinLabels, timeTicks } from "./svg.ts";
@@ -36,14 +36,14 @@ export function renderReport(data: ReportData): string {
   const live = versions.filter((v) => !v.is_cleaned_up).length;
   const latest = versions.at(-1);
   const summary = [
-    `${versions.length} versions (${live} live, ${versions.length - live} cleaned up)`,
-    latest ? `latest version ${latest.version_id} at ${new Date(latest.timestamp_millis).toISOString()}` : "no versions",
-    latest?.total_rows != null ? `${latest.total_rows} rows` : null,
+    `${plural(versions.length, "version")} (${live} live, ${versions.length - live} cleaned up)`,
+    latest ? `latest version ${versionName(latest)} at ${new Date(latest.timestamp_millis).toISOString()}` : "no versions",
+    latest?.total_rows != null ? plural(latest.total_rows, "row") : null,
     latest?.total_files_size != null ? formatBytes(latest.total_files_size) : null,
-    `${data.tags.length} tag${data.tags.length === 1 ? "" : "s"}`,
-    `${data.pins.length} reader pin${data.pins.length === 1 ? "" : "s"}`,
+    plural(data.tags.length, "tag"),
+    plural(data.pins.length, "reader pin"),
     data.protect_before !== null ? `history protected below version ${data.protect_before}` : null,
-    `${data.runs.length} cleanup run${data.runs.length === 1 ? "" : "s"} on record`,
+    `${plural(data.runs.length, "cleanup run")} on record`,
   ].filter((s): s is string => s !== null);
   const storageRuns = data.runs.filter((r) => r.storage !== null);
   const parts: string[] = [
@@ -84,6 +84,14 @@ export function renderReport(data: ReportData): string {
     `</body></html>`,
   ];
   return `${parts.join("\n")}\n`;
+}
+
+/**
+ * A version as `lakewarden versions` numbers it (`version`), with the format's own id beside it
+ * where that differs (an Iceberg snapshot id), so the report and the CLI name the same version alike.
+ */
+function versionName(version: ReportVersion): string {
+  return version.version_id === String(version.version) ? String(version.version) : `${version.version} (id ${version.version_id})`;
 }
 
 const CSS = [
@@ -262,7 +270,7 @@ function timelineSvg(data: ReportData): string {
   if (dropped.length > 0) {
     const tags = dropped.filter((d) => d.kind === "tag").length;
     const pins = dropped.length - tags;
-    const note = `+ ${[tags ? `${tags} more tag${tags === 1 ? "" : "s"}` : "", pins ? `${pins} more pin${pins === 1 ? "" : "s"}` : ""].filter(Boolean).join(", ")} not labelled here (listed below)`;
+    const note = `+ ${[tags ? plural(tags, "more tag") : "", pins ? plural(pins, "more pin") : ""].filter(Boolean).join(", ")} not labelled here (listed below)`;
     const ny = laneY + 18 + 15 * laneRows;
     out.push(text(LEFT, ny, note, FONT, "start"));
     labelBoxes.push(textBox(LEFT, ny, note, FONT, "start"));
@@ -300,9 +308,10 @@ interface PlotInput {
 function plot(input: PlotInput): string {
   const { top, height, x, versions, value, color } = input;
   const points = versions.filter((v) => value(v) !== null).map((v) => ({ t: v.timestamp_millis, y: value(v)!, cleaned: v.is_cleaned_up }));
+  if (points.length === 0) return emptyPlot(input);
   let max = 0;
   for (const p of points) max = Math.max(max, p.y);
-  const yTicks = input.bytes ? byteTicks(max * 1.05 || 1, 4) : niceTicks(0, max * 1.05 || 1, 4);
+  const yTicks = input.bytes ? byteTicks(max * 1.05 || 1, 4) : niceTicks(0, max * 1.05 || 1, 4, 1);
   const yMax = Math.max(yTicks.at(-1)!, max) || 1;
   const y = linearScale(0, yMax, top + height, top);
   const out: string[] = [`<g class="plot" id="plot-${input.id}">`, `<g class="axis y-axis">`];
@@ -313,7 +322,7 @@ function plot(input: PlotInput): string {
     out.push(text(LEFT - 8, y(t) + 4, input.format(t), FONT, "end"));
     input.labelBoxes.push(textBox(LEFT - 8, y(t) + 4, input.format(t), FONT, "end"));
   }
-  const title = `${input.title}${points.length < versions.length ? ` (${versions.length - points.length} versions without a total skipped)` : ""}`;
+  const title = `${input.title}${points.length < versions.length ? ` (${plural(versions.length - points.length, "version")} without a total skipped)` : ""}`;
   out.push(text(LEFT, top - 8, title, FONT + 1, "start", `font-weight="bold"`));
   input.labelBoxes.push(textBox(LEFT, top - 8, title, FONT + 1, "start"));
   out.push(`</g>`);
@@ -344,6 +353,24 @@ function plot(input: PlotInput): string {
   return out.join("");
 }
 
+/**
+ * A panel no version has a number for: its axis and a line saying so, not a scale of nothing
+ * (which drew ticks of 0.5 B for a table whose versions had no totals).
+ */
+function emptyPlot(input: PlotInput): string {
+  const { top, height } = input;
+  const note = `no version records its ${input.title}: nothing to draw`;
+  const out: string[] = [`<g class="plot empty" id="plot-${input.id}">`, `<g class="axis y-axis">`];
+  out.push(`<line x1="${LEFT}" x2="${LEFT}" y1="${top}" y2="${top + height}" stroke="#333"/>`);
+  out.push(text(LEFT, top - 8, `${input.title} (unknown)`, FONT + 1, "start", `font-weight="bold"`));
+  input.labelBoxes.push(textBox(LEFT, top - 8, `${input.title} (unknown)`, FONT + 1, "start"));
+  out.push(`</g>`);
+  out.push(text(LEFT + PLOT_W / 2, top + height / 2, note, FONT, "middle", `class="no-data"`));
+  input.labelBoxes.push(textBox(LEFT + PLOT_W / 2, top + height / 2, note, FONT, "middle"));
+  out.push(`</g>`);
+  return out.join("");
+}
+
 interface BarSeries {
   name: string;
   color: string;
@@ -361,7 +388,7 @@ function barChart(input: { id: string; runs: readonly ReportRun[]; series: reado
   const totals = input.runs.map((run) => input.series.reduce((sum, s) => sum + s.value(run), 0));
   let max = 0;
   for (const t of totals) max = Math.max(max, t);
-  const ticks = input.bytes ? byteTicks(max * 1.05 || 1, 4) : niceTicks(0, max * 1.05 || 1, 4);
+  const ticks = input.bytes ? byteTicks(max * 1.05 || 1, 4) : niceTicks(0, max * 1.05 || 1, 4, 1);
   const yMax = Math.max(ticks.at(-1)!, max) || 1;
   const y = linearScale(0, yMax, axisY, top);
   const n = input.runs.length;
@@ -400,7 +427,7 @@ function barChart(input: { id: string; runs: readonly ReportRun[]; series: reado
     out.push(`<line x1="${fmt(cx)}" x2="${fmt(cx)}" y1="${axisY}" y2="${axisY + 5}" stroke="#333"/>`);
     out.push(text(cx, axisY + 18, label(i), FONT, "middle"));
   }
-  out.push(text(LEFT + PLOT_W, axisY + 34, `cleanup run, by start time (UTC), ${n} run${n === 1 ? "" : "s"}`, FONT, "end"));
+  out.push(text(LEFT + PLOT_W, axisY + 34, `cleanup run, by start time (UTC), ${plural(n, "run")}`, FONT, "end"));
   out.push(`</g></svg>`);
   return out.join("\n");
 }

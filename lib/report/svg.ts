@@ -60,10 +60,13 @@ export function linearScale(d0: number, d1: number, r0: number, r1: number): Sca
   return scale;
 }
 
-/** About `count` round ticks covering [min, max] (1, 2, 5 × 10^n steps). */
-export function niceTicks(min: number, max: number, count: number): number[] {
+/**
+ * About `count` round ticks covering [min, max] (1, 2, 5 × 10^n steps). `minStep`: no step finer
+ * than this (1 for things counted in whole units: rows, files, bytes, requests).
+ */
+export function niceTicks(min: number, max: number, count: number, minStep = 0): number[] {
   if (!(max > min)) return [min];
-  const raw = (max - min) / Math.max(1, count);
+  const raw = Math.max((max - min) / Math.max(1, count), minStep);
   const power = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
   const ticks: number[] = [];
@@ -71,11 +74,11 @@ export function niceTicks(min: number, max: number, count: number): number[] {
   return ticks;
 }
 
-/** Byte ticks on powers of 1024 so labels read "256 KiB", "512 KiB". */
+/** Byte ticks on powers of 1024 so labels read "256 KiB", "512 KiB"; never a fraction of a byte. */
 export function byteTicks(max: number, count: number): number[] {
   if (!(max > 0)) return [0];
   const unit = 1024 ** Math.max(0, Math.floor(Math.log(max) / Math.log(1024)));
-  return niceTicks(0, max / unit, count).map((t) => t * unit);
+  return niceTicks(0, max / unit, count, 1 / unit).map((t) => t * unit);
 }
 
 const TIME_STEPS: readonly [number, string][] = [

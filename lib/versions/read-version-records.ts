@@ -47,8 +47,8 @@ export async function readVersionRecords(
   const files = listed.filter((file) => file.version >= fromVersion).sort((a, b) => a.version - b.version);
   const tagged = mainBranchTaggedVersions(refs);
   const concurrency = options.concurrency ?? DEFAULT_READ_CONCURRENCY;
-  return mapConcurrent(files, concurrency, async (file) => {
-    const record = format.readRecord ? await format.readRecord(store, file) : (await format.readSnapshot(store, file)).record;
-    return { ...record, is_tagged: tagged.has(record.version) };
-  });
+  const records = format.readRecords
+    ? await format.readRecords(store, files)
+    : await mapConcurrent(files, concurrency, async (file) => (format.readRecord ? await format.readRecord(store, file) : (await format.readSnapshot(store, file)).record));
+  return records.map((record) => ({ ...record, is_tagged: tagged.has(record.version) }));
 }

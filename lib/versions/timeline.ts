@@ -178,11 +178,14 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
   // Metadata only for the files read (normally none): a listed file gone since was removed by a
   // cleanup meanwhile, which readTimeline answers by reading again.
   const toRead = versionFiles.filter((listed) => !covered.has(listed.version)).map((listed) => listed.file() ?? vanished(store, listed));
-  const manifestRecords = await mapConcurrent(
-    toRead,
-    options.concurrency ?? DEFAULT_READ_CONCURRENCY,
-    async (file) => (format.readRecord ? format.readRecord(store, file) : (await format.readSnapshot(store, file)).record),
-  );
+  const manifestRecords =
+    format.readRecords && toRead.length > 0
+      ? await format.readRecords(store, toRead)
+      : await mapConcurrent(
+          toRead,
+          options.concurrency ?? DEFAULT_READ_CONCURRENCY,
+          async (file) => (format.readRecord ? format.readRecord(store, file) : (await format.readSnapshot(store, file)).record),
+        );
   const liveVersions = new Set(versionFiles.map((file) => file.version));
   const merged = mergeTimeline({
     archivedRecords: archived,

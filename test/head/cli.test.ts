@@ -55,7 +55,7 @@ describe("lakewarden head", () => {
     expect(statsLine(second.io)).toMatchObject({ get: 1, put: 0 });
 
     const text = await run("head", "write", dataset.tableUri);
-    expect(text.io.stdout).toBe("skipped-same-version: head for version 3 (stored head before: version 3)\n");
+    expect(text.io.stdout).toBe("head for version 3: already current, nothing written (stored head before: version 3)\n");
   });
 
   it("head show --json reads the current head with one GET and one LIST and prints the live files", async () => {

@@ -59,7 +59,7 @@ describe("lakewarden cleanup", () => {
       status: "completed",
       versions_removed: [1, 3, 4],
       tagged_old_versions: [{ version: 2, tags: ["v2"] }],
-      checkpoint: { status: "replaced", version: 5, rows: 5, cleaned_up_rows: 3 },
+      checkpoint: { status: "written", version: 5, rows: 5, cleaned_up_rows: 3 },
       checkpoints_pruned: [],
     });
     expect(report.files_removed.commit).toEqual({ files: 3, bytes: expect.any(Number) });

@@ -134,8 +134,8 @@ it("an .mjs file imports the library by its package name", async () => {
   expect(JSON.parse(run.stdout)).toEqual({ version: dataset.written.at(-1)!.version, versions: dataset.written.length });
 });
 
-it("the README's TypeScript example runs as written against the installed package", async () => {
-  const readme = await readFile(join(ROOT, "README.md"), "utf8");
+it("the TypeScript example of docs/library.md runs as written against the installed package", async () => {
+  const readme = await readFile(join(ROOT, "docs", "library.md"), "utf8");
   const example = /<!-- example: library -->\s*```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(example).toBeDefined();
   await writeFile(join(project, "example.ts"), example!);

@@ -2,6 +2,8 @@
  * `lakewarden checkpoint <table>`: archive every version's summary into a new version
  * checkpoint without deleting anything (lib/maintenance/run-checkpoint.ts).
  */
+import { plural } from "../human-units.ts";
+import type { ArchiveStatus } from "../../checkpoint/archive.ts";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
@@ -14,7 +16,7 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
   withOutputOptions(
     program
       .command("checkpoint")
-      .description("archive every version's summary into _lakewarden/checkpoints/ (deletes nothing but checkpoints beyond the newest two)")
+      .description("archive every version's summary into a checkpoint; deletes no data")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, formatOption(options, store)));
@@ -26,16 +28,18 @@ export function registerCheckpointCommand(program: Command, { io }: ProgramConte
   });
 }
 
+/** A checkpoint's archive status in words, for `checkpoint` and `cleanup` alike. */
+export const CHECKPOINT_STATUS_WORDS: Record<ArchiveStatus, string> = {
+  written: "written",
+  replaced: "updated (same version, more known)",
+  unchanged: "already up to date",
+  empty: "not written: no history",
+};
+
 function describe(report: CheckpointReport): string {
   const { checkpoint } = report;
-  const what: Record<typeof checkpoint.status, string> = {
-    written: "written",
-    replaced: "updated (same version, more known)",
-    unchanged: "already up to date",
-    empty: "not written: no history",
-  };
-  let text = `checkpoint of ${report.table} (${report.format}): ${what[checkpoint.status]}\n`;
-  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${checkpoint.rows} rows, ${checkpoint.cleanedUpRows} cleaned up\n`;
+  let text = `checkpoint of ${report.table} (${report.format}): ${CHECKPOINT_STATUS_WORDS[checkpoint.status]}\n`;
+  if (checkpoint.key) text += `${checkpoint.key}: versions up to ${checkpoint.version}, ${plural(checkpoint.rows, "row")}, ${checkpoint.cleanedUpRows} cleaned up\n`;
   text += `version files read: ${report.manifests_read}\n`;
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   for (const note of checkpoint.setAside ?? []) text += `set aside: ${note.file} (unreadable) → ${note.set_aside}\n`;

@@ -7,14 +7,16 @@
  * stops the run cleanly between delete batches and releases the lease (exit 130, safe to run
  * again); a second one quits at once (the lease is then taken over by the next run on this host).
  */
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
 import { parseDurationFlag, parsePositiveIntegerFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { formatBytes, versionRanges } from "../human-units.ts";
+import { formatBytes, versionRanges, plural } from "../human-units.ts";
 import { textTable } from "../text-table.ts";
+import { CHECKPOINT_STATUS_WORDS } from "./checkpoint.ts";
+import { describeTotals, indent } from "./cleanup-summary.ts";
 import { StoreError } from "../../store/errors.ts";
 import { InterruptedError } from "../errors.ts";
 import { EXIT_CODES } from "../exit-codes.ts";
@@ -39,6 +41,7 @@ interface CleanupFlags extends OutputOptions {
   deleteUnverified?: boolean;
   safetyWindow?: string;
   dryRun?: boolean;
+  summary?: boolean;
   allowShortRetention?: boolean;
   allowShortSafetyWindow?: boolean;
   maxDeleteRate?: string;
@@ -50,32 +53,21 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
   withOutputOptions(withGlueTableOption(
     program
       .command("cleanup")
-      .description(
-        "remove old versions and the files no kept version references, then archive every version's summary in a checkpoint " +
-          "(flags override LAKEWARDEN_* environment variables, which override per-table settings: the table's own lakewarden.* config, then lakewarden config; see lakewarden config show)",
-      )
+      .description("remove old versions and unreferenced files, then archive the history")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d; Iceberg: the table's own snapshot retention, which this only extends; Delta: only lengthens delta.logRetentionDuration)")
-      .option("--retain-versions <n>", "always keep the newest N versions (default 1; Iceberg: as --older-than)")
+      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
+      .option("--retain-versions <n>", "always keep the newest N versions (default 1)")
       .option("--protect-before <version>", "versions below this one go all in one run or not at all")
-      .option("--delete-unverified", "also delete unreferenced files younger than the safety window that no removed version names")
-      .option("--safety-window <duration>", "unreferenced files younger than this are kept unless proven committed (default 7d; Delta: only lengthens delta.deletedFileRetentionDuration)")
-      .option("--dry-run", "print the whole plan with reasons and sizes; delete and write nothing")
-      .option(
-        "--max-duration <duration>",
-        "stop cleanly after this long (e.g. 10m) and save the progress under _lakewarden/runs/progress/; the next run resumes from it (status stopped, exit 0)",
-      )
-      .option(
-        "--min-work <objects>",
-        "with --max-duration: objects of new work (a version file read, an object listed, a key deleted, one each) a run does before its budget may stop it (default 1); a resumed run re-checks the table first, so a budget too short for that still moves a chain forward",
-      )
-      .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit; S3 SlowDown answers always slow the deletes down and are retried)")
-      .option(
-        "--allow-superseded-metadata",
-        "with --metadata-location: clean by that metadata file even when a newer one supersedes it (a newer sequence, the version hint, or a metadata-log naming it), deleting what only the newer metadata reaches; without it such a run is refused",
-      )
-      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (only when no reader or writer keeps a version open that long)")
-      .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour (only when no writer is active: a younger file may belong to a commit in progress)"),
+      .option("--delete-unverified", "also delete young unreferenced files that no removed version names")
+      .option("--safety-window <duration>", "keep unreferenced files younger than this (default 7d)")
+      .option("--dry-run", "print the plan with reasons and sizes; delete and write nothing")
+      .addOption(new Option("--summary", "print totals by reason and kind, not every file and version").conflicts("json"))
+      .option("--max-duration <duration>", "stop cleanly after this long (e.g. 10m); the next run resumes")
+      .option("--min-work <objects>", "with --max-duration: objects of new work before it may stop (default 1)")
+      .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit)")
+      .option("--allow-superseded-metadata", "with --metadata-location: clean by it even if newer metadata exists")
+      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days")
+      .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour"),
   )).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
@@ -119,7 +111,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       // A run whose deletes failed did not complete, whatever the pipeline got through.
       const shown = { ...report, status: reportedStatus(report) };
       if (flags.json) printJson(io, shown);
-      else io.out(flags.dryRun ? describePlan(shown) : describeRun(shown));
+      else io.out(flags.dryRun ? describePlan(shown, Boolean(flags.summary)) : describeRun(shown, Boolean(flags.summary)));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
       if (interruptedAt !== null && report.status === "stopped") {
         throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
@@ -151,10 +143,6 @@ export function failureLine(report: Pick<CleanupReport, "table" | "delete_failur
   const others = report.errors.filter((error) => !error.startsWith("post-delete check:"));
   if (others.length > 0 || parts.length === 0) parts.push(`${plural(others.length || report.errors.length, "error")} (first: ${others[0] ?? report.errors[0] ?? "unknown"})`);
   return `${report.table}: cleanup did not complete: ${parts.join("; ")}`;
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** CLI flags → caller settings, checked with the same parser as table config values. */
@@ -234,7 +222,7 @@ function summary(report: CleanupReport, removedWord: string): string {
   }
   const commit = report.removal_commit;
   if (commit) {
-    const what = [...(commit.versions_removed.length > 0 ? [`drops ${commit.versions_removed.length} version(s)`] : []), ...commit.changes];
+    const what = [...(commit.versions_removed.length > 0 ? [`drops ${plural(commit.versions_removed.length, "version")}`] : []), ...commit.changes];
     text += `metadata commit on ${commit.base ?? "-"}: ${commit.key ?? commit.status}: ${what.join("; ")}\n`;
   }
   if (report.protection) text += `history protection before ${report.protection.boundary}: ${report.protection.result}: ${report.protection.reason}\n`;
@@ -243,29 +231,34 @@ function summary(report: CleanupReport, removedWord: string): string {
   return text;
 }
 
-function describeRun(report: CleanupReport): string {
+function describeRun(report: CleanupReport, totalsOnly: boolean): string {
   let text = `cleanup of ${report.table} (${report.format}): ${report.status} in ${report.duration_ms} ms\n`;
   text += summary(report, "removed");
   const cp = report.checkpoint;
   text += cp
-    ? `checkpoint: ${cp.status}${cp.key ? ` ${cp.key}` : ""} (${cp.rows} versions, ${cp.cleanedUpRows} cleaned up)\n`
+    ? `checkpoint: ${CHECKPOINT_STATUS_WORDS[cp.status]}${cp.key ? ` ${cp.key}` : ""} (${plural(cp.rows, "version")}, ${cp.cleanedUpRows} cleaned up)\n`
     : "checkpoint: not written\n";
   text += `checkpoints pruned: ${report.checkpoints_pruned.length === 0 ? "none" : report.checkpoints_pruned.join(", ")}\n`;
   const kept = report.files.filter((f) => f.action === "keep");
-  if (kept.length > 0) {
+  if (totalsOnly) text += describeTotals(report);
+  else if (kept.length > 0) {
     text += `kept and reported (${report.files_kept_reported}${kept.length < report.files_kept_reported ? `, the first ${kept.length} shown` : ""}):\n`;
     text += indent(textTable(["key", "kind", "size", "reason"], kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason])));
   }
   if (report.reference_check) {
-    text += `check after deleting: ${report.reference_check.checked} files of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
+    text += `check after deleting: ${plural(report.reference_check.checked, "file")} of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
   }
   if (report.receipt) text += `receipt: ${report.receipt}\n`;
   return text;
 }
 
-function describePlan(report: CleanupReport): string {
+/** Above this many files, a full dry-run listing ends by pointing at --summary. */
+const LONG_LISTING = 200;
+
+function describePlan(report: CleanupReport, totalsOnly: boolean): string {
   let text = `DRY RUN of cleanup on ${report.table} (${report.format}): nothing was deleted or written\n`;
   text += summary(report, "to remove");
+  if (totalsOnly) return text + describeTotals(report) + outsideReferences(report);
   text += `\nversions (${report.versions.length}):\n`;
   text += indent(textTable(["version", "committed", "action", "reason"], report.versions.map((v) => [
     String(v.version),
@@ -275,13 +268,14 @@ function describePlan(report: CleanupReport): string {
   ])));
   text += `\nfiles (${report.files_planned}${report.files.length < report.files_planned ? `, the first ${report.files.length} shown; the counts above cover all` : ""}):\n`;
   text += indent(textTable(["action", "kind", "size", "key", "reason"], report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason])));
-  if (report.references_outside_root.length > 0) {
-    text += `\nreferences outside the table root, never deleted (${report.references_outside_root.length}):\n`;
-    for (const ref of report.references_outside_root) text += `  version ${ref.version}: ${ref.path}\n`;
-  }
+  text += outsideReferences(report);
+  if (report.files_planned > LONG_LISTING) text += `\n(${plural(report.files_planned, "file")} listed: --summary prints the totals by reason alone)\n`;
   return text;
 }
 
-function indent(text: string): string {
-  return text.split("\n").map((line) => (line ? `  ${line}` : line)).join("\n");
+function outsideReferences(report: CleanupReport): string {
+  if (report.references_outside_root.length === 0) return "";
+  let text = `\nreferences outside the table root, never deleted (${report.references_outside_root.length}):\n`;
+  for (const ref of report.references_outside_root) text += `  version ${ref.version}: ${ref.path}\n`;
+  return text;
 }

@@ -20,15 +20,12 @@ import type { ObjectStore } from "../../store/object-store.ts";
 export function registerConfigCommand(program: Command, { io }: ProgramContext): void {
   const config = program
     .command("config")
-    .description(
-      `per-table cleanup settings kept by lakewarden in ${STORED_CONFIG_KEY} (for writers with no config API); ` +
-        "the table's own lakewarden.* config wins over them; LAKEWARDEN_* environment variables and command-line flags win over both",
-    );
+    .description(`per-table cleanup settings kept in ${STORED_CONFIG_KEY}`);
 
   withOutputOptions(
     config
       .command("show")
-      .description("each cleanup setting's effective value and where it comes from: table config, lakewarden config or default")
+      .description("each cleanup setting's value and where it comes from")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const shown = await runOnTable(table, options, io, (store) => effectiveSettings(store));
@@ -39,9 +36,9 @@ export function registerConfigCommand(program: Command, { io }: ProgramContext):
   withOutputOptions(
     config
       .command("set")
-      .description(`store settings in ${STORED_CONFIG_KEY}, e.g. older_than=30d retain_versions=5 (checked like the flags they stand for)`)
+      .description("store settings, e.g. older_than=30d retain_versions=5")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .argument("<key=value...>", `one or more of ${Object.values(TABLE_CONFIG_KEYS).map((k) => k.replace("lakewarden.", "")).join(", ")} (the lakewarden. prefix is optional)`),
+      .argument("<key=value...>", "one or more settings (the names config show lists)"),
   ).action(async (table: string, pairs: string[], options: OutputOptions) => {
     const set: Record<string, string> = {};
     for (const pair of pairs) {

@@ -24,14 +24,14 @@ interface WriteOptions extends OutputOptions {
 export function registerHeadCommand(program: Command, { io }: ProgramContext): void {
   const head = program
     .command("head")
-    .description(`the head object (${HEAD_KEY}): the table's current state in one GET`);
+    .description(`the head object (${HEAD_KEY}): the table's state in one GET`);
 
   withOutputOptions(withGlueTableOption(
     head
       .command("write")
-      .description("write the head for the table's latest version (skipped when the stored head is as new or newer); with --metadata-location or --glue-table, for the catalog's current metadata file")
+      .description("write the head object for the table's latest version")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's lakewarden.head_codec, else arrow)`),
+      .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's setting, else arrow)`),
   )).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
     const result = await runOnTable(table, options, io, async (store) =>
@@ -44,7 +44,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
   withOutputOptions(withGlueTableOption(
     head
       .command("show")
-      .description("show the table's current state as a client loads it: from the head if current, else from the manifest")
+      .description("show the table's current state as a reader loads it")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   )).action(async (table: string, options: OutputOptions) => {
     const state = await runOnTable(table, options, io, async (store) => loadTableState(store, await catalogFormatOption(options, store)));
@@ -54,17 +54,25 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
   });
 }
 
+/** What `head write` did, in words (the JSON keeps the action's name). */
+const WRITE_ACTION_WORDS: Record<WriteTableHeadResult["action"], string> = {
+  created: "created",
+  replaced: "replaced the older head",
+  "skipped-same-version": "already current, nothing written",
+  "skipped-newer-present": "a newer head is stored, nothing written",
+};
+
 function describeWrite(result: WriteTableHeadResult): string {
   const stored = result.storedVersion === null ? "none" : `version ${result.storedVersion}`;
   const built = result.built;
-  const lines = [`${result.action}: head for version ${result.version} (stored head before: ${stored})`];
+  const lines = [`head for version ${result.version}: ${WRITE_ACTION_WORDS[result.action]} (stored head before: ${stored})`];
   if (built && result.bytes > 0) {
     lines.push(
-      `  ${formatBytes(result.bytes)}, codec ${built.codec} (${built.compression}); ${built.footers} footers inlined, ${built.footersOmitted} left out; ` +
-        `${built.recentVersions} versions since the checkpoint`,
+      `  ${formatBytes(result.bytes)}, codec ${built.codec} (${built.compression}); ${plural(built.footers, "footer")} inlined, ${built.footersOmitted} left out; ` +
+        `${plural(built.recentVersions, "version")} since the checkpoint`,
     );
   }
-  if (result.lostRaces > 0) lines.push(`  lost ${result.lostRaces} conditional write(s) to concurrent writers first`);
+  if (result.lostRaces > 0) lines.push(`  lost ${plural(result.lostRaces, "conditional write")} to concurrent writers first`);
   if (result.previousHeadProblem) lines.push(`  replaced an unreadable head: ${result.previousHeadProblem}`);
   if (built?.footerProblem) lines.push(`  footers stopped early: ${built.footerProblem}`);
   return `${lines.join("\n")}\n`;
@@ -129,7 +137,7 @@ function describeState(state: TableState): string {
     `  ${plural(r.total_rows, "row")} in ${plural(r.total_fragments, "fragment")}, ${formatBytes(r.total_files_size)}, ${plural(r.total_deletion_files, "deletion file")}`,
     `  schema: ${state.snapshot.schema.map((f) => `${f.name}:${f.logicalType}`).join(", ")}`,
   ];
-  if (state.recentVersions) lines.push(`  ${state.recentVersions.records.length} versions since the checkpoint in the head`);
+  if (state.recentVersions) lines.push(`  ${plural(state.recentVersions.records.length, "version")} since the checkpoint in the head`);
   lines.push(`  ${plural(state.footers.length, "data-file footer")} inlined`);
   const fragments = state.snapshot.liveFiles.map((f) => [
     String(f.fragmentId),

@@ -16,12 +16,12 @@ interface BreakOptions extends OutputOptions {
 export function registerLeaseCommand(program: Command, { io }: ProgramContext): void {
   const lease = program
     .command("lease")
-    .description(`the cleanup lease (${LEASE_KEY}): who holds it, and releasing one whose holder is gone`);
+    .description(`the cleanup lease (${LEASE_KEY}): who holds it, and releasing it`);
 
   withOutputOptions(
     lease
       .command("show")
-      .description("who holds the table's cleanup lease, until when, and whether the holder still runs (judged on the same host only)")
+      .description("who holds the cleanup lease, until when, and whether it still runs")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const inspection = await runOnTable(table, options, io, (store) => inspectLease(store));
@@ -32,12 +32,9 @@ export function registerLeaseCommand(program: Command, { io }: ProgramContext): 
   withOutputOptions(
     lease
       .command("break")
-      .description(
-        "release the table's lease so the next cleanup starts at once; refuses a holder that still runs or cannot be checked " +
-          "(another host) unless --force, and never touches a released lease",
-      )
+      .description("release a lease whose holder is gone, so the next cleanup starts")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--force", "release it even when its holder may still run (that run then stops at its next renewal, before deleting more)"),
+      .option("--force", "release it even when its holder may still run"),
   ).action(async (table: string, options: BreakOptions) => {
     const result = await runOnTable(table, options, io, (store) => breakLease(store, { force: Boolean(options.force) }));
     if (options.json) printJson(io, { broken: result.broken, before: inspectionJson(result.before) });

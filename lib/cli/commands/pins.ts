@@ -24,10 +24,7 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
   withOutputOptions(
     program
       .command("pin")
-      .description(
-        `pin a version for readers: cleanup keeps it and every file it references until the pin expires (an object under ${PINS_PREFIX}, ` +
-          "seen by cleanups in any process or machine); prints the pin's id",
-      )
+      .description("keep a version and its files from cleanup until the pin expires")
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .argument("<version>", "the version to keep (a live version number)")
       .requiredOption("--ttl <duration>", "how long the pin holds, e.g. 2h, 30m, 7d (renew it by pinning again)")
@@ -56,7 +53,7 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
   withOutputOptions(
     pins
       .command("list")
-      .description("every pin: its version, expiry (absolute time), note and writer; expired and malformed pins are listed as ignored")
+      .description("every pin: version, expiry, note and writer (expired ones as ignored)")
       .argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, flags: OutputOptions) => {
     const now = new Date();
@@ -82,7 +79,7 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
   withOutputOptions(
     program
       .command("unpin")
-      .description("remove a pin (by the id pin printed); the next cleanup may then remove its version")
+      .description("remove a pin by the id `pin` printed")
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .argument("<pin-id>", "the pin's id, as pin printed or pins list shows"),
   ).action(async (table: string, id: string, flags: OutputOptions) => {

@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { formatBytes } from "../human-units.ts";
+import { formatBytes, plural } from "../human-units.ts";
 import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { collectReportData } from "../../report/data.ts";
@@ -20,11 +20,7 @@ export function registerReportCommand(program: Command, { io }: ProgramContext):
   withOutputOptions(
     program
       .command("report")
-      .description(
-        "write one self-contained HTML file (inline SVG, no script, no network) with the table's life: rows and bytes of every version " +
-          "over time (cleaned-up versions in grey, versions without totals skipped), operations, tags, reader pins and the history " +
-          "protection boundary; storage by category at each cleanup run whose receipt records it; and each run's reclaimed bytes and requests",
-      )
+      .description("write one HTML file picturing the table's versions, storage and runs")
       .argument("<table>", TABLE_ARGUMENT_HELP)
       .requiredOption("-o, --output <file>", "the HTML file to write (replaced if it exists)"),
   ).action(async (table: string, flags: ReportFlags) => {
@@ -34,6 +30,6 @@ export function registerReportCommand(program: Command, { io }: ProgramContext):
     for (const warning of data.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     const summary = { output: flags.output, bytes: Buffer.byteLength(html), versions: data.versions.length, runs: data.runs.length, tags: data.tags.length, pins: data.pins.length };
     if (flags.json) printJson(io, summary);
-    else io.out(`wrote ${flags.output} (${formatBytes(summary.bytes)}): ${summary.versions} versions, ${summary.runs} cleanup runs\n`);
+    else io.out(`wrote ${flags.output} (${formatBytes(summary.bytes)}): ${plural(summary.versions, "version")}, ${plural(summary.runs, "cleanup run")}\n`);
   });
 }

@@ -13,7 +13,7 @@ import { UsageError } from "../errors.ts";
 import { EXIT_CODES_HELP } from "../exit-codes.ts";
 import { assertLocalDirectory } from "../table-command.ts";
 import { SHORT_RETENTION_FLAG, checkHeadCodecFlag, checkShortRetention, parseDurationFlag, parseSettingFlag } from "../flags.ts";
-import { formatBytes, versionRanges } from "../human-units.ts";
+import { formatBytes, versionRanges, plural } from "../human-units.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { formatDuration } from "../../maintenance/duration.ts";
 import { snakeCaseKeys } from "../../maintenance/report.ts";
@@ -39,13 +39,13 @@ const DEMO_DEFAULTS = { cleanupEvery: "30s", olderThan: "1m", retainVersions: "3
 export function registerServeCommand(program: Command, { io }: ProgramContext): void {
   program
     .command("serve")
-    .description("keep every table's head current and clean tables on a schedule, locally; with no location, serve a demo lake")
-    .argument("[location]", `a local directory or s3://bucket/prefix (default: a demo lake in ./${DEMO_DIR}, written by LanceDB)`)
-    .option("--poll-interval <duration>", "how often to look for new versions (default 1s on S3; 5s on disk, where file watching reacts at once)")
+    .description("keep heads current and clean on a schedule (no location: a demo lake)")
+    .argument("[location]", `a local folder or s3://bucket/prefix (default: ./${DEMO_DIR})`)
+    .option("--poll-interval <duration>", "how often to look for new versions (default 1s on S3, 5s on disk)")
     .option("--cleanup-every <duration>", `cleanup interval, or "off" (default 1h; demo ${DEMO_DEFAULTS.cleanupEvery})`)
-    .option("--older-than <duration>", `cleanup removes versions older than this (default: table config, else 7d; demo ${DEMO_DEFAULTS.olderThan})`)
-    .option("--retain-versions <n>", `cleanup always keeps the newest n versions (default: table config, else 1; demo ${DEMO_DEFAULTS.retainVersions})`)
-    .option("--codec <codec>", `head codec: ${headCodecs.names().join(" | ")} (default: each table's lakewarden.head_codec, else arrow)`)
+    .option("--older-than <duration>", `cleanup removes versions older than this (default 7d; demo ${DEMO_DEFAULTS.olderThan})`)
+    .option("--retain-versions <n>", `cleanup keeps the newest n versions (default 1; demo ${DEMO_DEFAULTS.retainVersions})`)
+    .option("--codec <codec>", `head codec: ${headCodecs.names().join(" | ")} (default: each table's setting, else arrow)`)
     .option("--depth <n>", "folder levels below the location searched for tables", "4")
     .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days (the demo lake's own 1m needs none)")
     .option("--json", "print one JSON object per event, one per line")
@@ -135,7 +135,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
   const name = (table: string): string => shortName(table, served);
   switch (event.type) {
     case "started":
-      return `serving ${event.location}: ${event.tables.length} table(s)${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
+      return `serving ${event.location}: ${plural(event.tables.length, "table")}${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
         `${event.watching === "files" ? "watching files, polling" : "polling"} every ${formatDuration(event.pollIntervalMs)}; ` +
         `cleanup ${event.cleanupEveryMs === null ? "off" : `every ${formatDuration(event.cleanupEveryMs)}`}`;
     case "table-found":
@@ -143,8 +143,8 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
     case "table-ignored":
       return `table    ${name(event.table)}  ignored: ${event.reason}`;
     case "demo-commit":
-      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${event.rows} rows): no new commit; the demo writer resumes`;
-      return `commit   events.lance  version ${event.version} (${event.operation}, ${event.rows} rows) by the demo writer`;
+      if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${plural(event.rows, "row")}): no new commit; the demo writer resumes`;
+      return `commit   events.lance  version ${event.version} (${event.operation}, ${plural(event.rows, "row")}) by the demo writer`;
     case "head": {
       const what = event.action === "created" || event.action === "replaced"
         ? `${event.action} (${formatBytes(event.bytes)} in ${event.durationMs} ms)`
@@ -155,7 +155,7 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
       return `head     ${name(event.table)}  version ${event.version} FAILED: ${event.error}`;
     case "cleanup": {
       const removed = event.versionsRemoved.length === 0 ? "no versions removed" : `removed ${event.versionsRemoved.length === 1 ? "version" : "versions"} ${versionRanges(event.versionsRemoved)}`;
-      return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${event.filesRemoved} file(s), ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
+      return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${plural(event.filesRemoved, "file")}, ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
         (event.warnings.length ? `; ${event.warnings.join("; ")}` : "");
     }
     case "cleanup-skipped":

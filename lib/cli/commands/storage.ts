@@ -23,18 +23,11 @@ export function registerStorageCommand(program: Command, { io }: ProgramContext)
   withOutputOptions(withGlueTableOption(
     program
       .command("storage")
-      .description(
-        "where the table's storage goes, in bytes and files, from one listing of the table: live (the latest version's files), " +
-          "history (files only older kept versions need, by why they are kept: retention, tags, branches, pins, protection), " +
-          "reclaimable (exactly what cleanup would delete now, by the same plan), unknown (files in the format's folders it does not know), " +
-          "lakewarden's own files (_lakewarden/) and other (unreferenced files within the safety window, the format's bookkeeping, files " +
-          "outside the format's folders); the parts add up to the bytes listed. A file several kept versions share counts once, in the part " +
-          "that holds it longest (live, tags, branches, protection, pins, retention)",
-      )
+      .description("where the table's bytes go: live, history, reclaimable, unknown")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--older-than <duration>", "what would this retention free: plan as cleanup --older-than would (no --allow-short-retention needed: nothing is deleted)")
+      .option("--older-than <duration>", "plan as cleanup --older-than would (nothing is deleted)")
       .option("--retain-versions <n>", "plan as cleanup --retain-versions would")
-      .option("--by-version", "also list each kept version: the bytes it alone holds (what removing just it would free) and all it references"),
+      .option("--by-version", "also list each kept version's own and referenced bytes"),
   )).action(async (table: string, flags: StorageFlags) => {
     const settings: CleanupSettings = {};
     if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");

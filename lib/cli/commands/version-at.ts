@@ -19,9 +19,9 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
   withOutputOptions(
     program
       .command("version-at")
-      .description("which version was current at a time (commit timestamps that go backwards count from their predecessor's)")
+      .description("which version was current at a given time")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .argument("<time>", "now, ISO 8601 (UTC unless it says otherwise), e.g. 2026-11-29T14:55:00Z, or Unix milliseconds; a future time is answered as of now, and says so"),
+      .argument("<time>", "now, ISO 8601 (e.g. 2026-11-29T14:55:00Z) or Unix milliseconds"),
   ).action(async (table: string, time: string, options: OutputOptions) => {
     const nowMillis = Date.now();
     const atMillis = time.trim().toLowerCase() === "now" ? nowMillis : parseTimePoint(time);

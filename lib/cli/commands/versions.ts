@@ -20,9 +20,9 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
   withOutputOptions(
     program
       .command("versions")
-      .description("list every version of a table with its summary (removed versions too, from checkpoints)")
+      .description("list every version of a table with its summary, removed ones too")
       .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--since <version>", "only versions at or after this one (older archive segments are not read)", parseVersionOption)
+      .option("--since <version>", "only versions at or after this one", parseVersionOption)
       .option("--limit <n>", "only the newest n of the versions listed", parseCountOption),
   ).action(async (table: string, options: VersionsOptions) => {
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));

@@ -21,6 +21,8 @@ export interface AddAction {
   modificationTime: number;
   dataChange: boolean;
   stats?: string | null;
+  /** The struct form of stats, in Parquet checkpoints only (numbers already converted from BigInt). */
+  stats_parsed?: { numRecords?: unknown } | null;
   tags?: Record<string, string | null> | null;
   deletionVector?: DeletionVectorDescriptor | null;
   baseRowId?: number | null;

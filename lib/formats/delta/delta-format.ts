@@ -52,7 +52,9 @@ import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties } from "./table-properties.ts";
 import { isHiddenFromVacuum } from "./vacuum.ts";
-import { flattenParameters, numericMetrics, summarizeCommit } from "./versions.ts";
+import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } from "./versions.ts";
+import type { DeltaTotals } from "./head-state.ts";
+import { mapConcurrent } from "../../store/map-concurrent.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
@@ -208,27 +210,53 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
   };
 }
 
-/** One version's record for history: the replay gives the totals; no raw bytes, sections or change-data read. */
+const UNKNOWN_TOTALS: DeltaTotalsOrUnknown = {
+  total_fragments: null,
+  total_data_files: null,
+  total_files_size: null,
+  total_deletion_files: null,
+  total_data_file_rows: null,
+  total_deletion_file_rows: null,
+  total_rows: null,
+};
+
+type DeltaTotalsOrUnknown = { [K in keyof DeltaTotals]: DeltaTotals[K] | null };
+
+function objectInfoOf(file: VersionFile): ObjectInfo {
+  return { key: file.key, size: file.size, etag: file.etag, lastModified: file.lastModified };
+}
+
 /**
  * A version's record for history from its commit file alone (one GET; the log is not replayed
  * for each version, which made a long log without a checkpoint quadratic). The timestamp rule
- * comes from the latest state, read once per store and minute; the totals need a replay, so they
- * are null here (the head and cleanup's records carry them).
+ * comes from the latest state, read once per store and minute. Alone, a version's totals would
+ * need a replay of its own, so they are null here; readRecords gives many versions with totals
+ * from one replay.
  */
 async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
+  return recordOf(store, file, await timestampPolicyOf(store), UNKNOWN_TOTALS);
+}
+
+/**
+ * Many versions' records with their totals (files, size, rows): one replay over the versions
+ * asked for (versionTotals), reading each commit once, and the checkpoint under the first.
+ */
+async function readRecords(store: ObjectStore, files: readonly VersionFile[]): Promise<VersionRecord[]> {
   const policy = await timestampPolicyOf(store);
-  const actions = await readCommitActions(store, file.version, { key: file.key, size: file.size, etag: file.etag, lastModified: file.lastModified });
-  const summary = summarizeCommit(file.version, commitInfoOf(actions), { key: file.key, size: file.size, etag: file.etag, lastModified: file.lastModified }, policy, store.uriOf(file.key));
+  const totals = await versionTotals(store, new Map(files.map((file) => [file.version, objectInfoOf(file)])));
+  return mapConcurrent([...files], RECORD_CONCURRENCY, (file) => recordOf(store, file, policy, totals.get(file.version) ?? UNKNOWN_TOTALS));
+}
+
+const RECORD_CONCURRENCY = 16;
+
+async function recordOf(store: ObjectStore, file: VersionFile, policy: TimestampPolicy, totals: DeltaTotalsOrUnknown): Promise<VersionRecord> {
+  const info = objectInfoOf(file);
+  const actions = await readCommitActions(store, file.version, info);
+  const summary = summarizeCommit(file.version, commitInfoOf(actions), info, policy, store.uriOf(file.key));
   return {
     version: file.version,
     timestamp_millis: summary.timestampMillis,
-    total_fragments: null,
-    total_data_files: null,
-    total_files_size: null,
-    total_deletion_files: null,
-    total_data_file_rows: null,
-    total_deletion_file_rows: null,
-    total_rows: null,
+    ...totals,
     is_tagged: false,
     is_cleaned_up: false,
     transaction_uuid: summary.txnId,
@@ -332,6 +360,7 @@ export const deltaFormat: TableFormat = {
   isBookkeepingFile,
   readSnapshot,
   readRecord,
+  readRecords,
   readForCleanup,
   readRefs: async () => NO_REFS,
   declaredRetention,

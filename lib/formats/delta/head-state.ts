@@ -53,15 +53,22 @@ export interface UnresolvedPath {
   reason: string;
 }
 
-/** numRecords from an add's JSON stats, or null when absent or unreadable. */
+/**
+ * numRecords from an add's JSON stats or, when a checkpoint carries only the struct form
+ * (`delta.checkpoint.writeStatsAsStruct` without `writeStatsAsJson`), from `stats_parsed`; null
+ * when neither says.
+ */
 export function recordCount(add: AddAction): number | null {
-  if (typeof add.stats !== "string") return null;
-  try {
-    const n = (JSON.parse(add.stats) as { numRecords?: unknown }).numRecords;
-    return typeof n === "number" && Number.isFinite(n) ? n : null;
-  } catch {
-    return null;
+  if (typeof add.stats === "string") {
+    try {
+      const n = (JSON.parse(add.stats) as { numRecords?: unknown }).numRecords;
+      if (typeof n === "number" && Number.isFinite(n)) return n;
+    } catch {
+      // Unreadable JSON stats: the struct form may still say.
+    }
   }
+  const n = add.stats_parsed?.numRecords;
+  return typeof n === "number" && Number.isFinite(n) ? n : null;
 }
 
 /** The key of an add's DV file (null for none or inline), or an unresolved path. */

@@ -1,6 +1,6 @@
 /**
  * `--retain-versions N` on a Delta table keeps the newest N versions readable, data included
- * (README: "the newest --retain-versions and pinned versions stay readable (log and data)"), even
+ * (docs/cleanup.md: "the newest --retain-versions and pinned versions stay readable (log and data)"), even
  * when no log file is due and VACUUM's expired tombstones alone would let their files go. Proven
  * by an independent replay (DuckDB) of each retained version and the existence of every file it
  * names; everything else goes exactly as VACUUM decides.
