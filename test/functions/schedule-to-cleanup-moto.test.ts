@@ -38,7 +38,8 @@ beforeAll(async () => {
   for (const name of TABLES) {
     datasets[name] = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: name, storageOptions: moto.lanceStorageOptions, steps: HISTORY });
   }
-  const created = await moto.createQueue("cleanup-requests", { dlq: { maxReceiveCount: 2 } });
+  // A visibility timeout longer than any cleanup here, as the stack sets it above the function's timeout: a slow run on a busy machine is not received twice.
+  const created = await moto.createQueue("cleanup-requests", { dlq: { maxReceiveCount: 2 }, attributes: { VisibilityTimeout: "300" } });
   queue = created;
   dlq = created.dlq!;
   Object.assign(process.env, moto.awsEnv, {
@@ -46,6 +47,7 @@ beforeAll(async () => {
     LAKEWARDEN_CLEANUP_QUEUE_URL: queue.queueUrl,
     // Every version but the latest is old enough: the test cannot wait seven days.
     LAKEWARDEN_OLDER_THAN: "0s",
+    LAKEWARDEN_ALLOW_SHORT_RETENTION: "true",
     LAKEWARDEN_RETAIN_VERSIONS: "1",
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
     POWERTOOLS_METRICS_DISABLED: "true",

@@ -229,8 +229,13 @@ describe("readSnapshot", () => {
     expect(pathsOf("data")).toEqual(await filesUnder(v2.tableUri, "data"));
     expect(pathsOf("delete")).toEqual(await filesUnder(v2.tableUri, "_deletions"));
     expect(pathsOf("transaction")).toEqual(await filesUnder(v2.tableUri, "_transactions"));
-    const indexDirs = [...new Set((await filesUnder(v2.tableUri, "_indices")).map((p) => p.split("/").slice(0, 2).join("/") + "/"))];
-    expect(pathsOf("index")).toEqual(indexDirs.sort());
+    // Each index as its folder, and each file in it as the manifest lists it (with its size).
+    const indexFiles = await filesUnder(v2.tableUri, "_indices");
+    const indexDirs = [...new Set(indexFiles.map((p) => p.split("/").slice(0, 2).join("/") + "/"))];
+    expect(pathsOf("index")).toEqual([...indexDirs, ...indexFiles].sort());
+    for (const file of referenced.filter((f) => f.role === "index" && !f.path.endsWith("/"))) {
+      expect(file.size).toBe((await stat(join(v2.tableUri, file.path))).size);
+    }
     expect(pathsOf("delete").length).toBeGreaterThan(0);
     expect(pathsOf("index").length).toBeGreaterThan(0);
     for (const file of referenced.filter((f) => f.role === "data")) {
