@@ -1,0 +1,28 @@
+/** Lance from Python (pylance) commits while lakewarden cleans and writes heads: race.ts says what is checked. */
+import { afterAll, describe, expect, it } from "vitest";
+import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
+import { lanceTable } from "./engine-tables.ts";
+import { figuresLine, raceWritersAndMaintenance } from "./race.ts";
+import { SHORT_RACE_CLEANUP_FLAGS } from "./race-flags.ts";
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await removeDir(dir);
+});
+
+describe("pylance writes while lakewarden maintains", () => {
+  it("every kept version reads back with the rows the writer wrote; removed ones stay in the history", async () => {
+    const dir = await makeTempDir("lw-race-lance-");
+    dirs.push(dir);
+    const figures = await raceWritersAndMaintenance(lanceTable(dir), { rounds: 3, commitsPerRound: 6, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir });
+    console.log(figuresLine(figures));
+    expect(figures.problems).toEqual([]);
+    expect(figures.runErrors).toEqual([]);
+    expect(figures.rowsLost).toBe(0);
+    expect(figures.unreadableKept).toBe(0);
+    // Cleanup had work and did it: the race is not a quiet table.
+    expect(figures.versionsRemoved).toBeGreaterThan(0);
+    expect(figures.filesDeleted).toBeGreaterThan(0);
+    expect(figures.cleanupsDuringWrites).toBeGreaterThan(0);
+  });
+});
