@@ -1,7 +1,7 @@
 """An Iceberg table written and read by pyiceberg, for the writers-racing-maintenance tests.
 
   python iceberg_table.py write <table-uri> --state <file> --commits N [--round R] [--catalog <sqlite-file>]
-      makes N commits (the first creates the table, format version 2, or LAKEWARDEN_ICEBERG_FORMAT_VERSION), cycling through append,
+      makes N commits (the first creates the table, format version 2), cycling through append,
       delete, overwrite of one partition value, schema evolution (a column added), partition
       evolution (identity on `part`), tags (one short-lived, by max-ref-age-ms) and branches,
       and, in the SQL catalog, pyiceberg's own snapshot expiry; prints one JSON document: each
@@ -41,9 +41,8 @@ from pyiceberg.types import StringType
 from engine_rows import PARTS, Model, arrow_rows, emit, s3_endpoint, table_checksum
 
 SNAPSHOT_AGE_MS = os.environ.get("LAKEWARDEN_ICEBERG_SNAPSHOT_AGE_MS", "2000")
-# LAKEWARDEN_ICEBERG_FORMAT_VERSION: 2 by default; 3 makes a table of the newer format version.
 PROPERTIES = {
-    "format-version": os.environ.get("LAKEWARDEN_ICEBERG_FORMAT_VERSION", "2"),
+    "format-version": "2",
     "history.expire.max-snapshot-age-ms": SNAPSHOT_AGE_MS,
     "history.expire.min-snapshots-to-keep": "1",
 }
