@@ -220,9 +220,9 @@ async function maintain(table: EngineTable, cleanupFlags: string[], figures: Rac
     }
   } else if (LOST_COMMIT_RACE.test(cleanup.stderr)) {
     // An Iceberg expiry commit is a create-only write of the next metadata file, made before any
-    // delete: when the writer's commit took that name first (or came in after the plan), the run
-    // stops there with exit 1, nothing deleted, and the next run plans on the writer's commit.
-    // (It does not re-plan within the run, though its message says "re-plan": reported in issue 21's notes.)
+    // delete: when the writer's commit took that name first, or landed after the run's last
+    // re-plan, the run stops there with exit 1, nothing written or deleted, and the next run
+    // plans on the writer's commit (a commit during the planning is re-planned on: expiry-replan.test.ts).
     figures.commitRacesLost++;
   } else if (cleanup.code !== 3) {
     // Exit 3: another cleaner holds the lease, which is the lease doing its job.
