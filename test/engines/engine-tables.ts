@@ -1,38 +1,47 @@
-/** The tables the engine races write: one per engine, in a folder of the caller's (a temp folder). */
+/**
+ * The tables the engine races write: one per engine, under a root of the caller's: a local temp
+ * folder, or an s3:// prefix (moto's server in the tests) with a local folder for what is not in
+ * the table (the SQL catalog's SQLite file).
+ */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { EngineTable } from "./race.ts";
 
-export function deltaTable(dir: string): EngineTable {
-  return { format: "delta", label: "delta-rs", script: "delta_table.py", uri: join(dir, "delta"), listsVacuumedVersions: true };
+/** `name` under a local folder or an s3:// prefix. */
+function under(root: string, name: string): string {
+  return root.includes("://") ? `${root.replace(/\/+$/, "")}/${name}` : join(root, name);
 }
 
-export function lanceTable(dir: string): EngineTable {
-  return { format: "lance", label: "pylance", script: "lance_table.py", uri: join(dir, "t.lance") };
+export function deltaTable(root: string): EngineTable {
+  return { format: "delta", label: "delta-rs", script: "delta_table.py", uri: under(root, "delta"), listsVacuumedVersions: true };
+}
+
+export function lanceTable(root: string): EngineTable {
+  return { format: "lance", label: "pylance", script: "lance_table.py", uri: under(root, "t.lance") };
 }
 
 /** A file-system Iceberg table (v<N>.metadata.json + version hint): lakewarden opens it from the folder and expires its snapshots. */
-export function icebergFolderTable(dir: string): EngineTable {
-  return { format: "iceberg", label: "pyiceberg (catalog-less)", script: "iceberg_table.py", uri: join(dir, "iceberg-folder") };
+export function icebergFolderTable(root: string): EngineTable {
+  return { format: "iceberg", label: "pyiceberg (catalog-less)", script: "iceberg_table.py", uri: under(root, "iceberg-folder") };
 }
 
 /**
- * A table in pyiceberg's SQL catalog on SQLite: the catalog row names the current metadata file,
- * read here as pyiceberg's SqlCatalog reads it, and given to lakewarden as --metadata-location.
+ * A table in pyiceberg's SQL catalog on SQLite (in `localDir`; the table under `root`): the
+ * catalog row names the current metadata file, read here as pyiceberg's SqlCatalog reads it, and
+ * given to lakewarden as --metadata-location.
  */
-export function icebergSqlTable(dir: string): EngineTable {
-  const catalog = join(dir, "catalog.db");
+export function icebergSqlTable(root: string, localDir: string = root): EngineTable {
+  const catalog = join(localDir, "catalog.db");
   return {
     format: "iceberg",
     label: "pyiceberg (SQL catalog)",
     script: "iceberg_table.py",
-    uri: join(dir, "lw", "t"),
+    uri: under(under(root, "lw"), "t"),
     scriptArgs: ["--catalog", catalog],
     metadataLocation: () => sqlCatalogPointer(catalog, "lw", "t"),
   };
 }
-
 /** The catalog row's metadata_location; null before the writer made the catalog or the table. */
 export function sqlCatalogPointer(catalogFile: string, namespace: string, table: string): string | null {
   if (!existsSync(catalogFile)) return null;

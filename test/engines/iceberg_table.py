@@ -31,7 +31,6 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyiceberg.catalog import MetastoreCatalog
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
@@ -52,7 +51,11 @@ IDENTIFIER = ("lw", "t")
 
 def io_properties() -> dict:
     endpoint = s3_endpoint()
-    return {"s3.endpoint": endpoint} if endpoint else {}
+    if not endpoint:
+        return {}
+    # Without a region, pyarrow asks the endpoint where the bucket is and waits ~8 s for no answer.
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    return {"s3.endpoint": endpoint, "s3.region": region}
 
 
 class FolderCatalog(MetastoreCatalog):
@@ -167,6 +170,8 @@ def replace(location: str, body: bytes) -> None:
 def catalog_of(uri: str, sqlite: str | None):
     if sqlite is None:
         return FolderCatalog(uri)
+    from pyiceberg.catalog.sql import SqlCatalog  # SQLAlchemy takes a second to import: only when asked for
+
     catalog = SqlCatalog("lw", uri=f"sqlite:///{sqlite}", warehouse=os.path.dirname(uri.rstrip("/")), **io_properties())
     if ("lw",) not in catalog.list_namespaces():
         catalog.create_namespace("lw")

@@ -235,7 +235,13 @@ async function maintain(table: EngineTable, cleanupFlags: string[], figures: Rac
 }
 
 /** The two ways lakewarden says its expiry commit lost to a writer's: the name taken, or a newer metadata file found first. */
-const LOST_COMMIT_RACE = /metadata\/v\d+\.metadata\.json: already exists \(If-None-Match: \*\)|the current metadata is metadata\/v\d+\.metadata\.json, not metadata\/v\d+\.metadata\.json: re-plan/;
+const LOST_COMMIT_RACE = new RegExp(
+  [
+    /metadata\/v\d+\.metadata\.json: already exists \(If-None-Match: \*\)/.source, // local disk
+    /metadata\/v\d+\.metadata\.json: precondition failed \(412\)/.source, // S3
+    /the current metadata is metadata\/v\d+\.metadata\.json, not metadata\/v\d+\.metadata\.json: re-plan/.source,
+  ].join("|"),
+);
 
 function pointerFlags(table: EngineTable): string[] {
   const pointer = table.metadataLocation?.();
