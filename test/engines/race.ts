@@ -78,6 +78,8 @@ export interface RaceFigures {
   listedButVacuumed: number;
   /** Versions `versions` lists as cleaned up after the last round (removed by lakewarden or by the engine's own maintenance). */
   cleanedUp: number;
+  /** Live versions whose row count in `lakewarden versions` differs from the writer's. */
+  summaryMismatches: number;
   /** Versions the writer made that `versions` lists neither as live nor as cleaned up. */
   missingFromHistory: number;
   /** Live versions checked by the engine's reader, over all rounds. */
@@ -108,6 +110,7 @@ interface ListedVersion {
   version: number;
   version_id: string;
   is_cleaned_up: boolean;
+  total_rows: number | null;
 }
 
 interface CleanupJson {
@@ -120,7 +123,7 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
   const log = options.log ?? (() => {});
   const figures: RaceFigures = {
     label: table.label, rounds: 0, commits: 0, cleanups: 0, cleanupsDuringWrites: 0, headWrites: 0, versionsRemoved: 0, filesDeleted: 0,
-    bytesDeleted: 0, rowsLost: 0, unreadableKept: 0, listedButVacuumed: 0, cleanedUp: 0, commitRacesLost: 0, missingFromHistory: 0, keptVersionsRead: 0, problems: [], runErrors: [],
+    bytesDeleted: 0, rowsLost: 0, unreadableKept: 0, listedButVacuumed: 0, cleanedUp: 0, commitRacesLost: 0, summaryMismatches: 0, missingFromHistory: 0, keptVersionsRead: 0, problems: [], runErrors: [],
   };
   await mkdir(options.workDir, { recursive: true });
   const state = join(options.workDir, `${table.label.replace(/\W+/g, "-")}.state.json`);
@@ -173,6 +176,13 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
     if (head && latestWritten) {
       if (head.version !== latestWritten.version) figures.problems.push(`round ${round}: the latest version read is ${head.version}, the writer's last is ${latestWritten.version}`);
       checkRead(`round ${round}: latest version ${head.version}`, head, latestWritten, figures);
+    }
+    // lakewarden's own summary of a version (from the format's metadata, as this writer wrote it) must count its rows as the writer did.
+    for (const record of liveRecords) {
+      const expected = written.get(record.version_id);
+      if (record.total_rows === null || expected?.rows == null || record.total_rows === expected.rows) continue;
+      figures.summaryMismatches++;
+      figures.problems.push(`round ${round}: lakewarden versions says version ${record.version_id} has ${record.total_rows} rows, the writer wrote ${expected.rows}`);
     }
     figures.cleanedUp = cleaned.size;
     const liveSet = new Set(live);
@@ -291,7 +301,7 @@ export function figuresLine(f: RaceFigures): string {
   return (
     `${f.label}: ${f.rounds} rounds, ${f.commits} commits, ${f.cleanups} cleanups (${f.cleanupsDuringWrites} during writes, ${f.commitRacesLost} expiry commits lost to the writer), ${f.headWrites} head writes, ` +
     `${f.versionsRemoved} versions removed, ${f.filesDeleted} files deleted, ${f.cleanedUp} listed as cleaned up, ${f.keptVersionsRead} kept versions read, ` +
-    `${f.rowsLost} rows lost, ${f.unreadableKept} kept versions unreadable, ${f.missingFromHistory} missing from history` +
+    `${f.rowsLost} rows lost, ${f.unreadableKept} kept versions unreadable, ${f.missingFromHistory} missing from history, ${f.summaryMismatches} row counts misreported` +
     (f.listedButVacuumed > 0 ? `, ${f.listedButVacuumed} reads of versions listed live whose data VACUUM took` : "")
   );
 }
