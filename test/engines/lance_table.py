@@ -10,11 +10,13 @@
       reads each version given, then the latest, by Lance's time travel; prints one JSON
       document with each version's row count and checksum, or the error reading it.
 
-The dataset is written with this pylance's default (newest stable) data storage version and V2
-manifest names: newer than what the npm LanceDB in the project's own tests writes.
+The dataset is written with this pylance's default (newest stable, 2.2) data storage version and
+V2 manifest names, or the one LAKEWARDEN_LANCE_DATA_STORAGE_VERSION names: newer than what the
+npm LanceDB in the project's own tests writes.
 S3: AWS_ENDPOINT_URL (and the usual AWS_* credentials) name the endpoint.
 """
 import argparse
+import os
 
 import lance
 import pyarrow as pa
@@ -22,6 +24,10 @@ import pyarrow as pa
 from engine_rows import Model, arrow_rows, emit, numbered_commits, s3_endpoint, table_checksum, value_of
 
 DIM = 8
+# LAKEWARDEN_LANCE_DATA_STORAGE_VERSION (e.g. 2.3, this pylance's newest, unstable) and
+# LAKEWARDEN_LANCE_STABLE_ROW_IDS=1 make the dataset in the newest format this writer has.
+DATA_STORAGE_VERSION = os.environ.get("LAKEWARDEN_LANCE_DATA_STORAGE_VERSION") or None
+STABLE_ROW_IDS = os.environ.get("LAKEWARDEN_LANCE_STABLE_ROW_IDS") == "1"
 CYCLE = ["append", "delete", "merge_insert", "append", "compact", "scalar_index", "append", "delete", "vector_index", "append", "merge_insert", "compact"]
 TAG_EVERY = 5
 ROWS_UNCHANGED = {"compact", "scalar_index", "vector_index"}
@@ -49,7 +55,9 @@ def commit_one(uri: str, model: Model, op: str) -> None:
     n = model.commits
     if op == "create":
         rows = model.new_rows(64)
-        lance.write_dataset(rows_table(rows), uri, mode="create", storage_options=storage_options())
+        lance.write_dataset(
+            rows_table(rows), uri, mode="create", storage_options=storage_options(), data_storage_version=DATA_STORAGE_VERSION, enable_stable_row_ids=STABLE_ROW_IDS
+        )
         model.rows.update(rows)
     elif op == "append":
         rows = model.new_rows(16)

@@ -26,3 +26,18 @@ describe("pylance writes while lakewarden maintains", () => {
     expect(figures.cleanupsDuringWrites).toBeGreaterThan(0);
   });
 });
+
+describe("pylance's newest format (data storage 2.3, stable row ids) while lakewarden maintains", () => {
+  it("is read and cleaned like the default, every kept version readable by pylance", async () => {
+    const dir = await makeTempDir("lw-race-lance-next-");
+    dirs.push(dir);
+    const figures = await raceWritersAndMaintenance(lanceTable(dir), {
+      rounds: 2, commitsPerRound: 6, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir,
+      env: { LAKEWARDEN_LANCE_DATA_STORAGE_VERSION: "2.3", LAKEWARDEN_LANCE_STABLE_ROW_IDS: "1" },
+    });
+    console.log(figuresLine(figures));
+    expect(figures.problems).toEqual([]);
+    expect(figures.runErrors).toEqual([]);
+    expect(figures.versionsRemoved).toBeGreaterThan(0);
+  });
+});
