@@ -32,8 +32,8 @@ CONFIGURATION = {
 }
 # delta-rs would clean the expired log after every commit itself; lakewarden is the one cleaning here.
 HOOKS = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
-# LAKEWARDEN_DELTA_AGE_LOG_SECONDS: after each round, the log files of earlier rounds are dated this
-# much further back (their modification time, which Delta's log cleanup goes by). Delta's log
+# LAKEWARDEN_DELTA_AGE_LOG_SECONDS: at the end of each round, the log files are dated this much
+# further back (their modification time, which Delta's log cleanup goes by). Delta's log
 # cleanup cuts off at the start of the day the retention ends in, so a test's commits, all of
 # today, would never be old enough: this ages the history as days passing would.
 AGE_LOG_SECONDS = int(os.environ.get("LAKEWARDEN_DELTA_AGE_LOG_SECONDS", "0"))
@@ -112,8 +112,6 @@ def age_log(uri: str, seconds: int) -> None:
 
 def write(args) -> None:
     model = Model.load(args.state)
-    if DeltaTable.is_deltatable(args.uri, storage_options=storage_options()):
-        age_log(args.uri, AGE_LOG_SECONDS)
     commits, events = [], []
     for _ in range(args.commits):
         exists = DeltaTable.is_deltatable(args.uri, storage_options=storage_options())
@@ -128,6 +126,8 @@ def write(args) -> None:
             open_table(args.uri).create_checkpoint()
             events.append({"op": "checkpoint", "version": str(version)})
         model.save(args.state)
+    # Last, with this writer done: the log cleanup after the round (lakewarden's) finds it aged, not delta-rs's own.
+    age_log(args.uri, AGE_LOG_SECONDS)
     emit({"engine": "deltalake", "round": args.round, "commits": commits, "events": events})
 
 

@@ -51,6 +51,8 @@ export interface RaceOptions {
   retainVersions: number;
   /** Where the writer's state file goes (outside the table). */
   workDir: string;
+  /** Wait this long after the writer's round before the cleanup with the writer quiet (default none). */
+  settleMs?: number;
   /** Pause between maintenance runs while the writer commits (default 300 ms). */
   pauseMs?: number;
   /** Environment of the writer and reader (AWS_ENDPOINT_URL for S3). */
@@ -150,6 +152,7 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
     figures.rounds++;
 
     // One more cleanup with the writer quiet, then every live version through the engine's reader.
+    if (options.settleMs) await sleep(options.settleMs);
     await maintain(table, options.cleanupFlags, figures);
     const listed = await lakewarden(["versions", table.uri, "--json", ...pointerFlags(table)]);
     if (listed.code !== 0) {
