@@ -110,6 +110,11 @@ def age_log(uri: str, seconds: int) -> None:
         os.utime(path, (info.st_atime - seconds, info.st_mtime - seconds))
 
 
+def vanished_log_file(error: Exception) -> bool:
+    text = str(error)
+    return "_delta_log/" in text and ("not found" in text or "No such file" in text)
+
+
 def write(args) -> None:
     model = Model.load(args.state)
     commits, events = [], []
@@ -117,7 +122,17 @@ def write(args) -> None:
         exists = DeltaTable.is_deltatable(args.uri, storage_options=storage_options())
         op = "create" if not exists else CYCLE[model.commits % len(CYCLE)]
         before = open_table(args.uri).version() if exists else -1
-        commit_one(args.uri, model, op)
+        for attempt in range(3):
+            try:
+                commit_one(args.uri, model, op)
+                break
+            except Exception as error:
+                # A log file this writer listed was removed before it read it (log cleanup with a
+                # 2-second retention, as a short retention allows): as any reader, load again,
+                # unless the operation committed already (then the model cannot say what it did).
+                if attempt == 2 or not vanished_log_file(error) or open_table(args.uri).version() != before:
+                    raise
+                events.append({"op": "reload", "reason": str(error).splitlines()[0][:200]})
         model.commits += 1
         version = open_table(args.uri).version()
         # optimize and z-order with nothing to rewrite commit nothing.

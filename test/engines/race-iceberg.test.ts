@@ -20,10 +20,11 @@ describe.each<[string, (dir: string) => EngineTable]>([
   ["catalog-less", icebergFolderTable],
   ["SQL catalog", icebergSqlTable],
 ])("pyiceberg writes a %s table while lakewarden maintains", (kind, makeTable) => {
+  // settleMs: the cleanup after each round waits until the round's snapshots are past the table's 2-second max-snapshot-age-ms.
   it("every kept snapshot reads back with the rows the writer wrote; removed ones stay in the history", async () => {
     const dir = await makeTempDir("lw-race-iceberg-");
     dirs.push(dir);
-    const figures = await raceWritersAndMaintenance(makeTable(dir), { rounds: 3, commitsPerRound: 5, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir });
+    const figures = await raceWritersAndMaintenance(makeTable(dir), { rounds: 3, commitsPerRound: 5, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir, settleMs: 2500 });
     console.log(figuresLine(figures));
     expect(figures.problems).toEqual([]);
     expect(figures.runErrors).toEqual([]);

@@ -90,6 +90,10 @@ export interface RaceFigures {
   problems: string[];
   /** Cleanup runs whose metadata commit (Iceberg's expiry) lost the create-only race to the writer's commit. */
   commitRacesLost: number;
+  /** Cleanup runs that refused the catalog pointer they were given because a newer commit had superseded it. */
+  supersededPointers: number;
+  /** Operations the writer loaded the table again for, a log file it had listed being gone (delta_table.py). */
+  writerReloads: number;
   /** Cleanup or head runs that ended in an error, one line each. */
   runErrors: string[];
 }
@@ -125,7 +129,7 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
   const log = options.log ?? (() => {});
   const figures: RaceFigures = {
     label: table.label, rounds: 0, commits: 0, cleanups: 0, cleanupsDuringWrites: 0, headWrites: 0, versionsRemoved: 0, filesDeleted: 0,
-    bytesDeleted: 0, rowsLost: 0, unreadableKept: 0, listedButVacuumed: 0, cleanedUp: 0, commitRacesLost: 0, summaryMismatches: 0, missingFromHistory: 0, keptVersionsRead: 0, problems: [], runErrors: [],
+    bytesDeleted: 0, rowsLost: 0, unreadableKept: 0, listedButVacuumed: 0, cleanedUp: 0, commitRacesLost: 0, supersededPointers: 0, writerReloads: 0, summaryMismatches: 0, missingFromHistory: 0, keptVersionsRead: 0, problems: [], runErrors: [],
   };
   await mkdir(options.workDir, { recursive: true });
   const state = join(options.workDir, `${table.label.replace(/\W+/g, "-")}.state.json`);
@@ -145,7 +149,8 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
       // A pause between runs leaves the writer the CPU (two cores for everything here).
       await Promise.race([done, sleep(options.pauseMs ?? 300)]);
     }
-    const output = JSON.parse(lastLine(await writer)) as { commits: WrittenVersion[] };
+    const output = JSON.parse(lastLine(await writer)) as { commits: WrittenVersion[]; events?: { op: string }[] };
+    figures.writerReloads += (output.events ?? []).filter((e) => e.op === "reload").length;
     for (const commit of output.commits) written.set(commit.version, commit);
     latestWritten = output.commits.at(-1) ?? latestWritten;
     figures.commits += output.commits.length;
@@ -237,6 +242,11 @@ async function maintain(table: EngineTable, cleanupFlags: string[], figures: Rac
     // re-plan, the run stops there with exit 1, nothing written or deleted, and the next run
     // plans on the writer's commit (a commit during the planning is re-planned on: expiry-replan.test.ts).
     figures.commitRacesLost++;
+  } else if (SUPERSEDED_POINTER.test(cleanup.stderr)) {
+    // The catalog's pointer, read just before the run, was overtaken by the writer's next commit
+    // (its metadata file is written before the catalog row moves): cleanup refuses to clean by a
+    // superseded pointer, nothing written or deleted, and the next run reads the new pointer.
+    figures.supersededPointers++;
   } else if (cleanup.code !== 3) {
     // Exit 3: another cleaner holds the lease, which is the lease doing its job.
     figures.runErrors.push(`cleanup (exit ${cleanup.code}): ${firstLine(cleanup.stderr)}`);
@@ -255,6 +265,8 @@ const LOST_COMMIT_RACE = new RegExp(
     /the current metadata is metadata\/v\d+\.metadata\.json, not metadata\/v\d+\.metadata\.json: re-plan/.source,
   ].join("|"),
 );
+
+const SUPERSEDED_POINTER = /the pointer \S+ is superseded by \S+ .*nothing written or deleted/;
 
 function pointerFlags(table: EngineTable): string[] {
   const pointer = table.metadataLocation?.();
@@ -283,7 +295,7 @@ export function runScript(table: Pick<EngineTable, "script" | "scriptArgs">, arg
     child.stdout.on("data", (chunk) => (stdout += chunk));
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${table.script} ${args[0]} exited ${code}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`))));
+    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${table.script} ${args[0]} exited ${code}: ${stderr.trim().split("\n").slice(-14).join(" | ")}`))));
   });
 }
 
@@ -302,9 +314,10 @@ function sleep(ms: number): Promise<void> {
 /** The figures as one line, for logs and the soak's results. */
 export function figuresLine(f: RaceFigures): string {
   return (
-    `${f.label}: ${f.rounds} rounds, ${f.commits} commits, ${f.cleanups} cleanups (${f.cleanupsDuringWrites} during writes, ${f.commitRacesLost} expiry commits lost to the writer), ${f.headWrites} head writes, ` +
+    `${f.label}: ${f.rounds} rounds, ${f.commits} commits, ${f.cleanups} cleanups (${f.cleanupsDuringWrites} during writes, ${f.commitRacesLost} expiry commits lost to the writer, ${f.supersededPointers} superseded pointers refused), ${f.headWrites} head writes, ` +
     `${f.versionsRemoved} versions removed, ${f.filesDeleted} files deleted, ${f.cleanedUp} listed as cleaned up, ${f.keptVersionsRead} kept versions read, ` +
     `${f.rowsLost} rows lost, ${f.unreadableKept} kept versions unreadable, ${f.missingFromHistory} missing from history, ${f.summaryMismatches} row counts misreported` +
-    (f.listedButVacuumed > 0 ? `, ${f.listedButVacuumed} reads of versions listed live whose data VACUUM took` : "")
+    (f.listedButVacuumed > 0 ? `, ${f.listedButVacuumed} reads of versions listed live whose data VACUUM took` : "") +
+    (f.writerReloads > 0 ? `, ${f.writerReloads} writer reloads after a log file it listed was removed` : "")
   );
 }
