@@ -116,9 +116,9 @@ async function main(): Promise<number> {
   } finally {
     await moto?.stop();
   }
-  const header = "| table | rounds | commits | cleanups (during writes; expiry commits lost to the writer) | head writes | versions removed | files deleted | listed cleaned up | kept versions read | rows lost | kept unreadable | missing from history | row counts misreported | listed live, data vacuumed | seconds |";
+  const header = "| table | rounds | commits | cleanups (during writes; expiry commits lost to the writer; superseded pointers refused) | head writes | versions removed | files deleted | listed cleaned up | kept versions read | rows lost | kept unreadable | missing from history | row counts misreported | listed live, data vacuumed | writer reloads | seconds |";
   const rows = results.map(({ figures: f, seconds }) =>
-    `| ${f.label} | ${f.rounds} | ${f.commits} | ${f.cleanups} (${f.cleanupsDuringWrites}; ${f.commitRacesLost}) | ${f.headWrites} | ${f.versionsRemoved} | ${f.filesDeleted} | ${f.cleanedUp} | ${f.keptVersionsRead} | ${f.rowsLost} | ${f.unreadableKept} | ${f.missingFromHistory} | ${f.summaryMismatches} | ${f.listedButVacuumed} | ${seconds.toFixed(0)} |`,
+    `| ${f.label} | ${f.rounds} | ${f.commits} | ${f.cleanups} (${f.cleanupsDuringWrites}; ${f.commitRacesLost}; ${f.supersededPointers}) | ${f.headWrites} | ${f.versionsRemoved} | ${f.filesDeleted} | ${f.cleanedUp} | ${f.keptVersionsRead} | ${f.rowsLost} | ${f.unreadableKept} | ${f.missingFromHistory} | ${f.summaryMismatches} | ${f.listedButVacuumed} | ${f.writerReloads} | ${seconds.toFixed(0)} |`,
   );
   const problems = results.flatMap(({ figures }) => [...figures.problems, ...figures.runErrors].map((line) => `- ${figures.label}: ${line}`));
   const text = [
