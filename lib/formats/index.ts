@@ -19,18 +19,10 @@ import { FORMAT_PIN_KEY } from "../model/layout.ts";
 import type { TableFormat } from "./table-format.ts";
 import { AmbiguousFormatError, NotATableError, TableFormatError } from "./errors.ts";
 import { deltaFormat } from "./delta/delta-format.ts";
-import { formatsWrittenAlongside } from "./delta/uniform.ts";
 import { icebergFormat } from "./iceberg/iceberg-format.ts";
 import { lanceFormat } from "./lance/lance-format.ts";
 
 export const TABLE_FORMATS: readonly TableFormat[] = [lanceFormat, icebergFormat, deltaFormat];
-
-/**
- * Formats that write another registered format's files into their own table on purpose, by the
- * names of the formats they write there now (Delta UniForm: `iceberg`). A registry table until
- * TableFormat has a member for it.
- */
-const WRITES_ALONGSIDE: ReadonlyMap<TableFormat, (store: ObjectStore) => Promise<readonly string[]>> = new Map([[deltaFormat, formatsWrittenAlongside]]);
 
 export function formatNames(): string[] {
   return TABLE_FORMATS.map((f) => f.name);
@@ -122,7 +114,7 @@ function describe(formats: readonly TableFormat[]): string {
 /** Of `others`, the formats whose files `format` does not write itself. */
 async function unexplainedBy(store: ObjectStore, format: TableFormat, others: readonly TableFormat[]): Promise<TableFormat[]> {
   if (others.length === 0) return [];
-  const alongside = new Set((await WRITES_ALONGSIDE.get(format)?.(store)) ?? []);
+  const alongside = new Set((await format.formatsWrittenAlongside?.(store)) ?? []);
   return others.filter((other) => !alongside.has(other.name));
 }
 

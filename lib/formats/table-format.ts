@@ -388,6 +388,12 @@ export interface TableFormat {
    * plan keeps; any problem stops the run with nothing deleted. Reads the file at most once.
    */
   proveFile?(store: ObjectStore, file: FileReference, listed: ObjectInfo): Promise<string | null>;
+  /**
+   * Optional: the names of other registered formats whose files this table writes into its own
+   * folder on purpose, as it is now (Delta UniForm: `iceberg` metadata under `metadata/`), so a
+   * location that also looks like them is this format's table, not two at once. The registry asks.
+   */
+  formatsWrittenAlongside?(store: ObjectStore): Promise<readonly string[]>;
   /** What role a key under a managed prefix plays; null for a file the format does not know. */
   classify(key: string): FileRole | null;
   /** Optional: reads a data file's footer so a head can inline it. */

@@ -11,8 +11,13 @@ export interface ExecutableResult {
 }
 
 export function runLakewarden(args: readonly string[], env: Record<string, string> = {}): Promise<ExecutableResult> {
+  return runProcess(process.execPath, [BIN, ...args], { env });
+}
+
+/** Runs a command to its end, collecting its output; `env` is added to this process's environment. */
+export function runProcess(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<ExecutableResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(command, args, { ...(options.cwd ? { cwd: options.cwd } : {}), env: { ...process.env, ...options.env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

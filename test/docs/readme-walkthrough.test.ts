@@ -7,13 +7,12 @@
  * must hold: the plan is printed before anything is deleted, cleanup removes old versions, the
  * removed versions are still listed afterwards, and the report is written.
  */
-import { spawn } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it, onTestFinished } from "vitest";
-import { BIN } from "../cli/run-executable.ts";
+import { BIN, runProcess, type ExecutableResult } from "../cli/run-executable.ts";
 import { copyFixture } from "../support/fixtures.ts";
 import { setAllTimes } from "../formats/delta/log-surgery.ts";
 
@@ -25,16 +24,8 @@ function walkThrough(readme: string): string {
   return block;
 }
 
-function bash(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-e", "-o", "pipefail", "-c", script], { cwd, env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+function bash(script: string, cwd: string, env: Record<string, string>): Promise<ExecutableResult> {
+  return runProcess("bash", ["-e", "-o", "pipefail", "-c", script], { cwd, env });
 }
 
 it("the README's local walk-through runs as written on a Delta table", async () => {

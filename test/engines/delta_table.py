@@ -15,13 +15,12 @@ still rewrite files), and a checkpoint interval too long to reach, so only this 
 explicit checkpoints exist and no post-commit hook cleans the log before lakewarden does.
 S3: AWS_ENDPOINT_URL (and the usual AWS_* credentials) name the endpoint.
 """
-import argparse
 import os
 
 import pyarrow as pa
 from deltalake import DeltaTable, PostCommitHookProperties, QueryBuilder, write_deltalake
 
-from engine_rows import PARTS, Model, arrow_rows, emit, numbered_commits, s3_endpoint, table_checksum, value_of
+from engine_rows import PARTS, Model, arrow_rows, cli, emit, numbered_commits, read_versions, s3_endpoint, value_of
 
 RETENTION = os.environ.get("LAKEWARDEN_DELTA_RETENTION", "interval 2 seconds")
 CONFIGURATION = {
@@ -147,33 +146,13 @@ def write(args) -> None:
 
 
 def read(args) -> None:
-    versions = args.version or []
-    out = []
-    for version in [*versions, None]:
-        try:
-            table = open_table(args.uri, None if version is None else int(version))
-            # delta-rs's DataFusion reader applies deletion vectors; to_pyarrow_table refuses the feature.
-            rows = pa.table(QueryBuilder().register("t", table).execute("select id, value from t").read_all())
-            out.append({"version": str(table.version()), **table_checksum(rows)})
-        except Exception as error:  # reported per version: the test says which one failed and why
-            out.append({"version": version, "error": f"{type(error).__name__}: {error}".splitlines()[0]})
-    emit({"engine": "deltalake", "versions": out})
+    def read_one(version):
+        table = open_table(args.uri, version)
+        # delta-rs's DataFusion reader applies deletion vectors; to_pyarrow_table refuses the feature.
+        return table.version(), pa.table(QueryBuilder().register("t", table).execute("select id, value from t").read_all())
 
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("uri")
-    w.add_argument("--state", required=True)
-    w.add_argument("--commits", type=int, default=6)
-    w.add_argument("--round", type=int, default=0)
-    r = sub.add_parser("read")
-    r.add_argument("uri")
-    r.add_argument("--version", action="append")
-    args = parser.parse_args()
-    write(args) if args.command == "write" else read(args)
+    emit({"engine": "deltalake", "versions": read_versions(args.version, read_one)})
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__.splitlines()[0], write, read)

@@ -105,3 +105,38 @@ def numbered_commits(before: int | None, after: int, op: str, expected: dict, ro
     first = 0 if before is None else before + 1
     unknown = {"rows": None, "checksum": None}
     return [{"version": str(v), "op": op, **(expected if v == after or rows_unchanged else unknown)} for v in range(first, after + 1)]
+
+
+def read_versions(versions, read_one) -> list[dict]:
+    """Each asked version, then the latest (None): `read_one(version)` gives (the version's id,
+    its rows as Arrow). An error is that version's answer: the test says which one failed and why."""
+    out = []
+    for version in [*(versions or []), None]:
+        try:
+            version_id, rows = read_one(None if version is None else int(version))  # a bad number is an answer too
+            out.append({"version": str(version_id), **table_checksum(rows)})
+        except Exception as error:
+            out.append({"version": version, "error": f"{type(error).__name__}: {error}".splitlines()[0]})
+    return out
+
+
+def cli(description: str, write, read, extra_options=()) -> None:
+    """Every engine script's command line: `write <uri> --state F [--commits N] [--round N]` and
+    `read <uri> [--version V]...`, plus options both take (`--catalog`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("uri")
+    w.add_argument("--state", required=True)
+    w.add_argument("--commits", type=int, default=6)
+    w.add_argument("--round", type=int, default=0)
+    r = sub.add_parser("read")
+    r.add_argument("uri")
+    r.add_argument("--version", action="append")
+    for option in extra_options:
+        w.add_argument(option)
+        r.add_argument(option)
+    args = parser.parse_args()
+    write(args) if args.command == "write" else read(args)

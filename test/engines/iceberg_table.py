@@ -23,7 +23,6 @@ The table's snapshot retention is short (history.expire.max-snapshot-age-ms, 2 s
 lakewarden's expiry (catalog-less) and pyiceberg's (SQL) have work within seconds.
 S3: AWS_ENDPOINT_URL (and the usual AWS_* credentials) name the endpoint.
 """
-import argparse
 import os
 import time
 import uuid
@@ -37,7 +36,7 @@ from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.types import StringType
 
-from engine_rows import PARTS, Model, arrow_rows, emit, s3_endpoint, table_checksum
+from engine_rows import PARTS, Model, arrow_rows, cli, emit, read_versions, s3_endpoint
 
 SNAPSHOT_AGE_MS = os.environ.get("LAKEWARDEN_ICEBERG_SNAPSHOT_AGE_MS", "2000")
 PROPERTIES = {
@@ -301,35 +300,15 @@ def write(args) -> None:
 
 def read(args) -> None:
     table = load(catalog_of(args.uri, args.catalog))
-    out = []
-    for version in [*(args.version or []), None]:
-        try:
-            snapshot_id = table.current_snapshot().snapshot_id if version is None else int(version)
-            if table.snapshot_by_id(snapshot_id) is None:
-                raise LookupError(f"snapshot {snapshot_id} is not in {table.metadata_location}")
-            rows = table.scan(snapshot_id=snapshot_id, selected_fields=("id", "value")).to_arrow()
-            out.append({"version": str(snapshot_id), **table_checksum(rows)})
-        except Exception as error:  # reported per version: the test says which one failed and why
-            out.append({"version": version, "error": f"{type(error).__name__}: {error}".splitlines()[0]})
-    emit({"engine": "pyiceberg", "versions": out, "metadata_location": table.metadata_location})
 
+    def read_one(version):
+        snapshot_id = table.current_snapshot().snapshot_id if version is None else version
+        if table.snapshot_by_id(snapshot_id) is None:
+            raise LookupError(f"snapshot {snapshot_id} is not in {table.metadata_location}")
+        return snapshot_id, table.scan(snapshot_id=snapshot_id, selected_fields=("id", "value")).to_arrow()
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("uri")
-    w.add_argument("--state", required=True)
-    w.add_argument("--commits", type=int, default=6)
-    w.add_argument("--round", type=int, default=0)
-    w.add_argument("--catalog")
-    r = sub.add_parser("read")
-    r.add_argument("uri")
-    r.add_argument("--version", action="append")
-    r.add_argument("--catalog")
-    args = parser.parse_args()
-    write(args) if args.command == "write" else read(args)
+    emit({"engine": "pyiceberg", "versions": read_versions(args.version, read_one), "metadata_location": table.metadata_location})
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__.splitlines()[0], write, read, extra_options=["--catalog"])

@@ -15,13 +15,12 @@ V2 manifest names, or the one LAKEWARDEN_LANCE_DATA_STORAGE_VERSION names: newer
 npm LanceDB in the project's own tests writes.
 S3: AWS_ENDPOINT_URL (and the usual AWS_* credentials) name the endpoint.
 """
-import argparse
 import os
 
 import lance
 import pyarrow as pa
 
-from engine_rows import Model, arrow_rows, emit, numbered_commits, s3_endpoint, table_checksum, value_of
+from engine_rows import Model, arrow_rows, cli, emit, numbered_commits, read_versions, s3_endpoint, value_of
 
 DIM = 8
 # LAKEWARDEN_LANCE_DATA_STORAGE_VERSION (e.g. 2.3, this pylance's newest, unstable) and
@@ -114,30 +113,12 @@ def retag(dataset: lance.LanceDataset, number: int) -> list[dict]:
 
 
 def read(args) -> None:
-    out = []
-    for version in [*(args.version or []), None]:
-        try:
-            dataset = open_dataset(args.uri, None if version is None else int(version))
-            out.append({"version": str(dataset.version), **table_checksum(dataset.to_table(columns=["id", "value"]))})
-        except Exception as error:  # reported per version: the test says which one failed and why
-            out.append({"version": version, "error": f"{type(error).__name__}: {error}".splitlines()[0]})
-    emit({"engine": "pylance", "versions": out})
+    def read_one(version):
+        dataset = open_dataset(args.uri, version)
+        return dataset.version, dataset.to_table(columns=["id", "value"])
 
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("uri")
-    w.add_argument("--state", required=True)
-    w.add_argument("--commits", type=int, default=6)
-    w.add_argument("--round", type=int, default=0)
-    r = sub.add_parser("read")
-    r.add_argument("uri")
-    r.add_argument("--version", action="append")
-    args = parser.parse_args()
-    write(args) if args.command == "write" else read(args)
+    emit({"engine": "pylance", "versions": read_versions(args.version, read_one)})
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__.splitlines()[0], write, read)

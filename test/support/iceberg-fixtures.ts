@@ -129,7 +129,7 @@ export interface Appended {
   manifestKey: string;
 }
 
-async function decodeAvroFile(path: string): Promise<{ type: avro.Type; meta: Record<string, Buffer>; records: Record<string, unknown>[] }> {
+export async function decodeAvroFile(path: string): Promise<{ type: avro.Type; meta: Record<string, Buffer>; records: Record<string, unknown>[] }> {
   const bytes = await readFile(path);
   const decoder = new avro.streams.BlockDecoder({ parseHook: (schema: avro.Schema) => avro.Type.forSchema(schema, bigintLongOptions()) });
   let type: avro.Type | undefined;
@@ -148,7 +148,7 @@ async function decodeAvroFile(path: string): Promise<{ type: avro.Type; meta: Re
   return { type: type!, meta, records };
 }
 
-async function encodeAvroFile(path: string, type: avro.Type, meta: Record<string, Buffer>, records: Record<string, unknown>[]): Promise<number> {
+export async function encodeAvroFile(path: string, type: avro.Type, meta: Record<string, Buffer>, records: Record<string, unknown>[]): Promise<number> {
   const metadata: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(meta)) if (!k.startsWith("avro.")) metadata[k] = v;
   const encoder = new avro.streams.BlockEncoder(type, { codec: "deflate", metadata } as Partial<avro.EncoderOptions>);

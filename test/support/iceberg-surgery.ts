@@ -9,6 +9,7 @@ import { join } from "node:path";
 import avro from "avsc";
 import { bigintLongOptions } from "../../lib/formats/iceberg/avro.ts";
 import { parseJsonLossless, stringifyJsonLossless, type JsonValue } from "../../lib/formats/iceberg/lossless-json.ts";
+import { decodeAvroFile, encodeAvroFile } from "./iceberg-fixtures.ts";
 
 export type Json = Record<string, JsonValue>;
 
@@ -39,37 +40,11 @@ export async function rewriteAvro(
   key: string,
   edit: { editSchema?: (schema: AvroSchemaJson) => void; editRecord?: (record: Record<string, unknown>, index: number) => void; meta?: Record<string, string> },
 ): Promise<void> {
-  const bytes = await readFile(join(dir, key));
-  const decoder = new avro.streams.BlockDecoder({ parseHook: (schema: avro.Schema) => avro.Type.forSchema(schema, bigintLongOptions()) });
-  let meta: Record<string, Buffer> = {};
-  decoder.on("metadata", (_t: avro.Type, _codec: string, header: { meta: Record<string, Buffer> }) => {
-    meta = header.meta;
-  });
-  const records: Record<string, unknown>[] = [];
-  await new Promise<void>((resolve, reject) => {
-    decoder.on("data", (r: Record<string, unknown>) => records.push(r));
-    decoder.on("end", resolve);
-    decoder.on("error", reject);
-    decoder.end(bytes);
-  });
+  const { meta, records } = await decodeAvroFile(join(dir, key));
   const schema = JSON.parse(meta["avro.schema"]!.toString("utf8")) as AvroSchemaJson;
   edit.editSchema?.(schema);
   records.forEach((r, i) => edit.editRecord?.(r, i));
-  const type = avro.Type.forSchema(schema as avro.Schema, bigintLongOptions());
-  const metadata: Record<string, Buffer> = {};
-  for (const [k, v] of Object.entries(meta)) if (!k.startsWith("avro.")) metadata[k] = v;
-  for (const [k, v] of Object.entries(edit.meta ?? {})) metadata[k] = Buffer.from(v);
-  const encoder = new avro.streams.BlockEncoder(type, { codec: "deflate", metadata } as Partial<avro.EncoderOptions>);
-  // avsc writes the header schema from the type, which drops `field-id`; give it the schema text.
-  (encoder as unknown as { _schema: unknown })._schema = schema;
-  const chunks: Buffer[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    encoder.on("data", (c: Buffer) => chunks.push(c));
-    encoder.on("end", resolve);
-    encoder.on("error", reject);
-  });
-  for (const r of records) encoder.write(r);
-  encoder.end();
-  await done;
-  await writeFile(join(dir, key), Buffer.concat(chunks));
+  const header: Record<string, Buffer> = { ...meta, "avro.schema": Buffer.from(JSON.stringify(schema)) };
+  for (const [k, v] of Object.entries(edit.meta ?? {})) header[k] = Buffer.from(v);
+  await encodeAvroFile(join(dir, key), avro.Type.forSchema(schema as avro.Schema, bigintLongOptions()), header, records);
 }

@@ -55,6 +55,7 @@ import { isHiddenFromVacuum } from "./vacuum.ts";
 import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } from "./versions.ts";
 import type { DeltaTotals } from "./head-state.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
+import { formatsWrittenAlongside } from "./uniform.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
@@ -366,6 +367,7 @@ export const deltaFormat: TableFormat = {
   declaredRetention,
   planRemoval: planDeltaRemoval,
   proveFile: proveDeltaFile,
+  formatsWrittenAlongside,
   classify,
   readDataFileFooter: readParquetFooter,
 };
