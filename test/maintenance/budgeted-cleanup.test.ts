@@ -15,7 +15,7 @@ import { RUN_PROGRESS_PREFIX } from "../../lib/model/layout.ts";
 import type { CleanupReport } from "../../lib/maintenance/report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
