@@ -18,7 +18,7 @@
  */
 import { join } from "node:path";
 import { describeMachine } from "../harness/machine.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";

@@ -12,7 +12,7 @@ import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUN_PROGRESS_PREFIX } from "../../lib/model/layout.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import { FaultInjectingStore } from "../support/fault-injecting-store.ts";

@@ -9,7 +9,7 @@ import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";

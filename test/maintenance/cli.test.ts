@@ -10,7 +10,7 @@ import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";

@@ -14,7 +14,7 @@
 import { DataType, Precision, Table, makeVector, tableFromIPC, tableToIPC } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { HeadCodec } from "../codec.ts";
-import { columnData, columnValues } from "./arrow-buffers.ts";
+import { columnData, columnValues } from "../../arrow/column-buffers.ts";
 import { HeadCodecError } from "../errors.ts";
 import { modelProblem } from "../model.ts";
 import type { ColumnType, HeadColumn, HeadModel, HeadTable } from "../model.ts";
@@ -59,7 +59,7 @@ export const arrowCodec: HeadCodec = {
       properties,
       tables: rest.map(([name, bytes]): HeadTable => ({ name, columns: decodeTable(name, bytes) })),
     };
-    // Values come typed from their buffers (arrow-buffers.ts checks ranges and nulls in lists):
+    // Values come typed from their buffers (lib/arrow/column-buffers.ts checks ranges and nulls in lists):
     // the structure is checked, not every value again.
     const problem = modelProblem(model, { values: false });
     if (problem) throw new HeadCodecError(`arrow body is not a valid head: ${problem}`);

@@ -10,8 +10,8 @@
 import { Buffer, isAscii } from "node:buffer";
 import { Binary, Bool, Field, Float64, Int64, List, Utf8, makeData } from "apache-arrow";
 import type { Data } from "apache-arrow";
-import { HeadCodecError } from "../errors.ts";
-import type { ColumnType } from "../model.ts";
+import { HeadCodecError } from "../head/errors.ts";
+import type { ColumnType } from "../head/model.ts";
 
 const TWO_32 = 2 ** 32;
 /** |high half| below 2^21 keeps hi·2^32 + lo within ±2^53. */
