@@ -1,5 +1,6 @@
 /** Version checkpoints: layout, codec, loading with fallback, and the two pipeline stages. */
-export { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "./layout.ts";
+export { ARCHIVE_PREFIX, CHECKPOINTS_PREFIX, checkpointKey, damagedKey, parseCheckpointKey, parseSegmentKey, segmentKey } from "../model/layout.ts";
+export type { SegmentFile } from "../model/layout.ts";
 export { decodeCheckpoint, encodeCheckpoint } from "./codec.ts";
 export type { CheckpointContent } from "./codec.ts";
 export { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, checkpointSchema } from "./schema.ts";
@@ -17,7 +18,7 @@ export {
   encodeTransactionProperties,
   isTruncatedProperties,
 } from "./properties.ts";
-export { listSegments, readArchivedHistory, segmentKey, writeSegment } from "./segments.ts";
-export type { ArchivedHistory, SegmentFile } from "./segments.ts";
-export { damagedKey, readSetAside, setAside, unreadableCheckpoints } from "./damaged.ts";
+export { listSegments, readArchivedHistory, writeSegment } from "./segments.ts";
+export type { ArchivedHistory } from "./segments.ts";
+export { readSetAside, setAside, unreadableCheckpoints } from "./damaged.ts";
 export type { CoveredVersions, DamageNote, HistoryProblem, SetAside, SetAsideState } from "./damaged.ts";
