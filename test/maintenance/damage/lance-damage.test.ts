@@ -84,7 +84,7 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     await damageFile(join(tableDir, target), damage);
     const outcome = await cleanDamaged(tableDir, lanceFormat, { ...aggressive(), settings: { ...aggressive().settings, retainVersions: RETAINED } });
     const problems = await verdict(outcome, async (versions) => {
-      const after = await readContents(dbUri).catch((error: Error) => null);
+      const after = await readContents(dbUri).catch(() => null);
       if (!after) return ["LanceDB cannot open the table"];
       return versions.filter((v) => JSON.stringify(after.versions.get(v)) !== JSON.stringify(before.versions.get(v))).map((v) => `kept version ${v} reads ${JSON.stringify(after.versions.get(v) ?? "nothing")}, was ${JSON.stringify(before.versions.get(v))}`);
     });
