@@ -146,12 +146,13 @@ describe("lakewarden report", () => {
   });
 
   it("a damaged checkpoint: the report says the history is incomplete, naming the file, before the charts", async () => {
-    const copy = join(dir, "damaged-history.lance");
+    const own = await makeTempDir("lw-report-damaged-");
+    const copy = join(own, "damaged-history.lance");
     await cp(tableUri, copy, { recursive: true });
     const checkpoints = (await readdir(join(copy, "_lakewarden", "checkpoints"))).sort();
     const newest = checkpoints.at(-1)!;
     await truncate(join(copy, "_lakewarden", "checkpoints", newest), 10);
-    const out = join(dir, "report-damaged.html");
+    const out = join(own, "report-damaged.html");
     expect(await runCli(["report", copy, "-o", out], new BufferIO())).toBe(0);
     const html = await readFile(out, "utf8");
     const section = html.indexOf("<h2>History incomplete</h2>");
@@ -159,6 +160,7 @@ describe("lakewarden report", () => {
     expect(section).toBeLessThan(html.indexOf("<h2>Versions over time</h2>"));
     expect(html.slice(section, html.indexOf("</ul>", section))).toContain(newest);
     expect(renderReport(small)).not.toContain("History incomplete");
+    await removeDir(own);
   });
 
   it("10,000 versions: decimated to columns, labels thinned or counted, still no overlap; versions without totals are skipped", () => {
