@@ -19,7 +19,7 @@ import { readHistory } from "../head/timeline-source.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { unreadableCheckpoints } from "../checkpoint/damaged.ts";
 import type { HistoryProblem } from "../checkpoint/damaged.ts";
-import { diffCounts } from "./report.ts";
+import { diffCounts } from "./cleanup-report.ts";
 import { checkpointMissingPerReceipts, listRunFiles, readIntents } from "./run-files.ts";
 
 export interface RunCheckpointOptions {

@@ -10,11 +10,11 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
-import { readPins } from "../maintenance/pins.ts";
-import type { PinRecord } from "../maintenance/pins.ts";
+import { readPins } from "../pins/pins.ts";
+import type { PinRecord } from "../pins/pins.ts";
 import { listRunFiles } from "../maintenance/run-files.ts";
 import { readStoredConfig } from "../maintenance/stored-config.ts";
-import type { StorageParts } from "../storage/parts.ts";
+import type { StorageParts } from "../maintenance/storage-parts.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 
 /** The fields of a version the report draws. */

@@ -10,7 +10,7 @@
  * tick labels are thinned until none overlap, and tag and pin labels that do not fit are
  * counted instead of drawn over each other.
  */
-import { formatBytes, plural } from "../cli/human-units.ts";
+import { formatBytes, plural } from "../text/human-units.ts";
 import type { ReportData, ReportRun, ReportVersion } from "./data.ts";
 import { describeHistoryProblem } from "../checkpoint/damaged.ts";
 import type { Box } from "./svg.ts";

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
-import type { ReportData } from "../../lib/report/data.ts";
-import { renderReport } from "../../lib/report/render.ts";
-import { byteTicks, niceTicks } from "../../lib/report/svg.ts";
+import type { ReportData } from "../../lib/html-report/data.ts";
+import { renderReport } from "../../lib/html-report/render.ts";
+import { byteTicks, niceTicks } from "../../lib/html-report/svg.ts";
 import { copyFixture } from "../support/fixtures.ts";
 
 async function cli(...argv: string[]) {
