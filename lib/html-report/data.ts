@@ -5,6 +5,7 @@
  * Format-neutral: everything comes from the model's records and lakewarden's own files.
  */
 import { readHistory } from "../head/timeline-source.ts";
+import type { HistoryProblem } from "../checkpoint/damaged.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
@@ -45,6 +46,8 @@ export interface ReportData {
   protect_before: number | null;
   /** Ascending by start time. */
   runs: ReportRun[];
+  /** Files of lakewarden's own history that could not be read, with the versions they covered (as `versions` reports them). */
+  history_problems: HistoryProblem[];
   warnings: string[];
 }
 
@@ -84,6 +87,7 @@ export async function collectReportData(store: ObjectStore, options: CollectOpti
     pins: pins.active,
     protect_before: boundary ?? runs.findLast((run) => run.protect_before !== null)?.protect_before ?? null,
     runs,
+    history_problems: history.historyProblems,
     warnings,
   };
 }

@@ -19,7 +19,7 @@ import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { findFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../store/object-store.ts";
 import { CompactListing } from "../maintenance/listing.ts";
 import { planListing } from "../maintenance/plan-deletes.ts";
 import { SpillArea } from "../maintenance/spill.ts";

@@ -80,6 +80,7 @@ describe("report charts", () => {
       pins: [],
       protect_before: null,
       runs: [],
+      history_problems: [],
       warnings: [],
     };
     const html = renderReport(data);
@@ -107,6 +108,7 @@ describe("report charts", () => {
       pins: [],
       protect_before: null,
       runs: [],
+      history_problems: [],
       warnings: [],
     };
     expect(renderReport(data)).toContain("(1 version without a total skipped)");

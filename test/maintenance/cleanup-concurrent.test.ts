@@ -2,9 +2,8 @@
  * Cleanup while the table is in use: a LanceDB writer committing in a loop during several
  * cleanup rounds, and two cleaners on one table at once.
  */
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import * as lancedb from "@lancedb/lancedb";
+import type * as lancedb from "@lancedb/lancedb";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
