@@ -17,10 +17,9 @@ import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { inChunks, partItemsFromEnvironment } from "./spill.ts";
-import { parseCheckpointKey } from "../checkpoint/layout.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
-import { RUN_INTENT_SUFFIX, RUN_PROGRESS_PREFIX, RUN_RECEIPT_SUFFIX, RUNS_PREFIX, runIntentKey, runIntentPartKey, runReceiptKey } from "../model/layout.ts";
+import { RUN_INTENT_SUFFIX, RUN_PROGRESS_PREFIX, RUN_RECEIPT_SUFFIX, RUNS_PREFIX, parseCheckpointKey, runIntentKey, runIntentPartKey, runReceiptKey } from "../model/layout.ts";
 
 export const DEFAULT_RECEIPT_RETENTION_MS = 30 * 86_400_000;
 export const DEFAULT_RECEIPTS_KEPT = 20;
@@ -232,7 +231,7 @@ export async function checkpointMissingPerReceipts(store: ObjectStore, receipts:
     const version = parseCheckpointKey(named);
     if (version === null) continue;
     if (checkpoints.some((file) => file.key === named || file.version >= version)) return null;
-    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
+    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RUN_RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
   }
   return null;
 }
