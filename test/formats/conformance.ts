@@ -76,7 +76,7 @@ export function describeFormatConformance(conformance: ConformanceCase): void {
             expect(Number.isSafeInteger(snapshot.record.timestamp_millis)).toBe(true);
             // A commit file per version names its version; a metadata file that holds several
             // versions (Iceberg snapshots) names none of them.
-            expect(format.parseVersionKey(file.key)).toBe(format.removal === "delete-commit-files" ? file.version : null);
+            expect(format.parseVersionKey(file.key)).toBe(format.removal.kind === "metadata-commit" ? null : file.version);
             // The commit trigger finds the table and the format from the key alone.
             expect(format.tableRootOfCommitKey(`lake/t/${file.key}`)).toBe("lake/t");
             expect(commitOfKey(`lake/t/${file.key}`)?.format).toBe(format);
