@@ -37,7 +37,7 @@ import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapsho
 import { liveFilesOf, schemaFields } from "./live-files.ts";
 import { catalogTableRefusal, latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
-import { isHiddenKey } from "./orphan-files.ts";
+import { isHiddenKey } from "./hidden-keys.ts";
 import { proveIcebergFile } from "./prove-file.ts";
 import { metadataReferences } from "./reachable.ts";
 import { icebergRefs } from "./refs.ts";
