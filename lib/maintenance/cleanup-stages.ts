@@ -14,7 +14,7 @@ import type { CleanupRun } from "./cleanup-run.ts";
 import { DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE } from "./delete-batches.ts";
 import { commitFilesOf, versionsRemovedBy } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
-import { readPins } from "./pins.ts";
+import { readPins } from "../pins/pins.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";

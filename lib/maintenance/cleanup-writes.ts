@@ -22,7 +22,7 @@ import type { ManifestScan, ProcessedManifests } from "./process-manifests.ts";
 import { removedRecords } from "./process-manifests.ts";
 import { finishInterruptedCommit, writeRemovalCommit } from "./removal-commit.ts";
 import type { IntentFile } from "./run-files.ts";
-import { expiredReceipts, writeIntent } from "./run-files.ts";
+import { checkpointMissingPerReceipts, expiredReceipts, writeIntent } from "./run-files.ts";
 import { clearProgress, deletedEarlier, saveProgress } from "./run-progress.ts";
 import type { RemovalStats } from "./stats.ts";
 import { newStats, recordFailures, recordVersions } from "./stats.ts";
@@ -43,6 +43,9 @@ export async function archive(run: CleanupRun, start: RunStart, processed: Proce
   if (after) await run.lease?.renewIfDue();
   run.progress.stage("writing checkpoint");
   const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier?.archived.held ?? null);
+  // A checkpoint deleted outright leaves no file to fall past: the last receipts name it (once a run: the first archive asks).
+  const missing = await checkpointMissingPerReceipts(run.store, after?.earlier ? [] : start.runFiles.receipts, loaded.files);
+  if (missing && !loaded.skipped.some((file) => file.key === missing.key)) loaded.skipped.push(missing);
   const seen = new Set(after?.earlier?.warnings ?? []);
   const warnings = [...new Set(loaded.skipped.map((skipped) => `checkpoint skipped: ${skipped.problem}`))].filter((line) => !seen.has(line));
   const gone = new Set(after?.gone ?? []);

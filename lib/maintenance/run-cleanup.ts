@@ -23,8 +23,8 @@ import { archive, clearChain, commitRemoval, deleteFiles, finishInterrupted, pru
 import { Lease, describeTakeover } from "./lease.ts";
 import { silentProgress } from "./progress.ts";
 import { removalCommitDue } from "./removal-commit.ts";
-import type { CleanupReport } from "./report.ts";
-import { receiptOf, diffCounts } from "./report.ts";
+import type { CleanupReport } from "./cleanup-report.ts";
+import { receiptOf, diffCounts } from "./cleanup-report.ts";
 import { runKey, writeReceipt } from "./run-files.ts";
 import { SpillArea } from "./spill.ts";
 import { mergeStats } from "./stats.ts";

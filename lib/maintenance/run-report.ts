@@ -7,11 +7,11 @@ import type { DeletePlan } from "./plan-deletes.ts";
 import { describePolicy } from "./policy.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import { removalCommitDue } from "./removal-commit.ts";
-import type { CleanupReport, CleanupStatus, RemovalCommit } from "./report.ts";
-import { diffCounts, filesRemovedCount } from "./report.ts";
+import type { CleanupReport, CleanupStatus, RemovalCommit } from "./cleanup-report.ts";
+import { diffCounts, filesRemovedCount } from "./cleanup-report.ts";
 import type { RemovalStats } from "./stats.ts";
 import { NO_REMOVAL, mergeStats } from "./stats.ts";
-import { storageOfPlan } from "../storage/parts.ts";
+import { storageOfPlan } from "./storage-parts.ts";
 import type { RequestCounts } from "../store/object-store.ts";
 
 /** What the stages returned, each set once by the sequence (run-cleanup.ts) as its stage returns: the report's only source. */

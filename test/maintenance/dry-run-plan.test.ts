@@ -4,7 +4,7 @@
  * its counts (versions, files by role, bytes) are the real run's.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { filesRemovedCount } from "../../lib/maintenance/report.ts";
+import { filesRemovedCount } from "../../lib/maintenance/cleanup-report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { listTree } from "./lance-checks.ts";
