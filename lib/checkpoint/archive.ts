@@ -64,28 +64,24 @@ export interface ArchiveResult {
 }
 
 /**
- * The checkpoint each archive left in the store, as written: its content, key and ETag. Kept
- * beside the result, not in it (the result goes into reports and receipts as it is).
+ * An archive's result and the checkpoint it left in the store, as written: its content, key and
+ * ETag (null: none, the history is empty). The checkpoint is a value beside the result, not in
+ * it (the result goes into reports and receipts as it is): a caller that archives again or
+ * prunes next hands it on, so neither reads and decodes back what was just written.
  */
-const heldCheckpoints = new WeakMap<ArchiveResult, StoredCheckpoint>();
-/** The checkpoint an archive last left in each store, for the prune that follows (see heldCheckpointIn). */
-const lastHeld = new WeakMap<ObjectStore, StoredCheckpoint>();
-
-/** The checkpoint an archive of this process wrote as `file` (same key and ETag), if it is the last one it wrote. */
-export function heldCheckpointIn(store: ObjectStore, file: { key: string; etag: string }): StoredCheckpoint | null {
-  const held = lastHeld.get(store);
-  return held && held.key === file.key && held.etag === file.etag ? held : null;
+export interface Archived {
+  result: ArchiveResult;
+  held: StoredCheckpoint | null;
 }
 
 /**
- * The newest checkpoint, as loadNewestCheckpoint finds it, after an earlier archive of this
- * process (`earlier`; cleanup archives before its deletes and after them): when the newest file
- * listed is still the one that archive wrote (same key, same ETag), its content is taken from
- * memory instead of being read and decoded back. Anything else (a file written or replaced
- * since, by a concurrent `lakewarden checkpoint` say) loads as usual.
+ * The newest checkpoint, as loadNewestCheckpoint finds it, after an earlier archive (`held`, its
+ * checkpoint; cleanup archives before its deletes and after them): when the newest file listed
+ * is still the one that archive wrote (same key, same ETag), its content is taken from memory
+ * instead of being read and decoded back. Anything else (a file written or replaced since, by a
+ * concurrent `lakewarden checkpoint` say) loads as usual.
  */
-export async function loadNewestCheckpointAfter(store: ObjectStore, earlier: ArchiveResult | null): Promise<LoadedCheckpoint> {
-  const held = earlier ? heldCheckpoints.get(earlier) : undefined;
+export async function loadNewestCheckpointAfter(store: ObjectStore, held: StoredCheckpoint | null): Promise<LoadedCheckpoint> {
   if (!held) return loadNewestCheckpoint(store);
   const files = await listCheckpointFiles(store);
   const newest = files.at(-1);
@@ -94,6 +90,11 @@ export async function loadNewestCheckpointAfter(store: ObjectStore, earlier: Arc
 }
 
 export async function archiveVersions(store: ObjectStore, input: ArchiveInput): Promise<ArchiveResult> {
+  return (await archiveAndHold(store, input)).result;
+}
+
+/** archive_versions, with the checkpoint it left (see Archived). */
+export async function archiveAndHold(store: ObjectStore, input: ArchiveInput): Promise<Archived> {
   const nowMillis = input.now.getTime();
   const damage = await settleDamage(store, input);
   const merge = (previous: CheckpointContent | null, notes: readonly DamageNote[] = damage.notes): MergedHistory =>
@@ -113,7 +114,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
   let archivedTo: string | null = null;
   const setAsideNow: DamageNote[] = [...damage.setAside];
   const noteSegment = (note: DamageNote) => setAsideNow.push(note);
-  const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent, held?: StoredCheckpoint): ArchiveResult => {
+  const result = (status: ArchiveStatus, key: string | null, stored: CheckpointContent, held?: StoredCheckpoint): Archived => {
     const archived: ArchiveResult = {
       status,
       key,
@@ -123,11 +124,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
       cleanedUpRows: stored.records.filter((r) => r.is_cleaned_up).length,
       ...(setAsideNow.length > 0 ? { setAside: setAsideNow } : {}),
     };
-    if (held) {
-      heldCheckpoints.set(archived, held);
-      lastHeld.set(store, held);
-    }
-    return archived;
+    return { result: archived, held: held ?? null };
   };
   /** Encodes `history` for `key`, and what the store holds once the put returns `etag`. */
   const encoded = (history: MergedHistory, key: string) => {
@@ -135,7 +132,7 @@ export async function archiveVersions(store: ObjectStore, input: ArchiveInput): 
     const { overflow: _overflow, ...stored } = history;
     return { body, held: (etag: string): StoredCheckpoint => ({ ...stored, key, etag, size: body.length }) };
   };
-  const written = async (status: ArchiveStatus, key: string, history: MergedHistory, held: StoredCheckpoint): Promise<ArchiveResult> => {
+  const written = async (status: ArchiveStatus, key: string, history: MergedHistory, held: StoredCheckpoint): Promise<Archived> => {
     await removeSetAsideOriginals(store, damage.copies, key);
     return result(status, key, history, held);
   };

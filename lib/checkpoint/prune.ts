@@ -10,7 +10,6 @@
  */
 import { NotFoundError } from "../store/errors.ts";
 import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
-import { heldCheckpointIn } from "./archive.ts";
 import { setAside } from "./damaged.ts";
 import type { DamageNote } from "./damaged.ts";
 import { CorruptCheckpointError } from "./errors.ts";
@@ -28,6 +27,8 @@ export interface PruneCheckpointsOptions {
   files?: readonly CheckpointFile[];
   /** List and decide, but delete nothing. */
   dryRun?: boolean;
+  /** The checkpoint the archive before this prune wrote (Archived.held): read from memory, not the store, while the file is unchanged. */
+  held?: StoredCheckpoint | null;
   /** For the notes of files set aside (default now). */
   now?: Date;
 }
@@ -54,7 +55,7 @@ export async function cleanupOldCheckpoints(store: ObjectStore, options: PruneCh
 
   const problems: string[] = [];
   const setAsideNow: DamageNote[] = [];
-  const covering = await newestReadable(store, newestFirst.filter((file) => kept.includes(file.key)));
+  const covering = await newestReadable(store, newestFirst.filter((file) => kept.includes(file.key)), options.held ?? null);
   const doomed: string[] = [];
   for (const file of past) {
     if (!covering) {
@@ -83,10 +84,9 @@ export async function cleanupOldCheckpoints(store: ObjectStore, options: PruneCh
 }
 
 /** The newest of `files` (newest first) that reads: from the archive just written when it is that file, else read. */
-async function newestReadable(store: ObjectStore, files: readonly CheckpointFile[]): Promise<StoredCheckpoint | null> {
+async function newestReadable(store: ObjectStore, files: readonly CheckpointFile[], held: StoredCheckpoint | null): Promise<StoredCheckpoint | null> {
   for (const file of files) {
-    const held = heldCheckpointIn(store, file);
-    if (held) return held;
+    if (held && held.key === file.key && held.etag === file.etag) return held;
     try {
       return await readCheckpoint(store, file);
     } catch (error) {

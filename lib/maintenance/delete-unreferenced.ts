@@ -1,7 +1,8 @@
 /**
  * Stage `delete_unreferenced`, its deleting half: carry out a settled DeletePlan.
- *   1. removal: the removed versions' commit files, oldest first (or, for a format that removes
- *      versions by a metadata commit, that commit);
+ *   1. removal: the removed versions' commit files, oldest first (a format that removes
+ *      versions by a metadata commit has made that commit before: removal-commit.ts, a step of
+ *      the run's own, or made here first for a caller of the stages by hand);
  *   2. a look at the version files again: a removed version whose commit file is there again
  *      (Lance's manifest-path migration copies manifests to new names while we delete the old
  *      ones) is alive, so none of the removed versions' files may go now: they wait for the next
@@ -10,8 +11,7 @@
  * So every version whose commit file exists stays complete at every moment, and a run stopped
  * half way leaves only unreferenced files, which its intent proves were committed.
  */
-import type { TableFormat, VersionFile } from "../formats/table-format.ts";
-import { removalSteps } from "./removal-steps.ts";
+import type { TableFormat } from "../formats/table-format.ts";
 import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
 import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
 import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
@@ -22,6 +22,9 @@ import type { CleanupProgress } from "./progress.ts";
 import type { ReferenceCheck } from "./reference-check.ts";
 import { checkKeptReferences } from "./reference-check.ts";
 import { ReferenceSet } from "./references.ts";
+import { finishInterruptedCommit, writeRemovalCommit } from "./removal-commit.ts";
+import type { RemovalStats } from "./stats.ts";
+import { newStats, recordFailures, recordFile, recordVersions } from "./stats.ts";
 
 export interface DeleteUnreferencedOptions {
   /** Checked between delete batches: true → stop, leaving the rest for the next run. */
@@ -40,6 +43,12 @@ export interface DeleteUnreferencedOptions {
   pacing?: DeletePacing;
   progress?: CleanupProgress;
   now: Date;
+  /**
+   * The format's writes before the deletes (removal-commit.ts), when the caller made them as
+   * steps of their own (the pipeline does, each behind its stop guard): the removal commit's key
+   * (null: none was due). Absent: they are made here first, as a caller of the stages by hand needs.
+   */
+  formatWrites?: { removalCommit: string | null };
 }
 
 export interface DeletionOutcome {
@@ -59,6 +68,8 @@ export interface DeletionOutcome {
   referenceCheck: ReferenceCheck | null;
   /** How fast the deletes went (the configured limit, the rate achieved, throttled requests). */
   rate: DeleteRate;
+  /** What the deletes removed, recorded file by file as each batch came back (the removal commit's versions in `removedVersions`, not here, when the pipeline made it). */
+  stats: RemovalStats;
 }
 
 /** The files of the plan the deletion deleted, in the plan's order (read a page at a time). */
@@ -92,12 +103,13 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
   const pacer = new DeletePacer(options.pacing);
   const deletedMask = new Uint8Array(Math.ceil(files.toDelete.length / 8));
   let deletedCount = 0;
+  const stats = newStats();
   // The kept versions' references, and the deleted keys they cover (the post-delete check's
   // only question about deleted keys: a few next to a million).
   const keptReferences = keptReferencesReadBeforeListing(processed);
   const deletedKept = new Set<string>();
-  // Keys of the batches in flight, with their place in toDelete.
-  const inFlight = new Map<string, number>();
+  // Keys of the batches in flight, with their file and its place in toDelete.
+  const inFlight = new Map<string, { file: PlannedFile; index: number }>();
   const batchOptions = {
     pacer,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
@@ -107,25 +119,28 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     onDeleted: (count: number) => options.progress?.advance(count),
     onBatchDone: (keys: readonly string[], deleted: ReadonlySet<string>) => {
       for (const key of keys) {
-        const index = inFlight.get(key);
+        const entry = inFlight.get(key);
         inFlight.delete(key);
-        if (index === undefined || !deleted.has(key)) continue;
-        setBit(deletedMask, index);
+        if (entry === undefined || !deleted.has(key)) continue;
+        setBit(deletedMask, entry.index);
         deletedCount++;
+        recordFile(stats, entry.file);
         if (keptReferences.lookup(key)) deletedKept.add(key);
       }
     },
   };
   function* keysOf(entries: Iterable<{ file: PlannedFile; index: number }>): Iterable<string> {
-    for (const { file, index } of entries) {
-      inFlight.set(file.key, index);
-      yield file.key;
+    for (const entry of entries) {
+      inFlight.set(entry.file.key, entry);
+      yield entry.file.key;
     }
   }
 
-  const { metadataCommit } = removalSteps(format.removal);
-  if (metadataCommit && files.toDelete.length > 0) await metadataCommit.finishInterrupted(store);
-  const removalCommit = await commitRemoval(store, format, processed, options.now);
+  let removalCommit = options.formatWrites?.removalCommit ?? null;
+  if (!options.formatWrites) {
+    if (files.toDelete.length > 0) await finishInterruptedCommit(store, format);
+    removalCommit = await writeRemovalCommit(store, format, processed, options.now);
+  }
   const first = await deleteInBatches(store, keysOf(commitsOldestFirst), batchOptions);
   const commitKeysDeleted = new Set(commitFiles.filter(({ index }) => isSet(deletedMask, index)).map(({ file }) => file.key));
   let heldBack: string | null = null;
@@ -146,17 +161,23 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
       : await deleteInBatches(store, keysOf(plannedDeletes(plan, (file) => file.version === undefined)), batchOptions);
   const gone = new Set(reappeared);
   for await (const key of options.deletedEarlierInChain?.() ?? []) if (keptReferences.lookup(key)) deletedKept.add(key);
+  const failed = [...first.failed, ...second.failed];
+  const removedByCommit = removalCommit !== null ? [...processed.plan.removed] : [];
+  const removedByDeletes = versionsRemovedBy(processed, commitFiles, commitKeysDeleted).filter((v) => !gone.has(v));
+  recordVersions(stats, options.formatWrites ? removedByDeletes : [...removedByCommit, ...removedByDeletes]);
+  recordFailures(stats, failed);
   return {
     deletedMask,
     deletedCount,
-    failed: [...first.failed, ...second.failed],
+    failed,
     stopped: first.stopped || second.stopped,
     filesHeldBack: heldBack,
     reappeared,
-    removedVersions: removalCommit !== null ? [...processed.plan.removed] : versionsRemovedBy(processed, commitFiles, commitKeysDeleted).filter((v) => !gone.has(v)),
+    removedVersions: removalCommit !== null ? removedByCommit : removedByDeletes,
     removalCommit,
     referenceCheck: checkKeptReferences(keptReferences, plan.listing, deletedKept, format.managedPrefixes),
     rate: pacer.report(),
+    stats,
   };
 }
 
@@ -166,25 +187,6 @@ function setBit(mask: Uint8Array, index: number): void {
 
 function isSet(mask: Uint8Array, index: number): boolean {
   return (mask[index >> 3]! & (1 << (index & 7))) !== 0;
-}
-
-/**
- * For formats that remove versions by writing metadata (Iceberg expiry): that commit, before any
- * delete; also when it only makes the other changes the format's rules name (expired refs).
- */
-async function commitRemoval(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, now: Date): Promise<string | null> {
-  const { metadataCommit } = removalSteps(format.removal);
-  if (!metadataCommit || !removalCommitDue(format, processed)) return null;
-  // The version file the plan read, not the latest now: a commit that landed since makes the
-  // removal commit fail instead of applying the plan to a table it did not read.
-  const base = processed.scan.get(processed.latestAtStart)?.file ?? (await format.latestVersionFile(store));
-  if (!base) return null;
-  return (await metadataCommit.commit(store, { remove: processed.plan.removed, base: base as VersionFile, now })).key;
-}
-
-/** True when the format removes by a metadata commit and the plan has versions or other changes for it. */
-export function removalCommitDue(format: TableFormat, processed: ProcessedManifests): boolean {
-  return removalSteps(format.removal).metadataCommit !== null && (processed.plan.removed.length > 0 || processed.plan.formatNotes.length > 0);
 }
 
 /** Removed versions that have a commit file again (under a name this run did not delete). */

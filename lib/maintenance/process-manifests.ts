@@ -58,14 +58,12 @@ export interface ScanCoverage {
   held: number;
 }
 
-const coverageOf = new WeakMap<ManifestScan, ScanCoverage>();
-
-/** The coverage of a scan this module made (complete when it was not made here). */
-export function scanCoverage(scan: ManifestScan): ScanCoverage {
-  return coverageOf.get(scan) ?? { complete: true, listed: scan.size, held: scan.size };
+export async function scanManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<ManifestScan> {
+  return (await readManifests(store, format, options)).scan;
 }
 
-export async function scanManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<ManifestScan> {
+/** scanManifests, with how far it got. */
+export async function readManifests(store: ObjectStore, format: TableFormat, options: ScanOptions = {}): Promise<{ scan: ManifestScan; coverage: ScanCoverage }> {
   const listed = await format.listVersionFiles(store);
   const previous = options.previous ?? new Map<number, ScannedVersion>();
   // A loop, not Math.max(...spread): a table can have more versions than a call has room for arguments.
@@ -93,8 +91,7 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
   });
   for (const version of read) if (version !== null) scan.set(version.file.version, version);
   const sorted: ManifestScan = new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
-  coverageOf.set(sorted, { complete: !stopped, listed: listed.length, held: sorted.size });
-  return sorted;
+  return { scan: sorted, coverage: { complete: !stopped, listed: listed.length, held: sorted.size } };
 }
 
 /**
@@ -135,8 +132,8 @@ export interface ProcessedManifests {
   pins: readonly VersionPin[];
   /** Versions interrupted runs removed, as given (re-plans keep them). */
   removedEarlier: readonly number[];
-  /** False when the run's budget stopped the scan: the decisions then cover only what was read, and must not be acted on. */
-  scanComplete?: boolean;
+  /** Set when the run's budget stopped the scan: how far it got. The decisions then cover only what was read, and must not be acted on. */
+  scanStopped?: ScanCoverage;
   /** Set when the format planned the removal (format-removal.ts): the files it keeps per kept version, which the post-delete check looks for. */
   keptByFormat?: ReadonlyMap<number, readonly FileReference[]>;
 }
@@ -203,14 +200,13 @@ export interface ProcessManifestsInput {
 }
 
 export async function processManifests(store: ObjectStore, format: TableFormat, input: ProcessManifestsInput): Promise<ProcessedManifests> {
-  const scan = await scanManifests(store, format, {
+  const { scan, coverage } = await readManifests(store, format, {
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     ...(input.previous ? { previous: input.previous } : {}),
     ...(input.resumed ? { resumed: true } : {}),
     ...(input.shouldStop ? { shouldStop: input.shouldStop } : {}),
     ...(input.progress ? { progress: input.progress } : {}),
   });
-  const coverage = scanCoverage(scan);
   const config = configAtStart(scan, input.latestAtStart);
   const declared = format.declaredRetention(config, store.uri);
   const policy =
@@ -233,7 +229,7 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });
   // A partial scan's decisions are not a plan: nothing may be deleted on them.
-  return coverage.complete ? processed : { ...processed, scanComplete: false };
+  return coverage.complete ? processed : { ...processed, scanStopped: coverage };
 }
 
 /**

@@ -27,7 +27,7 @@ import { TableChangedError } from "./errors.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
-import { removalCommitDue } from "./delete-unreferenced.ts";
+import { removalCommitDue } from "./removal-commit.ts";
 import { ReferenceSet, describeVersions } from "./references.ts";
 import type { Reference } from "./references.ts";
 

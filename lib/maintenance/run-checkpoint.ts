@@ -5,7 +5,7 @@
  * are create-only or If-Match, so it cannot undo a concurrent cleanup's checkpoint; it leaves
  * intents in place, since only a cleanup holding the lease knows its own are settled.
  */
-import { archiveVersions } from "../checkpoint/archive.ts";
+import { archiveAndHold } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
@@ -72,7 +72,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   for (const record of timeline.records) records.set(record.version, record);
   for (const record of await recordsWithTotals(store, format, versionFiles, timeline.records)) records.set(record.version, record);
 
-  const result = await archiveVersions(store, {
+  const { result, held } = await archiveAndHold(store, {
     previous: timeline.checkpoint,
     records: [...records.values()],
     liveVersions: timeline.liveVersions,
@@ -85,6 +85,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   const pruned = await cleanupOldCheckpoints(store, {
     ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
     keep: result.key ? [result.key] : [],
+    held,
   });
   return {
     table: store.uri,

@@ -1,6 +1,6 @@
 import { RecordBatch, Schema, Table, tableFromIPC, tableToIPC } from "apache-arrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { archiveVersions, loadNewestCheckpointAfter } from "../../lib/checkpoint/archive.ts";
+import { archiveAndHold, archiveVersions, loadNewestCheckpointAfter } from "../../lib/checkpoint/archive.ts";
 import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
 import { UnsupportedCheckpointError } from "../../lib/checkpoint/errors.ts";
 import { CHECKPOINT_METADATA } from "../../lib/checkpoint/schema.ts";
@@ -53,26 +53,26 @@ describe("archive_versions", () => {
   });
 
   it("after an archive, the newest checkpoint is what it wrote, taken from memory while the file is unchanged", async () => {
-    const first = await archiveVersions(store, archiveInput());
+    const first = await archiveAndHold(store, archiveInput());
     const before = store.stats.snapshot().get;
-    const held = await loadNewestCheckpointAfter(store, first);
+    const held = await loadNewestCheckpointAfter(store, first.held);
     expect(store.stats.snapshot().get).toBe(before);
     const read = await loadNewestCheckpoint(store);
     expect(held).toEqual(read);
     // Merging with it again (cleanup's second archive) replaces the file on its ETag.
-    const second = await archiveVersions(store, { ...archiveInput(), previous: held.checkpoint, liveVersions: new Set([3]) });
-    expect(second).toMatchObject({ status: "replaced", cleanedUpRows: 2 });
-    expect(await loadNewestCheckpointAfter(store, second)).toEqual(await loadNewestCheckpoint(store));
+    const second = await archiveAndHold(store, { ...archiveInput(), previous: held.checkpoint, liveVersions: new Set([3]) });
+    expect(second.result).toMatchObject({ status: "replaced", cleanedUpRows: 2 });
+    expect(await loadNewestCheckpointAfter(store, second.held)).toEqual(await loadNewestCheckpoint(store));
 
     // Replaced by another writer since (a newer ETag): read from the store, not from memory.
-    const other = await archiveVersions(store, { ...archiveInput(), previous: (await loadNewestCheckpoint(store)).checkpoint, liveVersions: new Set([]) });
-    expect(other.status).toBe("replaced");
-    const after = await loadNewestCheckpointAfter(store, second);
+    const other = await archiveAndHold(store, { ...archiveInput(), previous: (await loadNewestCheckpoint(store)).checkpoint, liveVersions: new Set([]) });
+    expect(other.result.status).toBe("replaced");
+    const after = await loadNewestCheckpointAfter(store, second.held);
     expect(after.checkpoint?.records.every((r) => r.is_cleaned_up)).toBe(true);
     expect(after).toEqual(await loadNewestCheckpoint(store));
     // A newer checkpoint written by someone else: that one is the newest.
     await archiveVersions(store, archiveInput([1, 2, 3, 4].map((v) => versionRecord(v)), [1, 2, 3, 4]));
-    expect((await loadNewestCheckpointAfter(store, other)).checkpoint?.version).toBe(4);
+    expect((await loadNewestCheckpointAfter(store, other.held)).checkpoint?.version).toBe(4);
   });
 
   it("writes nothing when the history is unchanged", async () => {
