@@ -25,6 +25,7 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
+import type { ScanFiles } from "./scan-files.ts";
 
 export type { FileReference, FileRole } from "../model/file-reference.ts";
 export type { Branch, Refs, RefRetention, Tag } from "../model/refs.ts";
@@ -396,6 +397,12 @@ export interface TableFormat {
   formatsWrittenAlongside?(store: ObjectStore): Promise<readonly string[]>;
   /** What role a key under a managed prefix plays; null for a file the format does not know. */
   classify(key: string): FileRole | null;
+  /**
+   * A version's live data files and delete files as a scan planner needs them (partition values
+   * and column bounds as facts true of every row, which delete files apply to which data file),
+   * from the snapshot alone (its sections and raw metadata): no request. lib/scan/ plans on it.
+   */
+  scanFiles(snapshot: TableSnapshot): ScanFiles;
   /** Optional: reads a data file's footer so a head can inline it. */
   readDataFileFooter?: DataFileFooterReader;
   /**

@@ -56,6 +56,7 @@ import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } fro
 import type { DeltaTotals } from "./head-state.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { formatsWrittenAlongside } from "./uniform.ts";
+import { deltaScanFiles } from "./scan-files.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
@@ -369,5 +370,6 @@ export const deltaFormat: TableFormat = {
   proveFile: proveDeltaFile,
   formatsWrittenAlongside,
   classify,
+  scanFiles: deltaScanFiles,
   readDataFileFooter: readParquetFooter,
 };

@@ -44,6 +44,7 @@ import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
 import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
+import { icebergScanFiles } from "./scan-files.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
 
@@ -407,6 +408,7 @@ export const icebergFormat: TableFormat = {
   finishInterruptedCommit,
   proveFile: proveIcebergFile,
   classify,
+  scanFiles: icebergScanFiles,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
   catalogPointer: icebergCatalogPointer,
