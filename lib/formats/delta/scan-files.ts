@@ -12,6 +12,7 @@
  */
 import type { ColumnFacts, ScanColumn, ScanDataFile, ScanDeleteFile, ScanFiles, ScanType, ScanValue } from "../scan-files.ts";
 import type { TableSnapshot } from "../table-format.ts";
+import { daysOf, timestampMicros, unscaledDecimal } from "../scan-values.ts";
 
 interface DeltaField {
   name: string;
@@ -76,45 +77,6 @@ function columnsOf(snapshot: TableSnapshot): Column[] {
     const physical = f.metadata?.["delta.columnMapping.physicalName"];
     return { column: { name: f.name, ...scanType(f.type) }, key: mapped && typeof physical === "string" ? physical : f.name };
   });
-}
-
-const DATE = /^(-?\d{4,})-(\d{2})-(\d{2})$/;
-
-function daysOf(text: string): number | undefined {
-  const m = DATE.exec(text);
-  if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return Number.isFinite(ms) ? ms / 86_400_000 : undefined;
-}
-
-/**
- * Microseconds of a timestamp text (`2024-01-01 10:00:00[.ffffff]`, ISO with `T`, optional `Z` or
- * offset). `zoned`: whether the text said its zone; a text without one is read as UTC wall time.
- */
-export function timestampMicros(text: string): { micros: bigint; zoned: boolean } | undefined {
-  const m = /^(-?\d{4,})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim());
-  if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
-  if (!Number.isFinite(ms)) return undefined;
-  const fraction = BigInt((m[7] ?? "").padEnd(6, "0").slice(0, 6) || "0");
-  let micros = BigInt(ms) * MICROS_PER_MS + fraction;
-  const zone = m[8];
-  if (zone && zone !== "Z") {
-    const z = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
-    const offset = BigInt((Number(z[2]) * 60 + Number(z[3])) * 60_000_000);
-    micros = z[1] === "+" ? micros - offset : micros + offset;
-  }
-  return { micros, zoned: zone !== undefined };
-}
-
-/** An exact decimal text at `scale` as its unscaled value, or undefined when it needs more digits. */
-export function unscaledDecimal(text: string, scale: number): bigint | undefined {
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(text.trim());
-  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return undefined;
-  const fraction = (m[3] ?? "").replace(/0+$/, "");
-  if (fraction.length > scale) return undefined;
-  const digits = BigInt((m[2] || "0") + fraction.padEnd(scale, "0"));
-  return m[1] === "-" ? -digits : digits;
 }
 
 /** A partition value (always a string, or null) in the column's planner type; undefined when unsure. */
