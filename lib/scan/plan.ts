@@ -67,8 +67,16 @@ export function checkColumns(requested: readonly string[] | null | undefined, co
   });
 }
 
+/** The format's scan view of a snapshot, made once per snapshot (a handle plans many queries on one state). */
+const scanViews = new WeakMap<TableSnapshot, ScanFiles>();
+function scanFilesOf(source: PlanSource): ScanFiles {
+  let scan = scanViews.get(source.snapshot);
+  if (!scan) scanViews.set(source.snapshot, (scan = source.format.scanFiles(source.snapshot)));
+  return scan;
+}
+
 export function planFiles(source: PlanSource, options: PlanOptions = {}): ScanPlan {
-  const scan: ScanFiles = source.format.scanFiles(source.snapshot);
+  const scan = scanFilesOf(source);
   const filter = prepareFilter(options.filter, scan.columns);
   const columns = checkColumns(options.columns, scan.columns);
   const footers = new Map(source.footers.map((f) => [f.path, f]));
