@@ -16,7 +16,7 @@ import { writeTableHead } from "../../head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
 import type { ScanDeleteFile } from "../../formats/scan-files.ts";
 import { textTable } from "../text-table.ts";
-import { formatBytes, plural } from "../human-units.ts";
+import { formatBytes, plural } from "../../text/human-units.ts";
 
 interface WriteOptions extends OutputOptions {
   codec?: string;
