@@ -102,140 +102,151 @@ function tokenize(text: string): Token[] {
 
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "null", "true", "false", "date", "timestamp", "nan"]);
 const COMPARE_OPS = new Set(["=", "!=", "<", "<=", ">", ">="]);
+const DATE_TEXT = /^-?\d{4,}-\d{2}-\d{2}$/;
+const TIMESTAMP_TEXT = /^-?\d{4,}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const FLIPPED: Record<CompareOp, CompareOp> = { "=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=" };
 
 export function parseFilter(text: string): Expr {
-  const tokens = tokenize(text);
-  let at = 0;
-  const peek = (): Token => tokens[at]!;
-  const next = (): Token => tokens[at++]!;
-  const isKeyword = (t: Token, word: string) => t.kind === "name" && !t.quoted && t.text.toLowerCase() === word;
-  const isOp = (t: Token, op: string) => t.kind === "op" && t.text === op;
-  const fail = (t: Token, expected: string): never => {
-    throw new FilterSyntaxError(`expected ${expected} at position ${t.position}, found ${describe(t)}`, t.position);
-  };
-  const expectOp = (op: string) => (isOp(peek(), op) ? next() : fail(peek(), `"${op}"`));
+  return new FilterParser(tokenize(text)).parse();
+}
 
-  const literalAt = (): Literal | null => {
-    const t = peek();
-    if (t.kind === "number") {
-      next();
-      return { type: "number", text: t.text };
-    }
-    if (t.kind === "string") {
-      next();
-      return { type: "string", value: t.text };
+class FilterParser {
+  private at = 0;
+  private readonly tokens: Token[];
+
+  constructor(tokens: Token[]) {
+    this.tokens = tokens;
+  }
+
+  parse(): Expr {
+    if (this.tokens.length === 1) throw new FilterSyntaxError("empty filter", 1);
+    const expr = this.or();
+    if (this.peek().kind !== "end") this.fail(this.peek(), "AND, OR or the end");
+    return expr;
+  }
+
+  private peek(): Token {
+    return this.tokens[this.at]!;
+  }
+  private next(): Token {
+    return this.tokens[this.at++]!;
+  }
+  private isKeyword(t: Token, word: string): boolean {
+    return t.kind === "name" && !t.quoted && t.text.toLowerCase() === word;
+  }
+  private isOp(t: Token, op: string): boolean {
+    return t.kind === "op" && t.text === op;
+  }
+  private fail(t: Token, expected: string): never {
+    throw new FilterSyntaxError(`expected ${expected} at position ${t.position}, found ${describe(t)}`, t.position);
+  }
+  private expectOp(op: string): Token {
+    return this.isOp(this.peek(), op) ? this.next() : this.fail(this.peek(), `"${op}"`);
+  }
+  /** Takes the keyword if it is next; says whether it was. */
+  private take(word: string): boolean {
+    if (!this.isKeyword(this.peek(), word)) return false;
+    this.next();
+    return true;
+  }
+
+  private literal(): Literal | null {
+    const t = this.peek();
+    if (t.kind === "number" || t.kind === "string") {
+      this.next();
+      return t.kind === "number" ? { type: "number", text: t.text } : { type: "string", value: t.text };
     }
     if (t.kind !== "name" || t.quoted) return null;
     const word = t.text.toLowerCase();
-    if (word === "null") return (next(), { type: "null" });
-    if (word === "true" || word === "false") return (next(), { type: "boolean", value: word === "true" });
-    if (word === "nan") return (next(), { type: "number", text: "NaN" });
-    if (word === "date" || word === "timestamp") {
-      next();
-      const s = peek();
-      if (s.kind !== "string") fail(s, `a quoted ${word} after ${word.toUpperCase()}`);
-      next();
-      const value = (s as { text: string }).text;
-      if (word === "date" && !/^-?\d{4,}-\d{2}-\d{2}$/.test(value)) throw new FilterSyntaxError(`not a date at position ${s.position}: '${value}' (expected 'YYYY-MM-DD')`, s.position);
-      if (word === "timestamp" && !/^-?\d{4,}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/.test(value)) {
-        throw new FilterSyntaxError(`not a timestamp at position ${s.position}: '${value}' (expected 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|+HH:MM]')`, s.position);
-      }
-      return { type: word, text: value };
+    if (word === "null" || word === "true" || word === "false" || word === "nan") {
+      this.next();
+      if (word === "null") return { type: "null" };
+      return word === "nan" ? { type: "number", text: "NaN" } : { type: "boolean", value: word === "true" };
     }
-    return null;
-  };
+    if (word !== "date" && word !== "timestamp") return null;
+    this.next();
+    const s = this.peek();
+    if (s.kind !== "string") return this.fail(s, `a quoted ${word} after ${word.toUpperCase()}`);
+    this.next();
+    if (word === "date" && !DATE_TEXT.test(s.text)) throw new FilterSyntaxError(`not a date at position ${s.position}: '${s.text}' (expected 'YYYY-MM-DD')`, s.position);
+    if (word === "timestamp" && !TIMESTAMP_TEXT.test(s.text)) {
+      throw new FilterSyntaxError(`not a timestamp at position ${s.position}: '${s.text}' (expected 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|+HH:MM]')`, s.position);
+    }
+    return { type: word, text: s.text };
+  }
 
-  const columnAt = (): { name: string; position: number } | null => {
-    const t = peek();
-    if (t.kind !== "name") return null;
-    if (!t.quoted && KEYWORDS.has(t.text.toLowerCase())) return null;
-    next();
+  private column(): { name: string; position: number } | null {
+    const t = this.peek();
+    if (t.kind !== "name" || (!t.quoted && KEYWORDS.has(t.text.toLowerCase()))) return null;
+    this.next();
     return { name: t.text, position: t.position };
-  };
+  }
 
-  const primary = (): Expr => {
-    if (isOp(peek(), "(")) {
-      next();
-      const inner = or();
-      expectOp(")");
+  private inList(): Literal[] {
+    this.expectOp("(");
+    const values: Literal[] = [];
+    for (;;) {
+      values.push(this.literal() ?? this.fail(this.peek(), "a literal in the IN list"));
+      if (!this.isOp(this.peek(), ",")) break;
+      this.next();
+    }
+    this.expectOp(")");
+    return values;
+  }
+
+  /** What follows a column: IS [NOT] NULL, [NOT] IN (...), or a comparison. */
+  private afterColumn(column: { name: string; position: number }): Expr {
+    const t = this.peek();
+    if (this.take("is")) {
+      const negated = this.take("not");
+      if (!this.take("null")) this.fail(this.peek(), "NULL after IS");
+      return { kind: "null-check", column: column.name, negated, position: column.position };
+    }
+    if (this.isKeyword(t, "not") || this.isKeyword(t, "in")) {
+      const negated = this.take("not");
+      if (!this.take("in")) this.fail(this.peek(), "IN after NOT");
+      return { kind: "in", column: column.name, values: this.inList(), negated, position: column.position };
+    }
+    if (t.kind === "op" && COMPARE_OPS.has(t.text)) {
+      this.next();
+      const value = this.literal() ?? this.fail(this.peek(), this.peek().kind === "name" ? "a literal (comparing two columns is not supported)" : "a literal");
+      return { kind: "compare", column: column.name, op: t.text as CompareOp, value, position: column.position };
+    }
+    return this.fail(t, `a comparison, IN or IS after column "${column.name}"`);
+  }
+
+  private primary(): Expr {
+    if (this.isOp(this.peek(), "(")) {
+      this.next();
+      const inner = this.or();
+      this.expectOp(")");
       return inner;
     }
-    const start = peek();
-    const column = columnAt();
-    if (column) {
-      const t = peek();
-      if (isKeyword(t, "is")) {
-        next();
-        const negated = isKeyword(peek(), "not") ? (next(), true) : false;
-        if (!isKeyword(peek(), "null")) fail(peek(), "NULL after IS");
-        next();
-        return { kind: "null-check", column: column.name, negated, position: column.position };
-      }
-      if (isKeyword(t, "not") || isKeyword(t, "in")) {
-        const negated = isKeyword(t, "not") ? (next(), true) : false;
-        if (!isKeyword(peek(), "in")) fail(peek(), "IN after NOT");
-        next();
-        expectOp("(");
-        const values: Literal[] = [];
-        for (;;) {
-          const value = literalAt() ?? fail(peek(), "a literal in the IN list");
-          values.push(value);
-          if (isOp(peek(), ",")) {
-            next();
-            continue;
-          }
-          expectOp(")");
-          break;
-        }
-        return { kind: "in", column: column.name, values, negated, position: column.position };
-      }
-      if (t.kind === "op" && COMPARE_OPS.has(t.text)) {
-        next();
-        const value = literalAt() ?? (peek().kind === "name" ? fail(peek(), "a literal (comparing two columns is not supported)") : fail(peek(), "a literal"));
-        return { kind: "compare", column: column.name, op: t.text as CompareOp, value, position: column.position };
-      }
-      return fail(t, `a comparison, IN or IS after column "${column.name}"`);
-    }
-    const literal = literalAt();
-    if (literal) {
-      const t = peek();
-      if (t.kind !== "op" || !COMPARE_OPS.has(t.text)) return fail(t, "a comparison after the literal");
-      next();
-      const other = columnAt() ?? fail(peek(), "a column");
-      return { kind: "compare", column: other.name, op: FLIPPED[t.text as CompareOp], value: literal, position: other.position };
-    }
-    return fail(start, "a column, a literal or \"(\"");
-  };
+    const start = this.peek();
+    const column = this.column();
+    if (column) return this.afterColumn(column);
+    const literal = this.literal();
+    if (!literal) return this.fail(start, 'a column, a literal or "("');
+    const t = this.peek();
+    if (t.kind !== "op" || !COMPARE_OPS.has(t.text)) return this.fail(t, "a comparison after the literal");
+    this.next();
+    const other = this.column() ?? this.fail(this.peek(), "a column");
+    return { kind: "compare", column: other.name, op: FLIPPED[t.text as CompareOp], value: literal, position: other.position };
+  }
 
-  const not = (): Expr => {
-    if (isKeyword(peek(), "not")) {
-      next();
-      return { kind: "not", expr: not() };
-    }
-    return primary();
-  };
-  const and = (): Expr => {
-    let left = not();
-    while (isKeyword(peek(), "and")) {
-      next();
-      left = { kind: "and", left, right: not() };
-    }
+  private not(): Expr {
+    return this.take("not") ? { kind: "not", expr: this.not() } : this.primary();
+  }
+  private and(): Expr {
+    let left = this.not();
+    while (this.take("and")) left = { kind: "and", left, right: this.not() };
     return left;
-  };
-  const or = (): Expr => {
-    let left = and();
-    while (isKeyword(peek(), "or")) {
-      next();
-      left = { kind: "or", left, right: and() };
-    }
+  }
+  private or(): Expr {
+    let left = this.and();
+    while (this.take("or")) left = { kind: "or", left, right: this.and() };
     return left;
-  };
-
-  if (tokens.length === 1) throw new FilterSyntaxError("empty filter", 1);
-  const expr = or();
-  if (peek().kind !== "end") fail(peek(), "AND, OR or the end");
-  return expr;
+  }
 }
 
 /** The expression as text the parser reads back to the same tree. */

@@ -17,7 +17,7 @@ import type { Expr } from "../../scan/expression.ts";
 import { planFiles } from "../../scan/plan.ts";
 import type { ScanPlan } from "../../scan/plan.ts";
 import { textTable } from "../text-table.ts";
-import { formatBytes, plural } from "../human-units.ts";
+import { formatBytes, plural } from "../../text/human-units.ts";
 
 interface FilesOptions extends OutputOptions {
   where?: string;

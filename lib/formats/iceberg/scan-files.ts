@@ -316,27 +316,21 @@ function namesFile(reference: string, key: string, rawPath: string): boolean {
   return reference === rawPath || reference === key || reference.endsWith(`/${key}`);
 }
 
-export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
-  const json = metadataJson(snapshot.raw);
-  const snapshotId = snapshot.versionFile.id ?? snapshot.record.version_id;
-  const fields = schemaOf(json, snapshotSchemaId(json, snapshotId));
-  const byId = new Map(fields.map((f) => [f.id, f]));
-  const specs = specsOf(json);
-  const section = snapshot.sections?.find((s) => s.name === FILES_SECTION);
-  const columns = (section?.columns ?? {}) as Record<string, unknown[]>;
-  const count = columns.path?.length ?? 0;
+interface Entry {
+  index: number;
+  key: string;
+  content: number;
+  specId: number;
+  partition: string;
+  seq: bigint;
+  rows: number | null;
+}
 
-  interface Entry {
-    index: number;
-    key: string;
-    content: number;
-    specId: number;
-    partition: string;
-    seq: bigint;
-    rows: number | null;
-  }
+type Columns = Record<string, unknown[]>;
+
+function entriesOf(columns: Columns): Entry[] {
   const entries: Entry[] = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < (columns.path?.length ?? 0); i++) {
     entries.push({
       index: i,
       key: String(cell(columns, "path", i)),
@@ -347,80 +341,99 @@ export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
       rows: intOf(cell(columns, "record_count", i)),
     });
   }
+  return entries;
+}
 
-  const deletes = entries.filter((e) => e.content !== 0);
-  const deleteFiles: ScanDeleteFile[] = deletes.map((e) => {
-    const format = String(cell(columns, "file_format", e.index) ?? "").toLowerCase();
-    const ids = cell(columns, "equality_ids", e.index);
-    const equalityIds = typeof ids === "string" ? (JSON.parse(ids) as number[]) : [];
-    return {
-      path: e.key,
-      kind: e.content === 2 ? "equality-deletes" : format === "puffin" ? "deletion-vector" : "position-deletes",
-      rows: e.rows,
-      size: intOf(cell(columns, "file_size_in_bytes", e.index)),
-      ...(e.content === 2 ? { equalityColumns: equalityIds.map((id) => byId.get(id)?.name ?? `#${id}`) } : {}),
-      offset: intOf(cell(columns, "content_offset", e.index)),
-      length: intOf(cell(columns, "content_size_in_bytes", e.index)),
-      storage: format,
-    };
-  });
-  const unpartitioned = (specId: number) => (specs.get(specId) ?? []).every((f) => f.transform === "void");
+function deleteFileOf(columns: Columns, e: Entry, byId: Map<number, Field>): ScanDeleteFile {
+  const format = String(cell(columns, "file_format", e.index) ?? "").toLowerCase();
+  const ids = cell(columns, "equality_ids", e.index);
+  const equalityIds = typeof ids === "string" ? (JSON.parse(ids) as number[]) : [];
+  return {
+    path: e.key,
+    kind: e.content === 2 ? "equality-deletes" : format === "puffin" ? "deletion-vector" : "position-deletes",
+    rows: e.rows,
+    size: intOf(cell(columns, "file_size_in_bytes", e.index)),
+    ...(e.content === 2 ? { equalityColumns: equalityIds.map((id) => byId.get(id)?.name ?? `#${id}`) } : {}),
+    offset: intOf(cell(columns, "content_offset", e.index)),
+    length: intOf(cell(columns, "content_size_in_bytes", e.index)),
+    storage: format,
+  };
+}
 
-  const dataFiles: ScanDataFile[] = [];
-  for (const e of entries) {
-    if (e.content !== 0) continue;
-    const maps = {
-      values: jsonMap(cell(columns, "value_counts", e.index)),
-      nulls: jsonMap(cell(columns, "null_value_counts", e.index)),
-      nans: jsonMap(cell(columns, "nan_value_counts", e.index)),
-      lower: jsonMap(cell(columns, "lower_bounds", e.index)),
-      upper: jsonMap(cell(columns, "upper_bounds", e.index)),
-    };
-    const facts: ColumnFacts[] = [];
-    for (const field of fields) {
-      if (field.column.type === "other") continue;
-      const f = metricFacts(field, maps);
-      if (f) facts.push(f);
-    }
-    const words: string[] = [];
-    const spec = specs.get(e.specId) ?? [];
-    let values: { field_id?: number; name?: string; value?: unknown }[] = [];
-    try {
-      values = JSON.parse(e.partition) as typeof values;
-    } catch {
-      values = [];
-    }
-    for (const value of values) {
-      const field = spec.find((f) => f.fieldId === value.field_id);
-      const source = field ? byId.get(field.sourceId) : undefined;
-      words.push(`${value.name ?? "?"}=${value.value === null || value.value === undefined ? "null" : String(value.value)}`);
-      if (!field || !source || source.column.type === "other") continue;
-      const f = partitionFacts(field, source.column, value.value, e.rows);
-      if (f) facts.push(f);
-    }
-    const rawPath = e.key;
-    const applying: number[] = [];
-    deletes.forEach((d, i) => {
-      const referenced = cell(columns, "referenced_data_file", d.index);
-      if (d.content === 1) {
-        if (typeof referenced === "string") {
-          if (namesFile(referenced, e.key, rawPath)) applying.push(i);
-        } else if (d.seq >= e.seq && d.specId === e.specId && d.partition === e.partition) {
-          applying.push(i);
-        }
-      } else if (d.content === 2) {
-        if (d.seq > e.seq && (unpartitioned(d.specId) || (d.specId === e.specId && d.partition === e.partition))) applying.push(i);
+/** Indexes of the delete files that apply to data file `e` (spec "Scan Planning"). */
+function deletesApplying(columns: Columns, e: Entry, deletes: readonly Entry[], unpartitioned: (specId: number) => boolean): number[] {
+  const applying: number[] = [];
+  deletes.forEach((d, i) => {
+    const referenced = cell(columns, "referenced_data_file", d.index);
+    if (d.content === 1) {
+      if (typeof referenced === "string") {
+        if (namesFile(referenced, e.key, e.key)) applying.push(i);
+      } else if (d.seq >= e.seq && d.specId === e.specId && d.partition === e.partition) {
+        applying.push(i);
       }
-    });
-    dataFiles.push({
-      paths: [e.key],
-      fileFormat: String(cell(columns, "file_format", e.index) ?? "").toLowerCase(),
-      size: intOf(cell(columns, "file_size_in_bytes", e.index)) ?? 0,
-      rows: e.rows,
-      facts,
-      deletes: applying,
-      partition: words.join(", "),
-    });
+    } else if (d.content === 2) {
+      if (d.seq > e.seq && (unpartitioned(d.specId) || (d.specId === e.specId && d.partition === e.partition))) applying.push(i);
+    }
+  });
+  return applying;
+}
+
+/** Facts of one data file: its metrics, then its partition values; and the partition in words. */
+function dataFileFacts(columns: Columns, e: Entry, fields: readonly Field[], byId: Map<number, Field>, spec: readonly SpecField[]): { facts: ColumnFacts[]; words: string } {
+  const maps = {
+    values: jsonMap(cell(columns, "value_counts", e.index)),
+    nulls: jsonMap(cell(columns, "null_value_counts", e.index)),
+    nans: jsonMap(cell(columns, "nan_value_counts", e.index)),
+    lower: jsonMap(cell(columns, "lower_bounds", e.index)),
+    upper: jsonMap(cell(columns, "upper_bounds", e.index)),
+  };
+  const facts: ColumnFacts[] = [];
+  for (const field of fields) {
+    if (field.column.type === "other") continue;
+    const f = metricFacts(field, maps);
+    if (f) facts.push(f);
   }
-  return { columns: fields.map((f) => f.column), dataFiles, deleteFiles };
+  const words: string[] = [];
+  let values: { field_id?: number; name?: string; value?: unknown }[] = [];
+  try {
+    values = JSON.parse(e.partition) as typeof values;
+  } catch {
+    values = [];
+  }
+  for (const value of values) {
+    const field = spec.find((f) => f.fieldId === value.field_id);
+    const source = field ? byId.get(field.sourceId) : undefined;
+    words.push(`${value.name ?? "?"}=${value.value === null || value.value === undefined ? "null" : String(value.value)}`);
+    if (!field || !source || source.column.type === "other") continue;
+    const f = partitionFacts(field, source.column, value.value, e.rows);
+    if (f) facts.push(f);
+  }
+  return { facts, words: words.join(", ") };
+}
+
+export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
+  const json = metadataJson(snapshot.raw);
+  const snapshotId = snapshot.versionFile.id ?? snapshot.record.version_id;
+  const fields = schemaOf(json, snapshotSchemaId(json, snapshotId));
+  const byId = new Map(fields.map((f) => [f.id, f]));
+  const specs = specsOf(json);
+  const columns = (snapshot.sections?.find((s) => s.name === FILES_SECTION)?.columns ?? {}) as Columns;
+  const entries = entriesOf(columns);
+  const deletes = entries.filter((e) => e.content !== 0);
+  const unpartitioned = (specId: number) => (specs.get(specId) ?? []).every((f) => f.transform === "void");
+  const dataFiles: ScanDataFile[] = entries
+    .filter((e) => e.content === 0)
+    .map((e) => {
+      const { facts, words } = dataFileFacts(columns, e, fields, byId, specs.get(e.specId) ?? []);
+      return {
+        paths: [e.key],
+        fileFormat: String(cell(columns, "file_format", e.index) ?? "").toLowerCase(),
+        size: intOf(cell(columns, "file_size_in_bytes", e.index)) ?? 0,
+        rows: e.rows,
+        facts,
+        deletes: deletesApplying(columns, e, deletes, unpartitioned),
+        partition: words,
+      };
+    });
+  return { columns: fields.map((f) => f.column), dataFiles, deleteFiles: deletes.map((e) => deleteFileOf(columns, e, byId)) };
 }
