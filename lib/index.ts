@@ -29,3 +29,10 @@ export type { StorageOptions, StorageParts, StorageReport, RunStorage, Totals, V
 export { collectReportData } from "./html-report/data.ts";
 export type { ReportData, ReportRun, ReportVersion } from "./html-report/data.ts";
 export { renderReport } from "./html-report/render.ts";
+// Scan planning on the head (helper scan): the --where language, the planner, the format-neutral scan view.
+export { parseFilter, formatFilter, FilterSyntaxError } from "./scan/expression.ts";
+export type { CompareOp, Expr, Literal } from "./scan/expression.ts";
+export { planFiles, prepareFilter } from "./scan/plan.ts";
+export type { PlanOptions, PlannedFile, PlanSource, ScanPlan } from "./scan/plan.ts";
+export type { BoundFilter } from "./scan/bind.ts";
+export type * from "./formats/scan-files.ts";

@@ -414,7 +414,10 @@ function dataFileFacts(columns: Columns, e: Entry, fields: readonly Field[], byI
 export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
   const json = metadataJson(snapshot.raw);
   const snapshotId = snapshot.versionFile.id ?? snapshot.record.version_id;
-  const fields = schemaOf(json, snapshotSchemaId(json, snapshotId));
+  // The current snapshot is read with the table's current schema (a rename since applies, as in
+  // every Iceberg reader); an older one with the schema it was written with.
+  const current = String(json["current-snapshot-id"] ?? "") === snapshotId;
+  const fields = schemaOf(json, current ? null : snapshotSchemaId(json, snapshotId));
   const byId = new Map(fields.map((f) => [f.id, f]));
   const specs = specsOf(json);
   const columns = (snapshot.sections?.find((s) => s.name === FILES_SECTION)?.columns ?? {}) as Columns;
