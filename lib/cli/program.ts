@@ -20,6 +20,7 @@ import { registerConfigCommand } from "./commands/config.ts";
 import { registerPinCommands } from "./commands/pins.ts";
 import { registerStorageCommand } from "./commands/storage.ts";
 import { registerReportCommand } from "./commands/report.ts";
+import { registerFilesCommand } from "./commands/files.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -49,6 +50,7 @@ export function buildProgram(context: ProgramContext): Command {
 
   registerVersionsCommand(program, context);
   registerHeadCommand(program, context);
+  registerFilesCommand(program, context);
   registerCleanupCommand(program, context);
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);

@@ -23,6 +23,7 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
+import type { ScanFiles } from "./scan-files.ts";
 
 export type { FileReference, FileRole } from "../model/file-reference.ts";
 export type { Branch, Refs, RefRetention, Tag } from "../model/refs.ts";
@@ -420,6 +421,12 @@ export interface TableFormat {
   classify(key: string): FileRole | null;
   /** Files the format keeps for itself next to its versions: never candidates, never reported. */
   isBookkeepingFile(key: string): boolean;
+  /**
+   * A version's live data files and delete files as a scan planner needs them (partition values
+   * and column bounds as facts true of every row, which delete files apply to which data file),
+   * from the snapshot alone (its sections and raw metadata): no request. lib/scan/ plans on it.
+   */
+  scanFiles(snapshot: TableSnapshot): ScanFiles;
   /**
    * Proves that one file a kept version depends on is whole, by what the format knows of it: a
    * checkpoint part, sidecar, manifest list or manifest decodes to its end; a data, deletion or

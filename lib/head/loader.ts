@@ -32,6 +32,8 @@ import type { LoadedHead } from "./head-reader.ts";
 import { liveFileColumnsFrom } from "./sectioned-content.ts";
 import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
+import { planFiles } from "../scan/plan.ts";
+import type { PlanOptions, ScanPlan } from "../scan/plan.ts";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
 
@@ -172,6 +174,15 @@ export class TableHandle {
     const pin = new ReaderPin(this.store, record, ttlMs, this.now, () => this.pins.delete(pin));
     this.pins.add(pin);
     return pin;
+  }
+
+  /**
+   * The data files that may hold rows matching `filter` in the latest state (lib/scan/plan.ts),
+   * each with the delete files that apply to it and its inline footer: no request beyond
+   * `latest()`'s. Throws FilterSyntaxError naming the position of a bad filter or column.
+   */
+  async plan(options: PlanOptions = {}): Promise<ScanPlan> {
+    return planFiles(await this.latest(), options);
   }
 
   /** Releases every pin this handle still holds. The handle can still read afterwards. */

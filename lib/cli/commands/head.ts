@@ -14,6 +14,7 @@ import type { TableState } from "../../head/loader.ts";
 import { HEAD_KEY } from "../../head/stored-head.ts";
 import { writeTableHead } from "../../head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
+import type { ScanDeleteFile } from "../../formats/scan-files.ts";
 import { textTable } from "../text-table.ts";
 import { formatBytes, plural } from "../../text/human-units.ts";
 
@@ -121,6 +122,15 @@ function showJson(state: TableState) {
       deletion_file: f.deletionFile,
       deleted_rows: f.deletedRows,
     })),
+    delete_files: deleteFilesOf(state).map((d) => ({
+      path: d.path,
+      role: d.kind,
+      rows: d.rows,
+      size: d.size,
+      storage: d.storage,
+      ...(d.equalityColumns ? { equality_columns: d.equalityColumns } : {}),
+      applies_to: d.appliesTo,
+    })),
     summary: snapshot.record,
     schema: snapshot.schema.map((f) => ({ id: f.id, parent_id: f.parentId, name: f.name, logical_type: f.logicalType, nullable: f.nullable })),
     config: snapshot.config,
@@ -146,6 +156,22 @@ function describeState(state: TableState): string {
     formatBytes(f.size),
     [...f.paths, ...(f.deletionFile ? [f.deletionFile] : [])].join(" "),
   ]);
-  return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "size", "files"], fragments)}`;
+  const deletes = deleteFilesOf(state);
+  const deleteTable =
+    deletes.length === 0
+      ? ""
+      : `${plural(deletes.length, "delete file")}:\n${textTable(
+          ["role", "rows", "size", "applies to", "file"],
+          deletes.map((d) => [d.kind, d.rows === null ? "?" : String(d.rows), d.size === null ? "?" : formatBytes(d.size), plural(d.appliesTo.length, "data file"), d.path ?? `inline (${d.storage})`]),
+        )}`;
+  return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "size", "files"], fragments)}${deleteTable}`;
+}
+
+/** Every live delete file (deletion vectors too) with the data files it applies to, as the format's scan view gives them. */
+function deleteFilesOf(state: TableState): (ScanDeleteFile & { appliesTo: string[] })[] {
+  const scan = state.format.scanFiles(state.snapshot);
+  const appliesTo = scan.deleteFiles.map((): string[] => []);
+  for (const file of scan.dataFiles) for (const d of file.deletes) appliesTo[d]!.push(...file.paths);
+  return scan.deleteFiles.map((d, i) => ({ ...d, appliesTo: appliesTo[i]! }));
 }
 

@@ -60,6 +60,7 @@ import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } fro
 import type { DeltaTotals } from "./head-state.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { formatsWrittenAlongside } from "./uniform.ts";
+import { deltaScanFiles } from "./scan-files.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
@@ -381,5 +382,6 @@ export const deltaFormat: TableFormat = defineFormat({
   declaredRetention,
   proveFile: proveDeltaFile,
   classify,
+  scanFiles: deltaScanFiles,
   readDataFileFooter: readParquetFooter,
 });

@@ -215,6 +215,8 @@ export function deltaSections(snapshot: DeltaSnapshot, resolve: (path: string) =
         size: column((a) => a.size),
         modification_time: column((a) => a.modificationTime ?? null),
         stats: column((a) => (typeof a.stats === "string" ? a.stats : null)),
+        // The struct form, only where the JSON form is absent (a checkpoint written with structs only).
+        stats_parsed: column((a) => (typeof a.stats !== "string" && a.stats_parsed ? json(a.stats_parsed) : null)),
         tags: column((a) => json(a.tags)),
         dv_storage_type: column((a) => a.deletionVector?.storageType ?? null),
         dv_path_or_inline: column((a) => a.deletionVector?.pathOrInlineDv ?? null),

@@ -46,6 +46,7 @@ import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
 import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
+import { icebergScanFiles } from "./scan-files.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
 
@@ -428,6 +429,7 @@ const icebergParts: FormatParts = {
   declaredRetention: () => ({ sources: {} }),
   proveFile: proveIcebergFile,
   classify,
+  scanFiles: icebergScanFiles,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
   catalogPointer: icebergCatalogPointer,

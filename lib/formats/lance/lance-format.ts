@@ -23,6 +23,7 @@ import { liveFiles, referencedFiles } from "./snapshot-files.ts";
 import { summarizeManifest } from "./summary.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 import { VERSIONS_PREFIX, parseVersionKey, versionKey, type ParsedVersionName } from "./version-names.ts";
+import { lanceScanFiles } from "./scan-files.ts";
 
 /** The folders Lance cleanup itself lists (since lance#5338); nothing else is ever a candidate. */
 export const LANCE_MANAGED_PREFIXES = [
@@ -314,6 +315,7 @@ export const lanceFormat: TableFormat = defineFormat({
   declaredRetention: () => ({ sources: {} }),
   branchAt,
   classify,
+  scanFiles: lanceScanFiles,
   isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
   readDataFileFooter: readLanceDataFileFooter,
   proveFile: proveLanceFile,
