@@ -75,7 +75,9 @@ function runChild(child: string, bundle: string, event: unknown, env: Record<str
       const wallMs = performance.now() - started;
       const line = out.trim().split("\n").at(-1) ?? "";
       if (code !== 0 || !line.startsWith("{")) return fail(new Error(`${bundle}: exit ${code}: ${err.slice(-2000)}`));
-      const parsed = JSON.parse(line) as Sample & { result: unknown };
+      const parsed = JSON.parse(line) as Sample & { result: { batchItemFailures?: unknown[] } | null };
+      // An event that failed would time a failure: the run stops instead.
+      if ((parsed.result?.batchItemFailures?.length ?? 0) > 0) return fail(new Error(`${bundle}: the event failed: ${JSON.stringify(parsed.result)}`));
       done({ loaded: parsed.loaded, served: parsed.served, cpuMs: parsed.cpuMs, wallMs });
     });
   });
@@ -153,7 +155,7 @@ try {
   const report = [
     `### Cold start, ${commit} (${root === PROJECT_ROOT ? "this checkout" : "--root"})`,
     "",
-    `\`node bench/cold-start.ts${values.root ? " --root <checkout>" : ""} --runs ${runs}\`, ${new Date().toISOString().slice(0, 16)}Z, ${machineShort(describeMachine())}, Node ${process.versions.node}. ` +
+    `\`node bench/cold-start.ts${values.root ? " --root <checkout>" : ""} --runs ${runs}\`, ${new Date().toISOString().slice(0, 16)}Z, ${machineShort(describeMachine())}. ` +
       `Median of ${runs} fresh processes per bundle, interleaved. *Served*: from the process's start to the event's answer (performance.now() in the child); *loaded*: to the end of the bundle's import. ` +
       "Events against fauxqs S3/SQS on this machine, a 2-version Lance table: on-commit writes the head of the newest version (no head before), " +
       "schedule-cleanup lists the prefix and sends one message, cleanup-table runs a cleanup that removes nothing (retention keeps both versions) and archives them. " +
