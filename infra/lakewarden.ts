@@ -26,15 +26,7 @@ import { Construct } from "constructs";
 import { DEFAULT_MAX_CONTINUATIONS, ENV } from "../functions/shared/environment.ts";
 import { METRIC } from "../functions/shared/observability.ts";
 import { ENVIRONMENT_KEYS } from "../lib/maintenance/policy.ts";
-import {
-  BUNDLING,
-  FUNCTION_ARCHITECTURE,
-  FUNCTION_RUNTIME,
-  LOCK_FILE,
-  PROJECT_ROOT,
-  functionEntry,
-  type FunctionName,
-} from "./function-bundling.ts";
+import { FUNCTION_ARCHITECTURE, FUNCTION_RUNTIME, functionCode, type FunctionName } from "./function-bundling.ts";
 import { resolveSettings, type LakewardenSettings, type SettingsInput } from "./settings.ts";
 import { commitNotificationFilters } from "../lib/formats/index.ts";
 import {
@@ -257,13 +249,10 @@ export class Lakewarden extends Construct {
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     return new NodejsFunction(this, id, {
-      entry: functionEntry(name),
-      handler: "handler",
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
+      code: functionCode(name),
+      handler: "index.handler",
       runtime: FUNCTION_RUNTIME,
       architecture: FUNCTION_ARCHITECTURE,
-      bundling: BUNDLING,
       logGroup,
       description: `lakewarden ${name}`,
       ...defaults,

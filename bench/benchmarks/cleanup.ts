@@ -112,7 +112,10 @@ function checkOutcome(outcome: CleanupOutcome, dataset: CleanupDataset, location
 
 function runChild(child: string, job: CleanupJob): Promise<CleanupOutcome> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", child, JSON.stringify(job)], {
+    // LAKEWARDEN_BENCH_CPU_PROF=<dir>: a V8 CPU profile of every lakewarden child, for reading where its CPU time goes.
+    const profileDir = process.env.LAKEWARDEN_BENCH_CPU_PROF;
+    const profile = profileDir && job.tool === "lakewarden" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", ...profile, child, JSON.stringify(job)], {
       stdio: ["ignore", "pipe", "pipe"],
       env: process.env,
     });

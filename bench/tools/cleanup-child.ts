@@ -91,6 +91,8 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   // The S3 store loads the AWS SDK with its first request; on S3 it is one of lakewarden's
   // libraries, loaded before the clock like LanceDB's addon. On local disk it is never loaded.
   if (job.tableLocation.startsWith("s3://")) await import("@aws-sdk/client-s3");
+  // Lance's manifest reader (protobufjs with it) loads with the first manifest read: a library too, loaded before the clock.
+  await (await import("../../lib/formats/lance/load-manifest-reader.ts")).loadManifestReader();
   const baselineRssBytes = process.memoryUsage().rss;
   const cpuStart = process.cpuUsage();
   const start = performance.now();

@@ -6,10 +6,9 @@ import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import { fifoAttributesOf } from "../shared/cleanup-request.ts";
 import { ENV, isFifoQueueUrl, optionalInteger, optionalPositiveInteger, optionalString, type Environment } from "../shared/environment.ts";
-import { sendMessages } from "../shared/send-messages.ts";
+import { queueSender } from "../shared/send-messages.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
 import { readGlueTables } from "../shared/glue-tables.ts";
@@ -21,7 +20,7 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
   const { client: s3 } = createS3Client({}, env);
   // The queue a stopped run sends its continuation to (the cleanup queue itself).
   const queueUrl = optionalString(env, ENV.cleanupQueueUrl);
-  const sqs = queueUrl ? new SQSClient({ useQueueUrlAsEndpoint: false }) : null;
+  const sendContinuation = queueUrl ? queueSender(queueUrl, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined) : null;
   const maxContinuations = optionalInteger(env, ENV.maxContinuations, 0);
   // At least one object: with none, a budget could stop every run of a chain before it did anything.
   const minWorkPerRun = optionalPositiveInteger(env, ENV.minWorkPerRun);
@@ -31,7 +30,7 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     runCleanup,
     settings: settingsFromEnvironment(env),
-    ...(queueUrl && sqs ? { sendContinuation: (body: string) => sendMessages(sqs, queueUrl, [body], isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined) } : {}),
+    ...(sendContinuation ? { sendContinuation: (body: string) => sendContinuation([body]) } : {}),
     ...(maxContinuations !== undefined ? { maxContinuations } : {}),
     ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
     // The Glue client follows the Lambda's environment (AWS_REGION, the role's credentials).

@@ -1,7 +1,6 @@
 /** The schedule-cleanup Lambda as deployed: dependencies from the environment, Powertools through middy. */
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import middy from "@middy/core";
 import { TABLE_FORMATS } from "../../lib/formats/index.ts";
 import { createS3Client } from "../../lib/store/s3-client.ts";
@@ -9,23 +8,20 @@ import { openStore } from "../../lib/store/open-store.ts";
 import { fifoAttributesOf } from "../shared/cleanup-request.ts";
 import { ENV, isFifoQueueUrl, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
-import { sendMessages } from "../shared/send-messages.ts";
+import { queueSender } from "../shared/send-messages.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
 import { createScheduleCleanupHandler, type ScheduleCleanupDependencies } from "./schedule-cleanup.ts";
 
 export function createScheduleCleanupLambda(env: Environment, overrides: Partial<ScheduleCleanupDependencies> = {}) {
   const { logger, metrics } = createPowertools("schedule-cleanup");
   const { client: s3 } = createS3Client({}, env);
-  // Resolve the endpoint from region/AWS_ENDPOINT_URL_SQS, not from the queue URL's host: the same
-  // in AWS, and right with an emulator whose queue URLs name a host that does not resolve.
-  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   const queueUrl = requireString(env, ENV.cleanupQueueUrl);
   const scheduleCleanup = createScheduleCleanupHandler({
     scopes: readTableScopes(env),
     formats: TABLE_FORMATS,
     discoveryDepth: optionalPositiveInteger(env, ENV.discoveryDepth) ?? 4,
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
-    enqueue: (bodies) => sendMessages(sqs, queueUrl, bodies, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined),
+    enqueue: queueSender(queueUrl, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined),
     log: logger,
     metrics,
     ...overrides,

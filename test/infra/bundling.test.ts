@@ -40,6 +40,32 @@ describe("function bundles", () => {
     expect(bundleProblems(fake)).toHaveLength(2);
   });
 
+  it("ships every chunk its files import, and finds one that is missing", () => {
+    for (const bundle of bundles) {
+      const dynamic = [...bundle.chunks.values()].flatMap((c) => c.dynamic);
+      expect(dynamic.length, `${bundle.name} loads some code on first use`).toBeGreaterThan(0);
+      for (const chunk of dynamic) expect(bundle.chunks.has(chunk), `${bundle.name}: ${chunk}`).toBe(true);
+    }
+    const chunks = new Map(bundles[0]!.chunks);
+    chunks.set("index.mjs", { ...chunks.get("index.mjs")!, dynamic: ["gone-ABC123.mjs"] });
+    expect(bundleProblems({ ...bundles[0]!, chunks })).toEqual(["on-commit: index.mjs imports ./gone-ABC123.mjs, which the asset does not hold"]);
+  });
+
+  it("loads at start only what the function runs for a deployment with no catalog table", () => {
+    const startOf = (name: string) => bundles.find((b) => b.name === name)!.startSources.join("\n");
+    // Loaded on first use by every function: the Glue SDK, a format's decoders (protobuf, Avro, Parquet).
+    for (const name of ["on-commit", "schedule-cleanup", "cleanup-table"]) {
+      for (const lazy of ["@aws-sdk/client-glue/", "protobufjs/", "avsc/", "hyparquet/", "lib/formats/lance/manifest-reader.ts"]) {
+        expect(startOf(name), `${name} loads ${lazy} at start`).not.toContain(lazy);
+      }
+    }
+    // The scheduler lists tables and sends messages: no head, no cleanup, no Arrow.
+    for (const path of ["apache-arrow/", "lib/maintenance/", "lib/head/", "lib/checkpoint/"]) expect(startOf("schedule-cleanup")).not.toContain(path);
+    // cleanup-table sends to SQS only to continue a run that ran out of time.
+    expect(startOf("cleanup-table")).not.toContain("@aws-sdk/client-sqs/");
+    expect(bundles.find((b) => b.name === "cleanup-table")!.startBytes).toBeLessThanOrEqual(900 * 1024);
+  });
+
   it("loads each bundle on its own, and the on-commit bundle answers an S3 test event", async () => {
     Object.assign(process.env, {
       LAKEWARDEN_TABLE_PREFIXES: JSON.stringify(["s3://bundle-lake/lake/"]),

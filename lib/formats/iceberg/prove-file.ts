@@ -17,7 +17,6 @@
 import type { FileReference } from "../table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
-import { decodeAvroContainer } from "./avro.ts";
 import { decodeManifest, decodeManifestList } from "./manifests.ts";
 import { readMetadataFile } from "./metadata-files.ts";
 import { parseAnyMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
@@ -32,7 +31,10 @@ export async function proveIcebergFile(store: ObjectStore, file: FileReference, 
   if (file.role === "manifest-list") return problemOf(store.uriOf(key), async () => decodeManifestList((await store.get(key)).body, store.uriOf(key)));
   // The sequence number a manifest inherits from its listing changes no byte of it: 0 reads any entry.
   if (file.role === "manifest") return problemOf(store.uriOf(key), async () => decodeManifest((await store.get(key)).body, store.uriOf(key), { sequenceNumber: 0n }));
-  if (key.endsWith(".avro") && file.role === "metadata") return problemOf(store.uriOf(key), async () => decodeAvroContainer((await store.get(key)).body, store.uriOf(key)));
+  if (key.endsWith(".avro") && file.role === "metadata") {
+    // Avro loads with the first Avro file read (as in manifests.ts): a deployment with no Iceberg table never loads it.
+    return problemOf(store.uriOf(key), async () => (await import("./avro.ts")).decodeAvroContainer((await store.get(key)).body, store.uriOf(key)));
+  }
   if (file.role === "data" || file.role === "delete" || file.role === "statistics") return proveContentFile(store, file, listed);
   return null;
 }

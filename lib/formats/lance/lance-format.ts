@@ -15,7 +15,8 @@ import { CorruptFileError } from "../errors.ts";
 import { proveLanceFile } from "./prove-file.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
-import { decodeLanceManifestFile, FragmentCache } from "./manifest-reader.ts";
+import type { FragmentCache } from "./manifest-reader.ts";
+import { loadManifestReader } from "./load-manifest-reader.ts";
 import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
 import { REFS_PREFIX, readLanceRefs } from "./refs.ts";
 import { toSafeNumber } from "./safe-integer.ts";
@@ -176,9 +177,14 @@ const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
  */
 const FRAGMENT_CACHE_MAX_MANIFEST_BYTES = 1024 * 1024;
 
-function fragmentCacheOf(store: ObjectStore): FragmentCache {
+async function fragmentCacheOf(store: ObjectStore): Promise<FragmentCache> {
   let cache = fragmentCaches.get(store);
-  if (!cache) fragmentCaches.set(store, (cache = new FragmentCache()));
+  if (!cache) {
+    const { FragmentCache } = await loadManifestReader();
+    // Another read of the same store may have made one while the reader loaded.
+    cache = fragmentCaches.get(store) ?? new FragmentCache();
+    fragmentCaches.set(store, cache);
+  }
   return cache;
 }
 
@@ -216,8 +222,9 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
       versionFile: file,
     };
   }
-  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  const { view, transaction, bytes } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(store));
   checkVersion(view.version);
+  const { decodeLanceManifestFile } = await loadManifestReader();
   let full: LanceManifest | null = null;
   let live: TableSnapshot["liveFiles"] | null = null;
   const manifest = (): LanceManifest => (full ??= decodeLanceManifestFile(bytes, uri).manifest);
@@ -244,7 +251,7 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
  * 1.1 GB for 64 versions); shared, a version costs its list of them.
  */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
-  const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, fragmentCacheOf(store));
+  const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(store));
   if (view.version !== file.version) throw new CorruptFileError(store.uriOf(file.key), `manifest says version ${view.version} but its file name says ${file.version}`);
   return { record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)), referencedFiles: view.references, unresolvedReferences: view.unresolved, config: view.config };
 }

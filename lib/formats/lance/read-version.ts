@@ -4,9 +4,9 @@
  */
 import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { readManifestFile } from "./manifest-file.ts";
 import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
-import { decodeLanceCleanupView, decodeLanceManifestFile, decodeLanceTransaction, type FragmentCache, type LanceCleanupView } from "./manifest-reader.ts";
+import { loadManifestReader } from "./load-manifest-reader.ts";
+import type { FragmentCache, LanceCleanupView } from "./manifest-reader.ts";
 import { TRANSACTIONS_PREFIX, tableKey } from "./table-paths.ts";
 
 export interface LanceVersion {
@@ -26,7 +26,7 @@ export interface LanceVersion {
 async function readTransactionFile(store: ObjectStore, file: string, manifestUri: string): Promise<LanceTransaction | null> {
   const key = tableKey(TRANSACTIONS_PREFIX, file, "transaction file", manifestUri);
   try {
-    const { body } = await store.get(key);
+    const [{ body }, { decodeLanceTransaction }] = await Promise.all([store.get(key), loadManifestReader()]);
     return decodeLanceTransaction(body, store.uriOf(key));
   } catch (error) {
     if (error instanceof NotFoundError) return null;
@@ -37,6 +37,7 @@ async function readTransactionFile(store: ObjectStore, file: string, manifestUri
 /** `knownSize` (from a listing) lets a small manifest be read with one plain GET. */
 export async function readLanceVersion(store: ObjectStore, key: string, knownSize?: number): Promise<LanceVersion> {
   const uri = store.uriOf(key);
+  const { readManifestFile, decodeLanceManifestFile } = await loadManifestReader();
   const { bytes, etag, lastModified } = await readManifestFile(store, key, knownSize);
   const { manifest, inlineTransaction } = decodeLanceManifestFile(bytes, uri);
   let transaction = inlineTransaction;
@@ -59,6 +60,7 @@ export async function readLanceCleanupVersion(
   cache?: FragmentCache,
 ): Promise<LanceCleanupVersion> {
   const uri = store.uriOf(key);
+  const { readManifestFile, decodeLanceCleanupView } = await loadManifestReader();
   const { bytes } = await readManifestFile(store, key, knownSize);
   const view = decodeLanceCleanupView(bytes, uri, store.uri, cache);
   let transaction = view.inlineTransaction;
