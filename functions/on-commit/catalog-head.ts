@@ -13,6 +13,7 @@
 import type { GlueTableName } from "../../lib/catalog/glue.ts";
 import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
+import { removalSteps } from "../../lib/maintenance/removal-steps.ts";
 import { writeTableHead, type WriteTableHeadOptions, type WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 
@@ -78,6 +79,7 @@ async function notifiedElsewhere(store: ObjectStore, format: TableFormat, key: s
   const others = [...notified.keys()].filter((k) => k !== key);
   if (others.length === 0) return [];
   // Which of two commit files is later is the format's to say, from the catalog's version file.
-  const base = format.committedAfter ? await format.latestVersionFile(store) : null;
-  return others.map((k) => ({ key: k, newer: base !== null && format.committedAfter!(k, base) }));
+  const { committedAfter } = removalSteps(format.removal);
+  const base = await format.latestVersionFile(store);
+  return others.map((k) => ({ key: k, newer: base !== null && committedAfter(k, base) }));
 }

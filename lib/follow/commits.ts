@@ -28,9 +28,8 @@ export function parseCommitKey(key: string, formats: readonly TableFormat[] = TA
     const tableRoot = format.tableRootOfCommitKey(key);
     if (tableRoot === null) continue;
     const versionKey = tableRoot === "" ? key : key.slice(tableRoot.length + 1);
-    // Formats whose commit file names one version say which; a metadata file holding many says none.
-    const version = format.parseVersionKey(versionKey);
-    if (version !== null || format.removal === "metadata-commit") return { format, tableRoot, version, versionKey };
+    // Formats whose commit file names one version say which; a metadata file holding many says none (the latest then).
+    return { format, tableRoot, version: format.parseVersionKey(versionKey), versionKey };
   }
   return null;
 }

@@ -31,7 +31,7 @@ export function formatNames(): string[] {
 /** The format registered under `name`, or undefined (a head or pin naming a format this build lacks). */
 /** The one registered format the location's name suggests, if exactly one does (a guess, to read early: never a decision). */
 export function suggestedFormat(uri: string): TableFormat | undefined {
-  const suggested = TABLE_FORMATS.filter((format) => format.locationSuggests?.(uri) === true);
+  const suggested = TABLE_FORMATS.filter((format) => format.locationSuggests(uri));
   return suggested.length === 1 ? suggested[0] : undefined;
 }
 
@@ -114,7 +114,7 @@ function describe(formats: readonly TableFormat[]): string {
 /** Of `others`, the formats whose files `format` does not write itself. */
 async function unexplainedBy(store: ObjectStore, format: TableFormat, others: readonly TableFormat[]): Promise<TableFormat[]> {
   if (others.length === 0) return [];
-  const alongside = new Set((await format.formatsWrittenAlongside?.(store)) ?? []);
+  const alongside = new Set(await format.formatsWrittenAlongside(store));
   return others.filter((other) => !alongside.has(other.name));
 }
 

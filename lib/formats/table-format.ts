@@ -3,22 +3,20 @@
  * only these terms (and the model's: lib/model/) and asks the registry (lib/formats/index.ts)
  * which format a table is; no layer above names a format.
  *
- * What a format says, and the pipeline only drives:
- *   - detection, and the commit files that mark a new version (for the commit trigger);
- *   - its versions: the latest, the live ones in order, each one's record, config and the files
- *     it references (already resolved to keys by the one path validator, lib/model/table-path.ts);
- *   - refs (tags, branches, with the retention the format gives them);
- *   - the retention the table itself declares, merged under lakewarden's policy, or the
- *     format's own rules for which versions are due (Iceberg's per-ref snapshot retention),
- *     which lakewarden's explicit settings only extend;
- *   - which versions must be kept together (Iceberg: a removed snapshot a kept one still needs),
- *     or the whole removal planned by the format from the listing (Delta: VACUUM, log cleanup);
- *   - the candidate listing (which folders, which names are hidden) and each file's role;
- *   - how removal is carried out: delete the removed versions' commit files first, or write a
- *     new metadata commit that drops them;
- *   - optionally, the whole removal plan by the format's own rules (Delta: VACUUM and log
- *     cleanup), which the pipeline then carries out instead of its generic version and file rules;
- *   - the table state that goes into the head.
+ * A format is a required core plus one removal strategy:
+ *   - the core: detection and the commit files that mark a new version (for the commit trigger);
+ *     its versions (the latest, the live ones in order, each one's record, config and the files
+ *     it references, already resolved to keys by the one path validator, lib/model/table-path.ts);
+ *     refs (tags, branches, with the retention the format gives them); the retention the table
+ *     declares in the format's own keys; the candidate listing (which folders, which names are
+ *     the format's own) and each file's role; the proof that a kept file is whole; the table
+ *     state that goes into the head; and the safety gate (`admit`: may this table be maintained);
+ *   - the removal strategy (`removal`, one tagged choice): the commit files deleted first, oldest
+ *     first, then what only they named (Lance); the whole removal planned by the format from the
+ *     listing (Delta: VACUUM, log cleanup); or a metadata commit that drops the versions, written
+ *     before any delete (Iceberg snapshot expiry). lib/maintenance/removal-steps.ts switches on it.
+ * Every member is required; defineFormat (define-format.ts) fills the pure speed-ups a format
+ * leaves out, in one place, so no caller has a fallback of its own.
  */
 import type { ListedKey, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
@@ -141,15 +139,6 @@ export interface CandidateScope {
 }
 
 /**
- * How removing versions is carried out.
- *   - "delete-commit-files": the removed versions' commit files are deleted first, oldest first
- *     (Lance manifests; Delta log files below a kept checkpoint), then the files only they named.
- *   - "metadata-commit": a new metadata commit drops the versions (Iceberg snapshot expiry);
- *     `commitRemoval` writes it before any file is deleted.
- */
-export type RemovalKind = "delete-commit-files" | "metadata-commit";
-
-/**
  * A retention the format's own rules applied where lakewarden has a policy field (Iceberg's
  * max-snapshot-age-ms for older-than; Delta's log retention), so the report says what decided:
  * lakewarden's explicit settings only lengthen it. Durations in ms.
@@ -258,6 +247,87 @@ export interface CatalogTable {
  */
 export type CatalogPointer = { pointer: string; parameter: string } | { mismatch: string };
 
+/** A safety gate's answer: may lakewarden maintain this table, and if not, the typed error that says why in one line. */
+export type Admission = { admitted: true } | { admitted: false; refusal: Error };
+
+export const ADMITTED: Admission = { admitted: true };
+
+/** No removed version is needed by a kept one (a format whose versions stand alone). */
+export const NOTHING_KEPT_TOGETHER = (): Map<number, string> => new Map();
+
+/** Removed versions a kept version still needs to be read, with why: those are kept after all. */
+export type KeptTogether = (kept: readonly number[], removed: readonly number[]) => Map<number, string>;
+
+/**
+ * Reference counting with the commit files deleted first (Lance): the pipeline decides which
+ * versions go by lakewarden's policy and refs, deletes the removed versions' commit files oldest
+ * first, then every listed file no kept version references.
+ */
+export interface CommitFilesFirst {
+  readonly kind: "commit-files-first";
+  keptTogether: KeptTogether;
+}
+
+/**
+ * The format plans the whole removal from the candidate listing by its own rules (Delta: VACUUM
+ * by tombstones, log cleanup below a kept checkpoint, checkpointProtection); the pipeline checks
+ * the plan against its own guarantees (format-removal.ts) and keeps everything else (intent,
+ * history archived first, re-plans, proof, budget, lease, report).
+ */
+export interface FormatPlannedRemoval {
+  readonly kind: "format-plan";
+  /** Throws a format error naming the object on bad input: nothing is deleted. */
+  planRemoval(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
+}
+
+/**
+ * A new metadata commit drops the removed versions (Iceberg snapshot expiry): the format's rules
+ * say which are due, the commit is written on the plan's base before any file is deleted, then
+ * the files no kept version references go.
+ */
+export interface MetadataCommitRemoval {
+  readonly kind: "metadata-commit";
+  /**
+   * Which versions are due by the format's own retention rules (Iceberg: per-ref snapshot
+   * expiry), on `base`, the version file the plan is made on. lakewarden's explicit settings,
+   * reader pins, the latest version, keptTogether and history protection only ever keep more.
+   */
+  rules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules>;
+  keptTogether: KeptTogether;
+  /**
+   * Fails closed when the versions the table's refs keep (`base`'s current version and every
+   * branch and tag) name a file that is neither in `listing` (the run's candidate listing) nor
+   * found by asking the store: the file the writer meant would look like an orphan. Throws a
+   * format error naming the path; run on every plan of a listing, dry run included.
+   */
+  checkReferencedFiles(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void>;
+  /**
+   * True when `key` is a commit made after `base` (Iceberg: a metadata file with a higher
+   * sequence). Such a file is never a candidate, young or old, whatever --delete-unverified says.
+   */
+  committedAfter(key: string, base: VersionFile): boolean;
+  /**
+   * Finishes a commit an earlier run wrote but was stopped before it finished (Iceberg: the
+   * version hint still names the metadata file before the newest). Run before any delete, so a
+   * reader that follows the table's pointer never sees files deleted that its version needs.
+   */
+  finishInterrupted(store: ObjectStore): Promise<void>;
+  /**
+   * Writes the commit that drops `remove` and makes the changes the rules' notes name (so
+   * `remove` may be empty), create-only on `base`: it fails when `base` is no longer current.
+   */
+  commit(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
+}
+
+/** How a format removes versions: one choice per format, each with everything it needs and nothing optional. */
+export type VersionRemoval = CommitFilesFirst | FormatPlannedRemoval | MetadataCommitRemoval;
+
+export type RemovalKind = VersionRemoval["kind"];
+
+/**
+ * The one interface every format fills, every member required: a format's module passes its
+ * parts through defineFormat (define-format.ts), which fills the speed-ups it leaves out.
+ */
 export interface TableFormat {
   readonly name: string;
   /** Prefix holding the commit files, e.g. `_versions/`. */
@@ -270,140 +340,106 @@ export interface TableFormat {
   readonly commitPatterns: readonly { prefix: string; suffix: string }[];
   /** Top-level folders the format owns; cleanup lists only these for candidates. */
   readonly managedPrefixes: readonly string[];
-  readonly removal: RemovalKind;
+  /** How versions are removed (see VersionRemoval). */
+  readonly removal: VersionRemoval;
 
   /** True when the store's root holds a table of this format: at most one LIST. */
   detect(store: ObjectStore): Promise<boolean>;
   /**
-   * Optional: whether the location's own name suggests this format (Lance: a `.lance` folder).
-   * Only ever used to start a read early that the format's answer will need; never to decide
-   * what the table is.
+   * Whether the location's own name suggests this format (Lance: a `.lance` folder). Only ever
+   * used to start a read early that the format's answer will need; never to decide what the table is.
    */
-  locationSuggests?(uri: string): boolean;
+  locationSuggests(uri: string): boolean;
+  /**
+   * The names of other registered formats whose files this table writes into its own folder on
+   * purpose, as it is now (Delta UniForm: `iceberg` metadata under `metadata/`), so a location
+   * that also looks like them is this format's table, not two at once. The registry asks.
+   */
+  formatsWrittenAlongside(store: ObjectStore): Promise<readonly string[]>;
   /** The table root of a bucket key that is one of this format's commit files, or null. */
   tableRootOfCommitKey(key: string): string | null;
-
-  /** The version a key names, or null if the key is not a commit file of this format. */
+  /**
+   * The version a key names, or null if the key is not a commit file naming one version (an
+   * Iceberg metadata file holds many: null for every key).
+   */
   parseVersionKey(key: string): number | null;
+  /**
+   * The branch's name when the location is a branch's folder, not a table's root (Lance:
+   * `{root}/tree/{branch}/`), else null. Maintenance and head writing refuse such a location.
+   */
+  branchAt(store: ObjectStore): Promise<string | null>;
+
   /** All live versions' commit files, ascending by version. */
   listVersionFiles(store: ObjectStore): Promise<VersionFile[]>;
   /**
-   * Optional: the live versions' keys, ascending, without each file's size and ETag up front (on a
-   * local disk `listVersionFiles` stats every file); `file()` gives one's VersionFile when needed.
-   * Same requests as `listVersionFiles`. lib/versions/timeline.ts falls back to that.
+   * The live versions' keys, ascending, without each file's size and ETag up front (on a local
+   * disk `listVersionFiles` stats every file); `file()` gives one's VersionFile when needed.
+   * Same requests as `listVersionFiles`. Default: `listVersionFiles`.
    */
-  listVersionKeys?(store: ObjectStore): Promise<ListedVersion[]>;
+  listVersionKeys(store: ObjectStore): Promise<ListedVersion[]>;
   /**
-   * Optional: `listVersionKeys` and `readRefs` from one listing where they take two (Lance: one
-   * LIST covers `_refs/` and `_versions/`). Same answer as the two. `alsoAfter`: a key of the
-   * caller's own (lakewarden's checkpoints folder); when the format's listing can start right
-   * after it, it does, and `also` holds every other key it listed from there; else `also` is
-   * absent and the caller lists its folder itself.
+   * `listVersionKeys` and `readRefs` from one listing where they take two (Lance: one LIST covers
+   * `_refs/` and `_versions/`). Same answer as the two. `alsoAfter`: a key of the caller's own
+   * (lakewarden's checkpoints folder); when the format's listing can start right after it, it
+   * does, and `also` holds every other key it listed from there; else `also` is absent and the
+   * caller lists its folder itself. Default: the two, side by side.
    */
-  listVersionKeysAndRefs?(store: ObjectStore, options?: { alsoAfter?: string }): Promise<VersionKeysAndRefs>;
+  listVersionKeysAndRefs(store: ObjectStore, options?: { alsoAfter?: string }): Promise<VersionKeysAndRefs>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
   /** Resolves version N's file; NotFoundError when it does not exist. */
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
-  /** Optional: the key `version` would have in the naming scheme of `like`. */
-  siblingVersionKey?(like: VersionFile, version: number): string;
-  /**
-   * Optional: true when `key` is a commit made after `base`, the version file the plan read
-   * (Iceberg: a metadata file with a higher sequence, which create-only commits make the table's
-   * current one). Such a file is never a candidate, young or old, whatever --delete-unverified says.
-   */
-  committedAfter?(key: string, base: VersionFile): boolean;
-  /** Optional: files the format keeps for itself next to its versions; cleanup leaves them alone silently. */
-  isBookkeepingFile?(key: string): boolean;
+
   /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
   readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
   /**
-   * Optional: one version's record alone, for history (`versions`): a format that can answer from
-   * its metadata (Iceberg snapshots, Delta commit info) reads no manifests. Defaults to readSnapshot.
+   * One version's record alone, for history (`versions`): a format that can answer from its
+   * metadata (Iceberg snapshots, Delta commit info) reads no manifests. Default: readSnapshot's.
    */
-  readRecord?(store: ObjectStore, file: VersionFile): Promise<VersionRecord>;
+  readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord>;
   /**
-   * Optional: the records of many versions at once, in the order given, when the format can do
-   * better together than one by one (Delta: one replay of the log gives every version's totals,
-   * which readRecord alone cannot afford). Defaults to readRecord per file.
+   * The records of many versions at once, in the order given (Delta: one replay of the log gives
+   * every version's totals, which readRecord alone cannot afford). Default: readRecord per file,
+   * `concurrency` at a time.
    */
-  readRecords?(store: ObjectStore, files: readonly VersionFile[]): Promise<VersionRecord[]>;
-  /** Optional lean read for cleanup; defaults to readSnapshot. */
-  readForCleanup?(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
+  readRecords(store: ObjectStore, files: readonly VersionFile[], options?: { concurrency?: number }): Promise<VersionRecord[]>;
+  /** What cleanup needs of one version, read as leanly as the format can. A read only: gates are `admit`'s. Default: readSnapshot. */
+  readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;
-  /** Optional: the retention the table declares in the format's own config keys. */
-  declaredRetention?(config: Record<string, string>, uri: string): DeclaredRetention;
+
   /**
-   * Optional: versions that must be kept because a kept version needs them. Given the kept and
-   * removed sets, returns the removed versions to keep after all, with why. (A format whose rule
-   * needs more than version numbers, as Delta's needs its checkpoints, plans with planRemoval.)
+   * The safety gate: may lakewarden maintain (delete files of) this table, judged on `base`, its
+   * latest version file (Delta: every reader and writer feature supported; Iceberg: gc.enabled,
+   * no catalog owning a file-system table). Run by every command that maintains, dry runs
+   * included, before anything is planned, and again on each re-plan's new latest version.
    */
-  keptTogether?(kept: readonly number[], removed: readonly number[]): Map<number, string>;
-  /**
-   * Optional: the format's own retention rules decide which versions are due, instead of
-   * lakewarden's age and count defaults and its tag and branch rules (Iceberg: per-ref snapshot
-   * expiry). `base` is the version file the plan is made on. lakewarden's explicit settings,
-   * reader pins, the latest version, keptTogether and history protection only ever keep more.
-   */
-  removalRules?(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules>;
-  /**
-   * Optional: the format decides the whole removal from the candidate listing by its own rules
-   * (Delta: VACUUM by tombstones, log cleanup below a kept checkpoint, checkpointProtection);
-   * the pipeline then uses this plan instead of its generic version and file rules, and keeps
-   * everything else (intent, history archived first, re-plans, budget, lease, report).
-   * It throws a format error naming the object on bad input: nothing is deleted.
-   */
-  planRemoval?(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan>;
-  /**
-   * Optional: fails closed when the versions the table's refs keep (`base`'s current version and
-   * every branch and tag) name a file that is neither in `listing` (the run's candidate listing)
-   * nor found by asking the store: the metadata and the files disagree, and the file the writer
-   * meant would look like an orphan. Throws a format error naming the path; called on every plan
-   * of a listing, dry run included, before anything is written or deleted.
-   */
-  checkReferencedFiles?(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void>;
-  /**
-   * Optional (removal "metadata-commit"): writes the commit that drops versions and makes the
-   * changes its removalRules' notes name (so `remove` may be empty); create-only.
-   */
-  commitRemoval?(store: ObjectStore, input: CommitRemovalInput): Promise<{ key: string }>;
-  /**
-   * Optional: finishes a commit an earlier run wrote but was stopped before it finished (Iceberg:
-   * the version hint still names the metadata file before the newest). Called before any delete,
-   * so a reader that follows the table's pointer never sees files deleted that its version needs.
-   */
-  finishInterruptedCommit?(store: ObjectStore): Promise<void>;
-  /**
-   * Optional: the branch's name when the location is a branch's folder, not a table's root
-   * (Lance: `{root}/tree/{branch}/`), else null. Maintenance refuses such a location.
-   */
-  branchAt?(store: ObjectStore): Promise<string | null>;
-  /**
-   * Optional: proves that one file a kept version depends on is whole, by what the format knows of
-   * it: a checkpoint part, sidecar, manifest list or manifest decodes to its end; a data, deletion or
-   * index file has the size its version recorded and ends with its file format's magic. `listed` is
-   * the file as the run's listing (or a HEAD) saw it. Returns null when it is whole, else the problem
-   * in a few words ("truncated: 2,000 of 5,120 bytes", "not a Parquet file: no PAR1 footer").
-   * The pipeline's proof stage calls it before the first delete for the files of every version the
-   * plan keeps; any problem stops the run with nothing deleted. Reads the file at most once.
-   */
-  proveFile?(store: ObjectStore, file: FileReference, listed: ObjectInfo): Promise<string | null>;
-  /**
-   * Optional: the names of other registered formats whose files this table writes into its own
-   * folder on purpose, as it is now (Delta UniForm: `iceberg` metadata under `metadata/`), so a
-   * location that also looks like them is this format's table, not two at once. The registry asks.
-   */
-  formatsWrittenAlongside?(store: ObjectStore): Promise<readonly string[]>;
+  admit(store: ObjectStore, base: VersionFile): Promise<Admission>;
+  /** The retention the table declares in the format's own config keys (none: `{ sources: {} }`). */
+  declaredRetention(config: Record<string, string>, uri: string): DeclaredRetention;
   /** What role a key under a managed prefix plays; null for a file the format does not know. */
   classify(key: string): FileRole | null;
-  /** Optional: reads a data file's footer so a head can inline it. */
-  readDataFileFooter?: DataFileFooterReader;
+  /** Files the format keeps for itself next to its versions: never candidates, never reported. */
+  isBookkeepingFile(key: string): boolean;
   /**
-   * Optional: the same format reading the table at the commit pointer a catalog owns (Iceberg:
-   * the metadata file a REST or Glue catalog names), a key under the table root. lakewarden never
-   * commits through a catalog, so such a table's versions are all kept. Cleanup at a pointer that
-   * another commit supersedes (a catalog that lags, an old file named by hand) is refused unless
-   * `allowSuperseded` (the user's explicit word; never a catalog's).
+   * Proves that one file a kept version depends on is whole, by what the format knows of it: a
+   * checkpoint part, sidecar, manifest list or manifest decodes to its end; a data, deletion or
+   * index file has the size its version recorded and ends with its file format's magic. `listed`
+   * is the file as the run's listing (or a HEAD) saw it. Returns null when it is whole, else the
+   * problem in a few words ("truncated: 2,000 of 5,120 bytes", "not a Parquet file: no PAR1
+   * footer"). The pipeline's proof stage calls it before the first delete for the files of every
+   * version the plan keeps; any problem stops the run with nothing deleted. Reads the file at most once.
+   */
+  proveFile(store: ObjectStore, file: FileReference, listed: ObjectInfo): Promise<string | null>;
+  /** Reads a data file's footer so a head can inline it. */
+  readDataFileFooter: DataFileFooterReader;
+
+  /**
+   * Optional, with catalogPointer (the catalog capability; it never changes what this format's
+   * own tables delete): the same format reading the table at the commit pointer a catalog owns
+   * (Iceberg: the metadata file a REST or Glue catalog names), a key under the table root.
+   * lakewarden never commits through a catalog, so such a table's versions are all kept. Cleanup
+   * at a pointer that another commit supersedes (a catalog that lags, an old file named by hand)
+   * is refused unless `allowSuperseded` (the user's explicit word; never a catalog's).
    */
   at?(pointer: string, options?: { allowSuperseded?: boolean }): TableFormat;
   /**
@@ -414,3 +450,9 @@ export interface TableFormat {
    */
   catalogPointer?(table: CatalogTable): CatalogPointer;
 }
+
+/** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
+export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
+
+/** What a format's module gives defineFormat: everything but the speed-ups, which it may give too. */
+export type FormatParts = Omit<TableFormat, FormatSpeedUp> & Partial<Pick<TableFormat, FormatSpeedUp>>;

@@ -8,7 +8,7 @@ import { BranchLocationError } from "./errors.ts";
 import type { TableFormat } from "./table-format.ts";
 
 export async function assertTableRoot(store: ObjectStore, format: TableFormat, whatFor: string): Promise<void> {
-  const branch = (await format.branchAt?.(store)) ?? null;
+  const branch = await format.branchAt(store);
   if (branch !== null) {
     throw new BranchLocationError(store.uri, `this is branch "${branch}" of a table, not a table's root; ${whatFor}`);
   }

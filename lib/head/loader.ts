@@ -167,7 +167,7 @@ export class TableHandle {
     const versionId =
       pinned === state.version
         ? state.snapshot.record.version_id
-        : (await (this.format.readForCleanup ?? this.format.readSnapshot).call(this.format, this.store, await this.format.findVersionFile(this.store, pinned))).record.version_id;
+        : (await this.format.readForCleanup(this.store, await this.format.findVersionFile(this.store, pinned))).record.version_id;
     const record = await createPin(this.store, { version: pinned, versionId, ttlMs, note: options.note ?? null, now: new Date(this.now()) });
     const pin = new ReaderPin(this.store, record, ttlMs, this.now, () => this.pins.delete(pin));
     this.pins.add(pin);

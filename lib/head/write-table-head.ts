@@ -99,7 +99,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   ]);
   const settings = resolveHeadSettings(snapshot, store.uriOf(target.key), options);
   const { recent, manifestsRead } = await collectRecentVersions({ store, format, snapshot, after: checkpointVersion, previous });
-  const footerReader = options.footerReader === undefined ? (format.readDataFileFooter ?? null) : options.footerReader;
+  const footerReader = options.footerReader === undefined ? format.readDataFileFooter : options.footerReader;
   const built = await buildHead({
     formatName: format.name,
     snapshot,

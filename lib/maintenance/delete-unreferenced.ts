@@ -11,6 +11,7 @@
  * half way leaves only unreferenced files, which its intent proves were committed.
  */
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
+import { removalSteps } from "./removal-steps.ts";
 import type { DeleteFailure, ObjectStore } from "../store/object-store.ts";
 import { DeletePacer, deleteInBatches } from "./delete-batches.ts";
 import type { DeletePacing, DeleteRate } from "./delete-batches.ts";
@@ -122,7 +123,8 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
     }
   }
 
-  if (files.toDelete.length > 0) await format.finishInterruptedCommit?.(store);
+  const { metadataCommit } = removalSteps(format.removal);
+  if (metadataCommit && files.toDelete.length > 0) await metadataCommit.finishInterrupted(store);
   const removalCommit = await commitRemoval(store, format, processed, options.now);
   const first = await deleteInBatches(store, keysOf(commitsOldestFirst), batchOptions);
   const commitKeysDeleted = new Set(commitFiles.filter(({ index }) => isSet(deletedMask, index)).map(({ file }) => file.key));
@@ -171,17 +173,18 @@ function isSet(mask: Uint8Array, index: number): boolean {
  * delete; also when it only makes the other changes the format's rules name (expired refs).
  */
 async function commitRemoval(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, now: Date): Promise<string | null> {
-  if (!removalCommitDue(format, processed) || !format.commitRemoval) return null;
+  const { metadataCommit } = removalSteps(format.removal);
+  if (!metadataCommit || !removalCommitDue(format, processed)) return null;
   // The version file the plan read, not the latest now: a commit that landed since makes the
   // removal commit fail instead of applying the plan to a table it did not read.
   const base = processed.scan.get(processed.latestAtStart)?.file ?? (await format.latestVersionFile(store));
   if (!base) return null;
-  return (await format.commitRemoval(store, { remove: processed.plan.removed, base: base as VersionFile, now })).key;
+  return (await metadataCommit.commit(store, { remove: processed.plan.removed, base: base as VersionFile, now })).key;
 }
 
 /** True when the format removes by a metadata commit and the plan has versions or other changes for it. */
 export function removalCommitDue(format: TableFormat, processed: ProcessedManifests): boolean {
-  return format.removal === "metadata-commit" && (processed.plan.removed.length > 0 || processed.plan.formatNotes.length > 0);
+  return removalSteps(format.removal).metadataCommit !== null && (processed.plan.removed.length > 0 || processed.plan.formatNotes.length > 0);
 }
 
 /** Removed versions that have a commit file again (under a name this run did not delete). */

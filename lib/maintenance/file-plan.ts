@@ -22,6 +22,7 @@ import { describeVersions } from "./references.ts";
 import type { PageCodec, SpillArea } from "./spill.ts";
 import { SpillList, TextTable, decodeJson, encodeJson } from "./spill.ts";
 import type { VersionDecision } from "./version-plan.ts";
+import { removalSteps } from "./removal-steps.ts";
 
 /** lakewarden's own folder: never a cleanup candidate (checkpoint pruning has its own stage). */
 export { LAKEWARDEN_PREFIX } from "../model/layout.ts";
@@ -42,8 +43,8 @@ export interface PlannedFile {
 
 export interface FilePlanInput {
   listing: Iterable<ObjectInfo>;
-  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile" | "committedAfter">;
-  /** The version file the decisions were made on (for TableFormat.committedAfter). */
+  format: Pick<TableFormat, "name" | "versionsPrefix" | "parseVersionKey" | "classify" | "isBookkeepingFile" | "removal">;
+  /** The version file the decisions were made on (for the removal strategy's committedAfter). */
   base?: VersionFile;
   /** The decision for every live version the run read. */
   decisions: ReadonlyMap<number, VersionDecision>;
@@ -83,10 +84,11 @@ export interface FilePlan {
 }
 
 export function planFiles(input: FilePlanInput): FilePlan {
+  const { committedAfter } = removalSteps(input.format.removal);
   const plan = emptyFilePlan(input.spill ?? null);
   const texts = new TextMemo();
   for (const object of input.listing) {
-    const planned = planOne(object, input, texts);
+    const planned = planOne(object, input, committedAfter, texts);
     if (planned) addPlanned(plan, planned);
   }
   return plan;
@@ -188,14 +190,14 @@ class TextMemo {
 
 const TEXT_MEMO_LIMIT = 4096;
 
-function planOne(object: ObjectInfo, input: FilePlanInput, texts: TextMemo): PlannedFile | null {
+function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key: string, base: VersionFile) => boolean, texts: TextMemo): PlannedFile | null {
   const { format, nowMillis } = input;
   const modifiedAt = texts.iso(object.lastModified.getTime());
   const base = { key: object.key, size: object.size, lastModified: modifiedAt };
   const keep = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "keep", reason });
   const remove = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "delete", reason });
 
-  if (object.key.startsWith(LAKEWARDEN_PREFIX) || format.isBookkeepingFile?.(object.key)) return null;
+  if (object.key.startsWith(LAKEWARDEN_PREFIX) || format.isBookkeepingFile(object.key)) return null;
 
   const version = format.parseVersionKey(object.key);
   if (version !== null) {
@@ -206,7 +208,7 @@ function planOne(object: ObjectInfo, input: FilePlanInput, texts: TextMemo): Pla
   }
 
   const kind = format.classify(object.key);
-  if (input.base && format.committedAfter?.(object.key, input.base)) {
+  if (input.base && committedAfter(object.key, input.base)) {
     return keep(kind ?? "unknown", `a commit made after ${input.base.key}, which this run planned on: kept`);
   }
   if (kind === null || kind === "commit") {

@@ -1,5 +1,5 @@
 /**
- * A removal the format plans by its own rules (TableFormat.planRemoval: Delta's VACUUM and log
+ * A removal the format plans by its own rules (removal strategy "format-plan": Delta's VACUUM and log
  * cleanup), turned into the pipeline's terms: version decisions and a file plan, which the
  * stages after it (history archived first, intent, deletes commit files first, post-delete check,
  * report) carry out as they carry out a generic plan.
@@ -10,7 +10,7 @@
  * An interrupted run's intent is not needed as proof here: the format's rules decide again from
  * the table as it is now, and the intent's records still reach the history (run-cleanup.ts).
  */
-import type { TableFormat } from "../formats/table-format.ts";
+import type { FormatPlannedRemoval, TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { LAKEWARDEN_PREFIX, addPlanned, emptyFilePlan } from "./file-plan.ts";
 import type { ListedObjects } from "./listing.ts";
@@ -23,6 +23,7 @@ import type { KeptBy, ProtectionOutcome, VersionDecision } from "./version-plan.
 export async function planRemovalByFormat(
   store: ObjectStore,
   format: TableFormat,
+  planRemoval: FormatPlannedRemoval["planRemoval"],
   processed: ProcessedManifests,
   listed: ListedObjects,
   options: PlanDeletesOptions,
@@ -33,7 +34,7 @@ export async function planRemovalByFormat(
   for (const pin of processed.pins) pinned.set(pin.version, [pinned.get(pin.version), describePin(pin)].filter(Boolean).join("; "));
   const { policy, latestAtStart } = processed;
   const versions = [...processed.scan.values()];
-  const removal = await format.planRemoval!(store, {
+  const removal = await planRemoval(store, {
     listing,
     versions: versions.map((v) => ({ file: v.file, references: v.references })),
     latestAtStart,

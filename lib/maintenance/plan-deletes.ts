@@ -7,6 +7,7 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { FilePlan } from "./file-plan.ts";
 import { planRemovalByFormat } from "./format-removal.ts";
+import { removalSteps } from "./removal-steps.ts";
 import { emptyFilePlan, planFiles } from "./file-plan.ts";
 import type { ListedObjects, ListingCursor } from "./listing.ts";
 import type { CompactListing } from "./listing.ts";
@@ -55,12 +56,13 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
   return { ...planned, cursor: part.cursor, listedNow: part.objects };
 }
 
-/** Plans a listing: by the format's own removal rules when it has them, else by the generic ones. */
+/** Plans a listing: by the format's own plan when its removal strategy has one, else by the generic rules. */
 export async function planListing(store: ObjectStore, plan: Pick<DeletePlan, "listing">, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
   // The format's check that what its refs keep exists: a plan of files that disagree with the metadata is no plan.
+  const steps = removalSteps(format.removal);
   const newest = [...processed.scan.values()].at(-1)?.file;
-  if (format.checkReferencedFiles && newest) await format.checkReferencedFiles(store, newest, plan.listing);
-  if (format.planRemoval) return planRemovalByFormat(store, format, processed, plan.listing, options);
+  if (newest) await steps.checkListing(store, newest, plan.listing);
+  if (steps.planRemoval) return planRemovalByFormat(store, format, steps.planRemoval, processed, plan.listing, options);
   return replanFiles(plan, format, processed, options);
 }
 

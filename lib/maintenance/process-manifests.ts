@@ -6,7 +6,7 @@
  * not read yet. The decide half (`decideManifests`) is pure. A version file that cannot be read
  * aborts the run: without it we cannot know which files it needs.
  */
-import type { CleanupView, FileReference, FormatRemovalRules, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
+import type { CleanupView, FileReference, FormatRemovalRules, KeptTogether, Refs, TableFormat, UnresolvedReference, VersionFile } from "../formats/table-format.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { UnresolvableReferenceError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -18,6 +18,7 @@ import type { CleanupProgress } from "./progress.ts";
 import { ReferenceSet } from "./references.ts";
 import type { VersionDecision, VersionPin, VersionPlan } from "./version-plan.ts";
 import { planVersions } from "./version-plan.ts";
+import { removalSteps } from "./removal-steps.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
 
@@ -103,7 +104,7 @@ export async function scanManifests(store: ObjectStore, format: TableFormat, opt
  * any more.
  */
 async function readListedVersion(store: ObjectStore, format: TableFormat, listed: VersionFile): Promise<{ file: VersionFile; view: CleanupView } | null> {
-  const read = (file: VersionFile) => (format.readForCleanup ?? format.readSnapshot)(store, file);
+  const read = (file: VersionFile) => format.readForCleanup(store, file);
   try {
     return { file: listed, view: await read(listed) };
   } catch (error) {
@@ -145,13 +146,13 @@ export interface DecideInput {
   refs: Refs;
   latestAtStart: number;
   nowMillis: number;
-  /** The format's rule for removed versions a kept version still needs to be read (TableFormat.keptTogether). */
-  keptTogether?: TableFormat["keptTogether"];
+  /** The format's rule for removed versions a kept version still needs to be read (its removal strategy's keptTogether). */
+  keptTogether?: KeptTogether;
   /** Reader pins that hold (pins.ts readPins(...).active). */
   pins?: readonly VersionPin[];
   /** Versions interrupted runs removed (their intents, or the protection state they left): see planVersions. */
   removedEarlier?: readonly number[];
-  /** The format's own retention rules, computed on the scanned version files (TableFormat.removalRules). */
+  /** The format's own retention rules, computed on the scanned version files (its removal strategy's rules). */
   formatRules?: FormatRemovalRules;
 }
 
@@ -211,22 +212,23 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   });
   const coverage = scanCoverage(scan);
   const config = configAtStart(scan, input.latestAtStart);
-  const declared = format.declaredRetention?.(config, store.uri);
+  const declared = format.declaredRetention(config, store.uri);
   const policy =
     input.policy ??
-    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, declared ? { settings: declared, sources: declared.sources } : undefined, {
+    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, { settings: declared, sources: declared.sources }, {
       ...(input.environment ? { environment: input.environment } : {}),
     });
   // Asked on the same version file the scan read, so the rules and the references agree.
   const base = scan.get(input.latestAtStart)?.file ?? [...scan.values()].at(-1)?.file;
-  const formatRules = format.removalRules && base ? await format.removalRules(store, base, input.now) : undefined;
+  const steps = removalSteps(format.removal);
+  const formatRules = steps.rules && base ? await steps.rules(store, base, input.now) : undefined;
   const processed = decideManifests(scan, {
     ...(formatRules ? { formatRules } : {}),
     policy,
     refs: input.refs,
     latestAtStart: input.latestAtStart,
     nowMillis: input.now.getTime(),
-    ...(format.keptTogether ? { keptTogether: format.keptTogether.bind(format) } : {}),
+    ...(steps.keptTogether ? { keptTogether: steps.keptTogether } : {}),
     ...(input.pins ? { pins: input.pins } : {}),
     ...(input.removedEarlier ? { removedEarlier: input.removedEarlier } : {}),
   });

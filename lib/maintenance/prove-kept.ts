@@ -124,13 +124,13 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
 
   // 3. Content, for files only kept versions need, when the run is about to change the table.
   const changes = plan.files.toDelete.length > 0 || removalCommitDue(format, processed);
-  const contentSkipped = problems.length > 0 ? "the files are missing or of the wrong size" : !changes ? "nothing to delete" : !format.proveFile ? `the ${format.name} format has no content proof` : null;
+  const contentSkipped = problems.length > 0 ? "the files are missing or of the wrong size" : !changes ? "nothing to delete" : null;
   let filesRead = 0;
-  if (contentSkipped === null && format.proveFile) {
+  if (contentSkipped === null) {
     const readable = [...kept.all()].filter((reference) => !isFolder(reference) && found.has(reference.path) && (METADATA_ROLES.has(reference.kind) || !processed.removed.lookup(reference.path)));
     await inParallel(readable, concurrency, async (reference) => {
       filesRead++;
-      const problem = await format.proveFile!(store, fileReferenceOf(reference), found.get(reference.path)!);
+      const problem = await format.proveFile(store, fileReferenceOf(reference), found.get(reference.path)!);
       if (problem !== null) add(reference, problem);
     });
   }

@@ -3,7 +3,8 @@
  * plans again while they moved (a bounded number of times): a ref created or a commit landed
  * while the run planned keeps what it needs. The re-scan reads only version files not read yet.
  */
-import type { Refs, TableFormat } from "../formats/table-format.ts";
+import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
+import { admitOrRefuse } from "./admission.ts";
 import { refsFingerprint } from "../model/refs.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { TableChangedError } from "./errors.ts";
@@ -33,6 +34,7 @@ export async function replanUntilSettled(store: ObjectStore, format: TableFormat
     const change = await whatChanged(store, format, plan.processed);
     if (change === null) break;
     replans.push(change.reason);
+    await admitOrRefuse(store, format, change.latest);
     const processed = await processManifests(store, format, {
       policy: plan.processed.policy,
       refs: change.refs,
@@ -51,6 +53,7 @@ export async function replanUntilSettled(store: ObjectStore, format: TableFormat
 interface Change {
   reason: string;
   refs: Refs;
+  latest: VersionFile;
 }
 
 /** Reads tags, branches and the latest version again; null when nothing moved. */
@@ -67,5 +70,5 @@ async function whatChanged(store: ObjectStore, format: TableFormat, processed: P
   const reasons: string[] = [];
   if (refsFingerprint(refs) !== refsFingerprint(processed.refs)) reasons.push("tags or branches changed");
   if (latest.version > newestRead) reasons.push(`version ${latest.version} was committed`);
-  return reasons.length === 0 ? null : { reason: `${reasons.join(" and ")} while planning: planned again`, refs };
+  return reasons.length === 0 ? null : { reason: `${reasons.join(" and ")} while planning: planned again`, refs, latest };
 }

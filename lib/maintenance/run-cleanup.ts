@@ -30,6 +30,8 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import type { DeletePacing } from "./delete-batches.ts";
 import { DEFAULT_DELETE_BATCH_SIZE, MAX_DELETE_BATCH_SIZE } from "./delete-batches.ts";
+import { removalSteps } from "./removal-steps.ts";
+import { admitOrRefuse } from "./admission.ts";
 import { commitFilesOf, deleteUnreferenced, deletedFiles, plannedDeletes, removalCommitDue, versionsRemovedBy } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
@@ -286,6 +288,8 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     }
     throw noVersionFilesError(store.uri, format);
   }
+  // May this table be maintained at all (the format's gates): refused before anything is planned.
+  await admitOrRefuse(store, format, latest);
   // A budget-stopped run's progress: what it read, listed and deleted. Only a shortcut: every
   // decision below is made again on fresh refs, a fresh version listing and a fresh re-plan.
   const loaded = options.dryRun ? { saved: null, problem: null } : await loadProgress(store, runFiles.progress, run.now(), run.spill);
@@ -348,7 +352,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
     result.status = "dry-run";
     // A format that removes versions by a metadata commit removes every planned version at once.
     const commitFiles = commitFilesOf(result.plan);
-    const versions = format.removal === "metadata-commit" ? processed.plan.removed : versionsRemovedBy(processed, commitFiles, new Set(commitFiles.map(({ file }) => file.key)));
+    const versions = removalSteps(format.removal).metadataCommit ? processed.plan.removed : versionsRemovedBy(processed, commitFiles, new Set(commitFiles.map(({ file }) => file.key)));
     result.removed = removalStats(result.plan.files.toDelete, versions);
     return;
   }

@@ -170,7 +170,7 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       add(parts.other.by_reason.outside_format_folders, size);
       continue;
     }
-    if (format.isBookkeepingFile?.(key)) {
+    if (format.isBookkeepingFile(key)) {
       add(parts.other, size);
       add(parts.other.by_reason.format_bookkeeping, size);
       continue;

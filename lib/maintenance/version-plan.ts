@@ -36,7 +36,7 @@ export interface VersionPlanInput {
    */
   removedEarlier?: readonly number[];
   /**
-   * The format's own retention rules (TableFormat.removalRules): for the versions they cover they
+   * The format's own retention rules (the metadata-commit strategy's rules): for the versions they cover they
    * replace the age and count defaults and the tag, branch and "new" rules. Only what the caller
    * set explicitly (a policy field whose source is not "default") and reader pins keep more.
    */

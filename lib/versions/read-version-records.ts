@@ -7,7 +7,6 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { mapConcurrent } from "../store/map-concurrent.ts";
 
 /** Manifest reads in flight at once: enough to hide S3 latency, few enough to be polite. */
 export const DEFAULT_READ_CONCURRENCY = 16;
@@ -47,8 +46,6 @@ export async function readVersionRecords(
   const files = listed.filter((file) => file.version >= fromVersion).sort((a, b) => a.version - b.version);
   const tagged = mainBranchTaggedVersions(refs);
   const concurrency = options.concurrency ?? DEFAULT_READ_CONCURRENCY;
-  const records = format.readRecords
-    ? await format.readRecords(store, files)
-    : await mapConcurrent(files, concurrency, async (file) => (format.readRecord ? await format.readRecord(store, file) : (await format.readSnapshot(store, file)).record));
+  const records = await format.readRecords(store, files, { concurrency });
   return records.map((record) => ({ ...record, is_tagged: tagged.has(record.version) }));
 }

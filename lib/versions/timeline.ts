@@ -13,7 +13,7 @@ import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../c
 import type { CheckpointFile } from "../checkpoint/load.ts";
 import { checkpointFilesIn, loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
 import { CorruptCheckpointError } from "../checkpoint/errors.ts";
-import { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "../checkpoint/layout.ts";
+import { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "../model/layout.ts";
 import { listSegments, readArchivedHistory } from "../checkpoint/segments.ts";
 import { checkpointCoverage, readSetAside, soundFirstVersion, unlistedRanges } from "../checkpoint/damaged.ts";
 import type { CoveredVersions, HistoryProblem } from "../checkpoint/damaged.ts";
@@ -21,7 +21,6 @@ import { ARCHIVE_PREFIX } from "../model/layout.ts";
 import type { ListedVersion, Refs, TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
-import { mapConcurrent } from "../store/map-concurrent.ts";
 import { DEFAULT_READ_CONCURRENCY } from "./read-version-records.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
@@ -178,14 +177,7 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
   // Metadata only for the files read (normally none): a listed file gone since was removed by a
   // cleanup meanwhile, which readTimeline answers by reading again.
   const toRead = versionFiles.filter((listed) => !covered.has(listed.version)).map((listed) => listed.file() ?? vanished(store, listed));
-  const manifestRecords =
-    format.readRecords && toRead.length > 0
-      ? await format.readRecords(store, toRead)
-      : await mapConcurrent(
-          toRead,
-          options.concurrency ?? DEFAULT_READ_CONCURRENCY,
-          async (file) => (format.readRecord ? format.readRecord(store, file) : (await format.readSnapshot(store, file)).record),
-        );
+  const manifestRecords = toRead.length > 0 ? await format.readRecords(store, toRead, { concurrency: options.concurrency ?? DEFAULT_READ_CONCURRENCY }) : [];
   const liveVersions = new Set(versionFiles.map((file) => file.version));
   const merged = mergeTimeline({
     archivedRecords: archived,
@@ -249,7 +241,7 @@ function missingNamedCheckpoint(store: ObjectStore, known: KnownVersions | null,
  * (no stat per file on a local disk), the metadata of each on demand.
  */
 export async function listVersions(store: ObjectStore, format: TableFormat): Promise<ListedVersion[]> {
-  return format.listVersionKeys ? format.listVersionKeys(store) : (await format.listVersionFiles(store)).map(listedFile);
+  return format.listVersionKeys(store);
 }
 
 /** The version files as listVersions gives them and the refs: in one listing when the format can (Lance). */
@@ -271,12 +263,8 @@ export async function listVersionsAndRefs(
   format: TableFormat,
   options: { withCheckpoints?: boolean } = {},
 ): Promise<ListedVersionsAndRefs> {
-  if (format.listVersionKeysAndRefs) {
-    const { versionKeys, refs, also } = await format.listVersionKeysAndRefs(store, options.withCheckpoints ? { alsoAfter: CHECKPOINTS_PREFIX } : {});
-    return { versionKeys, refs, ...(options.withCheckpoints && also ? { checkpointFiles: checkpointFilesIn(also) } : {}) };
-  }
-  const [versionKeys, refs] = await Promise.all([listVersions(store, format), format.readRefs(store)]);
-  return { versionKeys, refs };
+  const { versionKeys, refs, also } = await format.listVersionKeysAndRefs(store, options.withCheckpoints ? { alsoAfter: CHECKPOINTS_PREFIX } : {});
+  return { versionKeys, refs, ...(options.withCheckpoints && also ? { checkpointFiles: checkpointFilesIn(also) } : {}) };
 }
 
 function listedFile(file: VersionFile): ListedVersion {

@@ -93,7 +93,7 @@ describe("formatAtCatalogPointer", () => {
       expect(found.key).toBe("metadata/00003-6f0e3c1a-2b4d-4c5e-9f70-8a1b2c3d4e5f.metadata.json");
       expect(found.pointer).toBe(CURRENT);
       // The format bound to the pointer: it never expires snapshots (the catalog owns the commits).
-      expect(found.format.keptTogether?.([], [1])).toEqual(new Map([[1, expect.stringContaining("the catalog owns this table's commits")]]));
+      expect(found.format.removal.kind === "metadata-commit" && found.format.removal.keptTogether([], [1])).toEqual(new Map([[1, expect.stringContaining("the catalog owns this table's commits")]]));
     }
     // Hadoop's s3a:// names the same objects.
     expect(formatAtCatalogPointer(store, entry({ table_type: "ICEBERG", metadata_location: CURRENT.replace("s3://", "s3a://") })).key).toMatch(/^metadata\/00003-/);

@@ -9,7 +9,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { deltaFormat } from "../../lib/formats/delta/delta-format.ts";
-import type { TableFormat } from "../../lib/formats/table-format.ts";
+import type { FormatPlannedRemoval, TableFormat } from "../../lib/formats/table-format.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { KeptStateError, describeList } from "../../lib/maintenance/prove-kept.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
@@ -25,12 +25,16 @@ afterAll(async () => {
 });
 
 /** The real Delta format, with a defect: its plan also deletes a data file the latest version reads. */
+const deltaPlan = deltaFormat.removal as FormatPlannedRemoval;
 const deltaWithPlanDefect: TableFormat = {
   ...deltaFormat,
-  async planRemoval(store, input) {
-    const plan = await deltaFormat.planRemoval!(store, input);
-    const data = input.versions.at(-1)!.references.find((file) => file.role === "data")!;
-    return { ...plan, files: [...plan.files, { key: data.path, role: "data", reason: "a defect" }] };
+  removal: {
+    kind: "format-plan",
+    async planRemoval(store, input) {
+      const plan = await deltaPlan.planRemoval(store, input);
+      const data = input.versions.at(-1)!.references.find((file) => file.role === "data")!;
+      return { ...plan, files: [...plan.files, { key: data.path, role: "data", reason: "a defect" }] };
+    },
   },
 };
 

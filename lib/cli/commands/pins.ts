@@ -42,7 +42,7 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
         if (error instanceof NotFoundError) throw new NotFoundError(`${store.uri}: version ${version} does not exist (never committed, or already cleaned up): nothing pinned`, { uri: store.uri });
         throw error;
       }
-      const view = await (format.readForCleanup ?? format.readSnapshot)(store, file);
+      const view = await format.readForCleanup(store, file);
       return createPin(store, { version, versionId: view.record.version_id, ttlMs, note: flags.note ?? null });
     });
     if (flags.json) printJson(io, pin);

@@ -12,8 +12,9 @@
  * checkpoint, `.crc` or sidecar (`_last_checkpoint`, compaction files, `_autostats/`, Hadoop side
  * files), and every path Delta's VACUUM treats as hidden, is the format's own and never a candidate.
  *
- * Cleanup reads every version through readForCleanup, which refuses (UnsupportedFeatureError)
- * any version whose reader or writer features lakewarden does not support: no file is deleted.
+ * Cleanup is admitted (admit) only when lakewarden supports every reader and writer feature of
+ * the latest version's protocol; otherwise it is refused (UnsupportedFeatureError) before anything
+ * is planned, dry run included: no file is deleted.
  *
  * What cleanup removes is Delta's own rules, planned by planRemoval (removal.ts) on the
  * pipeline's listing: VACUUM by tombstones, log cleanup below a kept checkpoint, and
@@ -22,7 +23,9 @@
  * or a `lakewarden.*` key can still say otherwise.
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
+import { ADMITTED } from "../table-format.ts";
 import type {
+  Admission,
   CleanupView,
   DeclaredRetention,
   FileReference,
@@ -47,7 +50,8 @@ import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names
 import { resolveDeltaPath } from "./paths.ts";
 import { proveDeltaFile } from "./prove-file.ts";
 import { planDeltaRemoval } from "./removal.ts";
-import { assertCleanable } from "./protocol.ts";
+import { cleanupRefusal } from "./protocol.ts";
+import { defineFormat } from "../define-format.ts";
 import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties } from "./table-properties.ts";
@@ -282,20 +286,27 @@ function timestampPolicyOf(store: ObjectStore): Promise<TimestampPolicy> {
 
 /**
  * The cleanup view: the files this version needs (its log files, live data and their deletion
- * vectors, the change data its commit wrote). What VACUUM keeps beyond them (unexpired
+ * vectors, the change data its own commit wrote). What VACUUM keeps beyond them (unexpired
  * tombstones) and checkpointProtection are planRemoval's (removal.ts), from the latest state.
  */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const snapshot = await loadSnapshot(store, file.version);
-  // Deleting files needs the writer protocol too, for every table (vacuumProtocolCheck's rule),
-  // and for every version cleanup reads (checkpointProtection: never clean versions whose protocol is not supported).
-  assertCleanable(snapshot.protocol, store.uri);
   const references = await referencesOf(store, snapshot);
   return { record: toVersionRecord(snapshot, store.uriOf(file.key)), referencedFiles: references.files, unresolvedReferences: references.unresolved, config: { ...snapshot.metadata.configuration } };
 }
 
+/**
+ * Deleting files needs the writer protocol too, for every table (vacuumProtocolCheck's rule): an
+ * unknown writer feature may protect files lakewarden would otherwise delete. Older versions'
+ * protocols are log cleanup's (checkpointProtection: removal.ts, log-cleanup.ts).
+ */
+async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> {
+  const refusal = cleanupRefusal((await loadSnapshot(store, base.version)).protocol, store.uri);
+  return refusal ? { admitted: false, refusal } : ADMITTED;
+}
+
 function declaredRetention(config: Record<string, string>, uri: string): DeclaredRetention {
-  // Protocol-independent properties only (checkpointProtection's V is handled in readForCleanup).
+  // Protocol-independent properties only (checkpointProtection's V is planRemoval's).
   const properties = cleanupProperties({ minReaderVersion: 1, minWriterVersion: 2 }, { id: "", format: { provider: "parquet" }, schemaString: null, partitionColumns: [], configuration: config }, uri);
   const declared: DeclaredRetention = {
     olderThanMs: properties.logRetentionMs,
@@ -343,31 +354,32 @@ function isBookkeepingFile(key: string): boolean {
   return isHiddenFromVacuum(key, []);
 }
 
-export const deltaFormat: TableFormat = {
+export const deltaFormat: TableFormat = defineFormat({
   name: "delta",
   versionsPrefix: LOG_PREFIX,
   commitPatterns: [{ prefix: LOG_PREFIX, suffix: ".json" }],
   // Data files live anywhere under the root (partition folders): the whole root is listed, and
   // isBookkeepingFile keeps the log's own files and hidden paths out.
   managedPrefixes: [""],
-  removal: "delete-commit-files",
+  // VACUUM by tombstones, log cleanup below a kept checkpoint and checkpointProtection, planned from the listing.
+  removal: { kind: "format-plan", planRemoval: planDeltaRemoval },
   detect,
   tableRootOfCommitKey,
   parseVersionKey,
+  branchAt: async () => null,
+  formatsWrittenAlongside,
   listVersionFiles,
   latestVersionFile,
   findVersionFile,
-  siblingVersionKey: (_like: VersionFile, version: number): string => commitKey(version),
   isBookkeepingFile,
   readSnapshot,
   readRecord,
   readRecords,
   readForCleanup,
   readRefs: async () => NO_REFS,
+  admit,
   declaredRetention,
-  planRemoval: planDeltaRemoval,
   proveFile: proveDeltaFile,
-  formatsWrittenAlongside,
   classify,
   readDataFileFooter: readParquetFooter,
-};
+});

@@ -85,24 +85,31 @@ export function assertReadable(protocol: ProtocolAction, uri: string): void {
   }
 }
 
-/** Throws UnsupportedFeatureError unless lakewarden may delete files of this table (reader and writer protocol). */
-export function assertCleanable(protocol: ProtocolAction, uri: string): void {
-  assertReadable(protocol, uri);
+/** Why lakewarden may not delete files of a table with this protocol (reader and writer), or null when it may. */
+export function cleanupRefusal(protocol: ProtocolAction, uri: string): UnsupportedFeatureError | null {
+  try {
+    assertReadable(protocol, uri);
+  } catch (error) {
+    if (error instanceof UnsupportedFeatureError) return error;
+    throw error;
+  }
   if (protocol.minWriterVersion > MAX_WRITER_VERSION) {
-    throw new UnsupportedFeatureError(uri, `writer version ${protocol.minWriterVersion} is not supported (at most ${MAX_WRITER_VERSION}); no cleanup`);
+    return new UnsupportedFeatureError(uri, `writer version ${protocol.minWriterVersion} is not supported (at most ${MAX_WRITER_VERSION}); no cleanup`);
   }
   const unknown = writerFeatures(protocol).filter((f) => !SUPPORTED_WRITER_FEATURES.includes(f));
   if (unknown.length > 0) {
-    throw new UnsupportedFeatureError(uri, `unsupported Delta writer feature${unknown.length > 1 ? "s" : ""} ${unknown.map((f) => `"${f}"`).join(", ")}; no cleanup`);
+    return new UnsupportedFeatureError(uri, `unsupported Delta writer feature${unknown.length > 1 ? "s" : ""} ${unknown.map((f) => `"${f}"`).join(", ")}; no cleanup`);
   }
+  return null;
+}
+
+/** Throws UnsupportedFeatureError unless lakewarden may delete files of this table (reader and writer protocol). */
+export function assertCleanable(protocol: ProtocolAction, uri: string): void {
+  const refusal = cleanupRefusal(protocol, uri);
+  if (refusal) throw refusal;
 }
 
 /** True when cleanup is allowed for this protocol (the non-throwing form, for range checks). */
 export function isCleanable(protocol: ProtocolAction): boolean {
-  try {
-    assertCleanable(protocol, "");
-    return true;
-  } catch {
-    return false;
-  }
+  return cleanupRefusal(protocol, "") === null;
 }

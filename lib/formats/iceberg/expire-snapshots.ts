@@ -1,8 +1,8 @@
 /**
  * Snapshot expiry for tables without a catalog (spec "Snapshot Retention Policy", iceberg-java
  * RemoveSnapshots, iceberg.md §5). The cleanup pipeline uses planExpiry (through the format's
- * removalRules) and writeExpiryCommit (through commitRemoval); expireSnapshots is the same on
- * its own, with iceberg-java's overrides. Expiring is a metadata commit:
+ * removal.rules) and writeExpiryCommit (through removal.commit); the tests' standalone runner
+ * (test/formats/iceberg/standalone-runners.ts) does all four steps alone. Expiring is a metadata commit:
  *   1. plan (pure): drop non-main refs older than their max-ref-age-ms (or whose snapshot is
  *      gone); keep every remaining ref's snapshot; per branch keep ancestors while fewer than
  *      min-snapshots-to-keep are kept or they are newer than now - max-snapshot-age-ms (ref
@@ -18,15 +18,14 @@
  * Unresolvable paths in either metadata stop the run before the commit.
  */
 import { gzipSync } from "node:zlib";
-import type { ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError } from "../errors.ts";
 import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
 import { METADATA_PREFIX, nextHadoopMetadataKey, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { reachableFiles, type Reachable } from "./reachable.ts";
-import { formatMs, tableRetention, type TableRetention } from "./retention.ts";
+import { formatMs, type TableRetention } from "./retention.ts";
 import { IcebergFileReader } from "./snapshot-files.ts";
 import { decodeTableMetadata, type IcebergTableMetadata, type JsonObject } from "./table-metadata.ts";
-import { openIcebergTable, type IcebergTable } from "./table-state.ts";
+import type { IcebergTable } from "./table-state.ts";
 import { ancestry } from "./versions.ts";
 
 export interface ExpiryPlan {
@@ -212,65 +211,10 @@ export function buildExpiredMetadata(
   return json;
 }
 
-export interface ExpireOptions extends ExpiryOverrides {
-  now?: Date;
-  dryRun?: boolean;
-  /** Called after the commit, before any delete (tests observe the order of writes). */
-  afterCommit?: (committedKey: string) => Promise<void> | void;
-}
-
-export interface ExpireReport {
-  baseKey: string;
-  /** The metadata file written; null on a dry run or when nothing expires. */
-  committedKey: string | null;
-  expired: string[];
-  droppedRefs: string[];
-  /** Keys planned for deletion (reachable from the old metadata only). */
-  toDelete: string[];
-  deleted: string[];
-  failed: { key: string; message: string }[];
-}
-
-function blockOn(reachable: Reachable, uri: string, when: string): void {
+/** Stops an expiry before anything is written when metadata names a path that cannot be resolved. */
+export function blockOn(reachable: Reachable, uri: string, when: string): void {
   const blocking = reachable.unresolved.find((u) => u.kind === "unresolvable");
   if (blocking) throw new UnresolvableReferenceError(uri, `snapshot expiry refused ${when}: ${blocking.path} cannot be resolved (${blocking.reason}); nothing written or deleted`);
-}
-
-/** Plans, commits and cleans up snapshot expiry on a catalog-less table. */
-export async function expireSnapshots(store: ObjectStore, options: ExpireOptions = {}): Promise<ExpireReport> {
-  const now = options.now ?? new Date();
-  const table = await openIcebergTable(store);
-  const { metadata } = table.read;
-  const retention = tableRetention(metadata.properties, store.uriOf(table.metadataKey));
-  const plan = planExpiry(metadata, now.getTime(), retention, options);
-  const report: ExpireReport = { baseKey: table.metadataKey, committedKey: null, expired: plan.expire, droppedRefs: plan.dropRefs, toDelete: [], deleted: [], failed: [] };
-  if (plan.expire.length === 0 && plan.dropRefs.length === 0) {
-    // Nothing to expire; still read what the table reaches, so a broken table is reported, not passed as clean.
-    const reachable = await reachableFiles(new IcebergFileReader(store), metadata, table.metadataKey, table.resolve, table.versionHint !== null);
-    blockOn(reachable, store.uri, "on the current metadata");
-    return report;
-  }
-  return commitExpiry(table, plan, now, retention, options, report);
-}
-
-/** Writes the expiry commit for `plan` on `table`, then deletes the files only the expired snapshots reached. */
-export async function commitExpiry(
-  table: IcebergTable,
-  plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
-  now: Date,
-  retention: TableRetention,
-  options: Pick<ExpireOptions, "dryRun" | "afterCommit">,
-  report: ExpireReport,
-): Promise<ExpireReport> {
-  const written = await writeExpiryCommit(table, plan, now, retention, { dryRun: options.dryRun ?? false });
-  report.toDelete = written.toDelete;
-  if (written.key === null) return report;
-  report.committedKey = written.key;
-  await options.afterCommit?.(written.key);
-  const result = await table.store.deleteMany(report.toDelete);
-  report.deleted = result.deleted;
-  report.failed = result.failed;
-  return report;
 }
 
 /**

@@ -13,9 +13,9 @@
  *   - `parseVersionKey` is null for every key: no key names a snapshot (a metadata file name
  *     carries the metadata file's sequence, not a snapshot's). Metadata files are classified
  *     "metadata" and kept by reference (the current file, the metadata log, the version hint);
- *   - which snapshots are due is the spec's per-ref retention (`removalRules`, planExpiry), not
+ *   - which snapshots are due is the spec's per-ref retention (`removal.rules`, planExpiry), not
  *     lakewarden's age and count defaults;
- *   - removing versions is a metadata commit (`commitRemoval`): the next
+ *   - removing versions is a metadata commit (`removal.commit`): the next
  *     `v<N+1>.metadata.json`, written create-only, for tables without a catalog only; it also
  *     drops the refs the retention expires.
  * The latest version is the current snapshot of the metadata file with the highest sequence
@@ -26,16 +26,18 @@ import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
 import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
-import type { CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatRemovalRules, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
+import type { Admission, CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatParts, FormatRemovalRules, MetadataCommitRemoval, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import { defineFormat } from "../define-format.ts";
 import { icebergCatalogPointer } from "./catalog-table.ts";
 import { assertRefFilesExist } from "./current-files.ts";
 import { supersededBy } from "./current-pointer.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
-import { latestMetadataFile, listMetadataFiles, readVersionHint, refuseCatalogTable } from "./metadata-files.ts";
+import { catalogTableRefusal, latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
-import { isHiddenKey } from "./orphan-files.ts";
+import { isHiddenKey } from "./hidden-keys.ts";
 import { proveIcebergFile } from "./prove-file.ts";
 import { metadataReferences } from "./reachable.ts";
 import { icebergRefs } from "./refs.ts";
@@ -144,18 +146,11 @@ async function readRecord(store: ObjectStore, file: VersionFile): Promise<Versio
   return snapshotRecord(snapshot, table.ordered, branchOfSnapshots(table.read.metadata).get(snapshot.id) ?? null);
 }
 
-/**
- * What cleanup needs of one snapshot: its record, the files it reaches and the table's config.
- * A table with `gc.enabled=false` forbids maintenance from deleting its files (iceberg-java
- * refuses orphan removal and expiry-with-cleanup then): cleanup stops here, before any delete.
- */
+/** What cleanup needs of one snapshot: its record, the files it reaches and the table's config. */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
-  if (!tableRetention(metadata.properties, uri).gcEnabled) {
-    throw new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
-  }
   const snapshot = snapshotOf(table, file, uri);
   const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
   const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
@@ -165,6 +160,23 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
     unresolvedReferences: [...files.unresolved, ...level.unresolved],
     config: metadata.properties,
   };
+}
+
+/**
+ * A table with `gc.enabled=false` forbids maintenance from deleting its files (iceberg-java
+ * refuses orphan removal and expiry-with-cleanup then).
+ */
+async function gcRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
+  const table = await tableAt(store, base.key);
+  const uri = store.uriOf(base.key);
+  if (tableRetention(table.read.metadata.properties, uri).gcEnabled) return null;
+  return new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
+}
+
+/** The gates of a table found by its own files: gc.enabled, and no catalog owning its commits. */
+async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> {
+  const refusal = (await gcRefusal(store, base)) ?? catalogTableRefusal(store, base.key) ?? (await catalogMetadataBesideRefusal(store, base));
+  return refusal ? { admitted: false, refusal } : ADMITTED;
 }
 
 function snapshotOf(table: IcebergTable, file: VersionFile, uri: string): IcebergSnapshot {
@@ -191,27 +203,16 @@ const KEPT_BY: Record<RetainedBy, FormatKeptBy> = {
 };
 
 /**
- * Which snapshots may go is the spec's per-ref retention (planExpiry, iceberg-java's
- * RemoveSnapshots), not lakewarden's age and count defaults: the table's `history.expire.*` and
- * each ref's own settings decide; lakewarden's explicit flags only keep more.
- */
-async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
-  refuseCatalogTable(store, base.key);
-  await refuseCatalogMetadataBeside(store, base);
-  return removalRulesAt(store, base, now);
-}
-
-/**
  * A file-system table's folder that also holds catalog-named metadata (`NNNNN-uuid`, as Athena or
  * Glue write once the table is registered there): the catalog may own the table now, and its
  * current metadata reaches files no `v<N>` file does. Cleaning by the `v<N>` files would delete
  * that metadata and the data only it reaches, so cleanup needs the catalog's word.
  */
-async function refuseCatalogMetadataBeside(store: ObjectStore, base: VersionFile): Promise<void> {
-  if (parseMetadataKey(base.key)?.naming !== "hadoop") return;
+async function catalogMetadataBesideRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
+  if (parseMetadataKey(base.key)?.naming !== "hadoop") return null;
   const catalogNamed = (await listMetadataFiles(store)).filter((f) => f.name.naming === "catalog");
-  if (catalogNamed.length === 0) return;
-  throw new UnsupportedFeatureError(
+  if (catalogNamed.length === 0) return null;
+  return new UnsupportedFeatureError(
     store.uri,
     `metadata/ holds catalog-named metadata (${catalogNamed.at(-1)!.key}) beside v<N>.metadata.json files: a catalog may own this table, and cleaning by ${base.key} would delete what the catalog's metadata reaches; pass --metadata-location with the catalog's current metadata file (or remove the stray files); nothing written or deleted`,
   );
@@ -222,10 +223,10 @@ async function refuseCatalogMetadataBeside(store: ObjectStore, base: VersionFile
  * newest commit: one another metadata file supersedes would have cleanup delete what only the newer
  * metadata reaches. Refused before anything is written or deleted, unless the user said so.
  */
-async function refuseSupersededPointer(store: ObjectStore, base: VersionFile): Promise<void> {
+async function supersededPointerRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
   const superseded = await supersededBy(store, await tableAt(store, base.key));
-  if (superseded === null) return;
-  throw new TableFormatError(
+  if (superseded === null) return null;
+  return new TableFormatError(
     store.uri,
     `the pointer ${base.key} is superseded by ${superseded.newer} (${superseded.why}): the catalog may lag a commit, and cleaning by ${base.key} would delete what ${superseded.newer} reaches; read the current pointer and run again (by hand, --allow-superseded-metadata cleans by ${base.key} anyway); nothing written or deleted`,
   );
@@ -242,7 +243,12 @@ function keepAllRules(table: IcebergTable, reason: string): FormatRemovalRules {
   return { keep, due: new Map(), notes: [] };
 }
 
-async function removalRulesAt(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
+/**
+ * Which snapshots may go is the spec's per-ref retention (planExpiry, iceberg-java's
+ * RemoveSnapshots), not lakewarden's age and count defaults: the table's `history.expire.*` and
+ * each ref's own settings decide; lakewarden's explicit flags only keep more.
+ */
+async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
   const table = await tableAt(store, base.key);
   const { metadata } = table.read;
   if (table.read.file.name.naming === "other") {
@@ -361,26 +367,41 @@ function tableRootOfCommitKey(key: string): string | null {
  * no change to commit); orphans and old metadata are still removed.
  */
 function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean } = {}): TableFormat {
-  // The catalog names the current metadata: the version hint is not the table's pointer there.
-  const { finishInterruptedCommit: _notHere, ...base } = icebergFormat;
-  return {
-    ...base,
+  return defineFormat({
+    ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
     latestVersionFile: (store) => latestVersionFile(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
-    // The catalog's file is named: other metadata beside it is not ambiguous.
-    removalRules: async (store, base, now) => {
-      if (options.allowSuperseded !== true) await refuseSupersededPointer(store, base);
-      return { ...(await removalRulesAt(store, base, now)), notes: [] };
+    // The catalog's file is named: other metadata beside it is not ambiguous, but a newer commit is.
+    admit: async (store, base) => {
+      const refusal = (await gcRefusal(store, base)) ?? (options.allowSuperseded === true ? null : await supersededPointerRefusal(store, base));
+      return refusal ? { admitted: false, refusal } : ADMITTED;
     },
-    keptTogether: (_kept, removed) =>
-      new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
+    removal: {
+      ...ICEBERG_EXPIRY,
+      rules: async (store, base, now) => ({ ...(await removalRules(store, base, now)), notes: [] }),
+      keptTogether: (_kept, removed) =>
+        new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
+      // The catalog names the current metadata: the version hint is not the table's pointer there.
+      finishInterrupted: async () => {},
+    },
     at: icebergFormatAt,
-  };
+  });
 }
 
-export const icebergFormat: TableFormat = {
+/** Snapshot expiry by a metadata commit, for a table without a catalog. */
+const ICEBERG_EXPIRY: MetadataCommitRemoval = {
+  kind: "metadata-commit",
+  rules: removalRules,
+  keptTogether: NOTHING_KEPT_TOGETHER,
+  checkReferencedFiles,
+  committedAfter,
+  finishInterrupted: finishInterruptedCommit,
+  commit: commitRemoval,
+};
+
+const icebergParts: FormatParts = {
   name: "iceberg",
   versionsPrefix: METADATA_PREFIX,
   // ".metadata.json" also covers Java's and pyiceberg's ".gz.metadata.json". Java's legacy
@@ -388,10 +409,12 @@ export const icebergFormat: TableFormat = {
   // per table root for a name no current writer uses.
   commitPatterns: [{ prefix: METADATA_PREFIX, suffix: ".metadata.json" }],
   managedPrefixes: ICEBERG_MANAGED_PREFIXES,
-  removal: "metadata-commit",
+  removal: ICEBERG_EXPIRY,
   detect,
   tableRootOfCommitKey,
   parseVersionKey: () => null,
+  branchAt: async () => null,
+  formatsWrittenAlongside: async () => [],
   listVersionFiles,
   latestVersionFile,
   findVersionFile,
@@ -400,17 +423,17 @@ export const icebergFormat: TableFormat = {
   readForCleanup,
   readRecord,
   readRefs,
-  removalRules,
-  commitRemoval,
-  committedAfter,
-  checkReferencedFiles,
-  finishInterruptedCommit,
+  admit,
+  // The table's retention is the spec's per-ref snapshot retention (removal.rules), not a policy default.
+  declaredRetention: () => ({ sources: {} }),
   proveFile: proveIcebergFile,
   classify,
   readDataFileFooter: readParquetFooter,
   at: icebergFormatAt,
   catalogPointer: icebergCatalogPointer,
 };
+
+export const icebergFormat: TableFormat = defineFormat(icebergParts);
 
 /**
  * Every snapshot of the current metadata as a VersionRecord, read from the metadata alone (no

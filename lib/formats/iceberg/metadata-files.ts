@@ -83,8 +83,14 @@ export function pickLatest(files: readonly SequencedMetadataFileInfo[], store: O
  * table the catalog loads. Reading (`versions`, `head`) still takes the newest file: it deletes nothing.
  */
 export function refuseCatalogTable(store: ObjectStore, key: string): void {
-  if (parseMetadataKey(key)?.naming !== "catalog") return;
-  throw new UnsupportedFeatureError(
+  const refusal = catalogTableRefusal(store, key);
+  if (refusal) throw refusal;
+}
+
+/** Why a table whose metadata files a catalog names cannot be cleaned by its newest file, or null. */
+export function catalogTableRefusal(store: ObjectStore, key: string): UnsupportedFeatureError | null {
+  if (parseMetadataKey(key)?.naming !== "catalog") return null;
+  return new UnsupportedFeatureError(
     store.uri,
     `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names (or, for a table in AWS Glue, --glue-table, and the deployment's glueTables setting for the cleanup Lambda); nothing written or deleted`,
   );

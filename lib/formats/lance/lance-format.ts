@@ -4,7 +4,9 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
+import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
 import type { CleanupView, FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile, VersionKeysAndRefs } from "../table-format.ts";
+import { defineFormat } from "../define-format.ts";
 import { compareKeys } from "../../store/keys.ts";
 import { listKeys, type ListedKey } from "../../store/list-keys.ts";
 import type { VersionRecord, VersionTotals } from "../../model/version-record.ts";
@@ -286,29 +288,33 @@ function tableRootOfCommitKey(key: string): string | null {
   return parseVersionKey(versionKey) === null ? null : at === -1 ? "" : key.slice(0, at);
 }
 
-export const lanceFormat: TableFormat = {
+export const lanceFormat: TableFormat = defineFormat({
   name: "lance",
   versionsPrefix: VERSIONS_PREFIX,
   commitPatterns: [{ prefix: VERSIONS_PREFIX, suffix: ".manifest" }],
   managedPrefixes: LANCE_MANAGED_PREFIXES,
-  removal: "delete-commit-files",
+  // Lance's own cleanup: reference counting, each removed version's manifest deleted first.
+  removal: { kind: "commit-files-first", keptTogether: NOTHING_KEPT_TOGETHER },
   detect,
   tableRootOfCommitKey,
   parseVersionKey: (key: string): number | null => parseVersionKey(key)?.version ?? null,
   // LanceDB names every table folder `{name}.lance`.
   locationSuggests: (uri: string): boolean => /\.lance\/?$/.test(uri),
+  formatsWrittenAlongside: async () => [],
   listVersionFiles,
   listVersionKeys,
   listVersionKeysAndRefs,
   latestVersionFile,
   findVersionFile,
-  siblingVersionKey: (like: VersionFile, version: number): string => versionKey(version, parseVersionKey(like.key)?.naming ?? "v2"),
   readSnapshot,
   readForCleanup,
   readRefs: (store: ObjectStore): Promise<Refs> => readLanceRefs(store),
+  // Reading a manifest refuses the reader features lakewarden does not know; nothing else keeps a Lance table from cleanup.
+  admit: async () => ADMITTED,
+  declaredRetention: () => ({ sources: {} }),
   branchAt,
   classify,
   isBookkeepingFile: (key: string): boolean => key === VERSION_HINT_KEY,
   readDataFileFooter: readLanceDataFileFooter,
   proveFile: proveLanceFile,
-};
+});

@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { BufferIO } from "../../../lib/cli/io.ts";
 import { runCli } from "../../../lib/cli/run-cli.ts";
 import { UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
-import { removeOrphanFiles } from "../../../lib/formats/iceberg/remove-orphans.ts";
+import { removeOrphanFiles } from "./standalone-runners.ts";
 import { DAY_MS } from "../../../lib/formats/iceberg/retention.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { copyIcebergFixture, fileExists, listFiles } from "../../support/iceberg-fixtures.ts";

@@ -6,9 +6,9 @@ import { copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "nod
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TableFormatError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
-import { expireSnapshots, planExpiry } from "../../../lib/formats/iceberg/expire-snapshots.ts";
-import { isHiddenKey } from "../../../lib/formats/iceberg/orphan-files.ts";
-import { removeOrphanFiles } from "../../../lib/formats/iceberg/remove-orphans.ts";
+import { planExpiry } from "../../../lib/formats/iceberg/expire-snapshots.ts";
+import { isHiddenKey } from "../../../lib/formats/iceberg/hidden-keys.ts";
+import { expireSnapshots, removeOrphanFiles } from "./standalone-runners.ts";
 import { DAY_MS, tableRetention } from "../../../lib/formats/iceberg/retention.ts";
 import { openIcebergTable } from "../../../lib/formats/iceberg/table-state.ts";
 import { openStore } from "../../../lib/store/index.ts";

@@ -6,7 +6,7 @@
 import { copyFile, readFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { expireSnapshots } from "../../../lib/formats/iceberg/expire-snapshots.ts";
+import { expireSnapshots } from "./standalone-runners.ts";
 import { openStore } from "../../../lib/store/index.ts";
 import { runLakewarden } from "../../cli/run-executable.ts";
 import {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parquetMetadata } from "hyparquet";
 import { afterAll, describe, expect, it } from "vitest";
 import { TableFormatError } from "../../../lib/formats/errors.ts";
+import type { MetadataCommitRemoval } from "../../../lib/formats/table-format.ts";
 import { FILES_SECTION } from "../../../lib/formats/iceberg/live-files.ts";
 import { icebergFormat, icebergVersionRecords } from "../../../lib/formats/iceberg/iceberg-format.ts";
 import { PreconditionFailedError, openStore } from "../../../lib/store/index.ts";
@@ -184,15 +185,20 @@ describe("the current snapshot's state for the head", () => {
 });
 
 describe("refs, retention and removal", () => {
-  it("the table's history.expire.* settings are the spec's per-ref snapshot retention (removalRules), not lakewarden's age and count policy", async () => {
-    expect(icebergFormat.declaredRetention).toBeUndefined();
+  const expiry = icebergFormat.removal as MetadataCommitRemoval;
+  it("removes versions by a metadata commit", () => {
+    expect(icebergFormat.removal.kind).toBe("metadata-commit");
+  });
+
+  it("the table's history.expire.* settings are the spec's per-ref snapshot retention (removal.rules), not lakewarden's age and count policy", async () => {
+    expect(icebergFormat.declaredRetention({ "history.expire.max-snapshot-age-ms": "1" }, "t")).toEqual({ sources: {} });
     const c = await copy("spark-bunnies");
     await rewriteMetadata(c.dir, (json) => {
       json.properties = { ...(json.properties as object), "history.expire.min-snapshots-to-keep": "2" } as never;
     });
     const store = openStore(c.dir);
     const files = await icebergFormat.listVersionFiles(store);
-    const rules = await icebergFormat.removalRules!(store, files.at(-1)!, new Date());
+    const rules = await expiry.rules(store, files.at(-1)!, new Date());
     expect(rules.keep.get(3)).toEqual({ keptBy: "latest", reason: 'head of branch "main"' });
     expect(rules.keep.get(2)).toEqual({ keptBy: "retention", reason: 'on branch "main": among its newest 2 (min-snapshots-to-keep 2 (history.expire.min-snapshots-to-keep))' });
     expect([...rules.due.keys()]).toEqual([1]);
@@ -200,7 +206,7 @@ describe("refs, retention and removal", () => {
     expect(rules.notes).toEqual([]);
   });
 
-  it("commitRemoval refuses to expire a snapshot the table's retention keeps, and drops the refs it expires", async () => {
+  it("the expiry commit refuses to expire a snapshot the table's retention keeps, and drops the refs it expires", async () => {
     const c = await copy("spark-bunnies");
     await rewriteMetadata(c.dir, (json) => {
       json.refs = { ...(json.refs as object), old: { "snapshot-id": 469881615898633426n, type: "tag", "max-ref-age-ms": 1 } } as never;
@@ -209,27 +215,27 @@ describe("refs, retention and removal", () => {
     const store = openStore(c.dir);
     const files = await icebergFormat.listVersionFiles(store);
     const before = await listFilesOf(c.dir);
-    await expect(icebergFormat.commitRemoval!(store, { remove: [2], base: files.at(-1)!, now: new Date() })).rejects.toThrow(/cannot expire snapshot 469881615898633426: the table's snapshot retention keeps it/);
+    await expect(expiry.commit(store, { remove: [2], base: files.at(-1)!, now: new Date() })).rejects.toThrow(/cannot expire snapshot 469881615898633426: the table's snapshot retention keeps it/);
     expect(await listFilesOf(c.dir)).toEqual(before);
-    const { key } = await icebergFormat.commitRemoval!(store, { remove: [1], base: files.at(-1)!, now: new Date() });
+    const { key } = await expiry.commit(store, { remove: [1], base: files.at(-1)!, now: new Date() });
     const text = await readFile(join(c.dir, key), "utf8");
     expect(text).not.toContain('"old"');
     expect((await snapshotsByTextPass(join(c.dir, key))).map((s) => s.id)).toEqual(["469881615898633426", "2701171901096418979"]);
   });
 
-  it("commitRemoval writes the next metadata without the removed snapshots, create-only on the base it planned on", async () => {
+  it("the expiry commit writes the next metadata without the removed snapshots, create-only on the base it planned on", async () => {
     const c = await copy("spark-bunnies");
     const store = openStore(c.dir);
     const files = await icebergFormat.listVersionFiles(store);
     const base = files[0]!;
-    await expect(icebergFormat.commitRemoval!(store, { remove: [files.at(-1)!.version], base, now: new Date() })).rejects.toThrow(TableFormatError);
-    const { key } = await icebergFormat.commitRemoval!(store, { remove: [files[0]!.version], base, now: new Date() });
+    await expect(expiry.commit(store, { remove: [files.at(-1)!.version], base, now: new Date() })).rejects.toThrow(TableFormatError);
+    const { key } = await expiry.commit(store, { remove: [files[0]!.version], base, now: new Date() });
     expect(key).toBe("metadata/v6.metadata.json");
     const after = await snapshotsByTextPass(join(c.dir, key));
     expect(after.map((s) => s.id)).toEqual(files.slice(1).map((f) => f.id));
     expect((await icebergFormat.listVersionFiles(store)).map((f) => f.id)).toEqual(files.slice(1).map((f) => f.id));
     // The plan's base is no longer current: refused.
-    await expect(icebergFormat.commitRemoval!(store, { remove: [files[1]!.version], base, now: new Date() })).rejects.toThrow(PreconditionFailedError);
+    await expect(expiry.commit(store, { remove: [files[1]!.version], base, now: new Date() })).rejects.toThrow(PreconditionFailedError);
     expect(await fileExists(c.dir, "metadata/v7.metadata.json")).toBe(false);
     // Nothing but the commit: the files of the removed snapshot are still there for the pipeline to delete.
     expect(await fileExists(c.dir, "data/00000-1-9acc37f2-90ae-42f5-915c-a21c3cb99690-00001.parquet")).toBe(true);

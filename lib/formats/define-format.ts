@@ -1,0 +1,35 @@
+/**
+ * The one place the speed-ups of TableFormat get their defaults: each format's module passes its
+ * parts through defineFormat, and every caller above calls the member, never a fallback of its
+ * own. A default gives the same answer as the member it stands in for, only with more requests
+ * or more decoding; nothing that changes what is deleted has a default.
+ */
+import { mapConcurrent } from "../store/map-concurrent.ts";
+import type { FormatParts, ListedVersion, TableFormat, VersionFile } from "./table-format.ts";
+
+/** How many records the default readRecords reads at a time. */
+export const DEFAULT_RECORD_CONCURRENCY = 16;
+
+export function defineFormat(parts: FormatParts): TableFormat {
+  const format: TableFormat = {
+    ...parts,
+    locationSuggests: parts.locationSuggests ?? (() => false),
+    listVersionKeys: parts.listVersionKeys ?? (async (store) => (await format.listVersionFiles(store)).map(listedFile)),
+    listVersionKeysAndRefs:
+      parts.listVersionKeysAndRefs ??
+      (async (store) => {
+        const [versionKeys, refs] = await Promise.all([format.listVersionKeys(store), format.readRefs(store)]);
+        return { versionKeys, refs };
+      }),
+    readRecord: parts.readRecord ?? (async (store, file) => (await format.readSnapshot(store, file)).record),
+    readRecords:
+      parts.readRecords ??
+      ((store, files, options = {}) => mapConcurrent([...files], options.concurrency ?? DEFAULT_RECORD_CONCURRENCY, (file) => format.readRecord(store, file))),
+    readForCleanup: parts.readForCleanup ?? ((store, file) => format.readSnapshot(store, file)),
+  };
+  return format;
+}
+
+function listedFile(file: VersionFile): ListedVersion {
+  return { version: file.version, key: file.key, file: () => file };
+}
