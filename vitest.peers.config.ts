@@ -7,7 +7,7 @@ export default defineConfig({
     include: ["test/peers/**/*.peers.ts"],
     pool: "forks",
     fileParallelism: false,
-    testTimeout: 600_000,
-    hookTimeout: 960_000,
+    testTimeout: 1_560_000,
+    hookTimeout: 1_860_000,
   },
 });
