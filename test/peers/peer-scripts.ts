@@ -1,0 +1,69 @@
+/**
+ * The peers' Python scripts beside this file, run with the tests' Python tools (.tools/venv) under
+ * nice, each in its own process group so a timeout ends Spark's JVM with it: a peer test never
+ * leaves a JVM running. Spark's jars resolve through Ivy into `.tools/ivy` (downloaded once).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { toolPython } from "../tools/python-env.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = join(HERE, "..", "..");
+/** Where the peer runs write what they found, outside the committed files. */
+export const RESULTS_DIR = join(REPO_ROOT, ".tools", "peers-results");
+const IVY_DIR = join(REPO_ROOT, ".tools", "ivy");
+
+export interface ScriptRun<T> {
+  result: T;
+  seconds: number;
+}
+
+/** Runs `script args...`; resolves with its stdout parsed as JSON, rejects with its stderr's tail. */
+export function runPeerScript<T>(script: string, args: readonly string[], timeoutMs: number): Promise<ScriptRun<T>> {
+  mkdirSync(IVY_DIR, { recursive: true });
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn("nice", ["-n", "10", toolPython(), join(HERE, script), ...args], {
+      detached: true,
+      env: { ...process.env, LAKEWARDEN_IVY_DIR: IVY_DIR, PYSPARK_PYTHON: toolPython() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => {
+      killGroup(child.pid);
+      reject(new Error(`${script} ${args[0]} took longer than ${timeoutMs / 1000} s: ended`));
+    }, timeoutMs);
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      // Spark's JVM is the script's child: make sure nothing of the group outlives it.
+      killGroup(child.pid);
+      if (code !== 0) {
+        reject(new Error(`${script} ${args[0]} exited ${code}: ${stderr.trim().split("\n").slice(-12).join(" | ")}`));
+        return;
+      }
+      try {
+        resolve({ result: JSON.parse(stdout) as T, seconds: (Date.now() - started) / 1000 });
+      } catch {
+        reject(new Error(`${script} ${args[0]} printed no JSON document: ${stdout.slice(0, 300)}`));
+      }
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // the group has already exited
+  }
+}
