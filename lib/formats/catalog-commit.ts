@@ -15,7 +15,8 @@
 import type { CatalogTable } from "./table-format.ts";
 
 export type CatalogCommitAnswer =
-  | { outcome: "accepted" }
+  /** `pointer`: the new commit pointer, when the catalog wrote the commit itself (REST). */
+  | { outcome: "accepted"; pointer?: string }
   | { outcome: "conflict"; reason: string }
   | { outcome: "unknown"; reason: string };
 
@@ -30,4 +31,10 @@ export interface TableCatalog {
    * pointer, written create-only before) if and only if the entry is still `base`.
    */
   updateParameters?(base: CatalogTable, changes: Readonly<Record<string, string>>): Promise<CatalogCommitAnswer>;
+  /**
+   * A catalog that applies changes itself (the Iceberg REST protocol): sends the format's commit
+   * request (`body`: JSON text, exact 64-bit ids), whose requirements guard it against `base`
+   * having moved; the catalog writes the new metadata and answers with its pointer.
+   */
+  commitChanges?(base: CatalogTable, body: string): Promise<CatalogCommitAnswer>;
 }

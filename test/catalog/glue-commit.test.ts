@@ -1,6 +1,6 @@
 /**
  * Snapshot expiry through the AWS Glue Data Catalog: pyiceberg's GlueCatalog writes the table
- * (moto's S3 and Glue, test/catalog/glue_table.py), lakewarden expires by the table's own
+ * (moto's S3 and Glue, test/catalog/catalog_table.py), lakewarden expires by the table's own
  * history.expire.* and commits through Glue (a create-only metadata file, then UpdateTable guarded
  * by the entry's VersionId), and pyiceberg reads the result back through Glue.
  *
@@ -31,7 +31,7 @@ import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { toolPython } from "../tools/python-env.ts";
 
 const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "glue_table.py");
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "catalog_table.py");
 const BUCKET = "glue-commit-lake";
 /** The table's history.expire.max-snapshot-age-ms: snapshots older than this (beyond the newest) expire. */
 const RETAIN_MS = 1500;
@@ -63,7 +63,7 @@ interface Snapshot {
   checksum: string;
 }
 
-/** glue_table.py through the pass-through (the recorded, VersionId-enforcing Glue), or straight to moto (`direct`: from inside a pass-through hook). */
+/** catalog_table.py through the pass-through (the recorded, VersionId-enforcing Glue), or straight to moto (`direct`: from inside a pass-through hook). */
 async function py<T>(args: string[], options: { direct?: boolean } = {}): Promise<T> {
   const env = { ...process.env, ...moto.awsEnv, AWS_ENDPOINT_URL_GLUE: options.direct ? moto.endpoint : glue.endpoint, AWS_ENDPOINT_URL_S3: moto.endpoint };
   const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env, maxBuffer: 16 * 1024 * 1024 });

@@ -1,22 +1,24 @@
-"""An Iceberg table in the AWS Glue Data Catalog, written and read by pyiceberg's GlueCatalog
-(which commits with UpdateTable guarded by the entry's VersionId), for the catalog commit tests.
+"""An Iceberg table in a catalog, written and read by pyiceberg, for the catalog commit tests: the
+AWS Glue Data Catalog (pyiceberg's GlueCatalog, which commits with UpdateTable guarded by the
+entry's VersionId), or an Iceberg REST catalog (pyiceberg's RestCatalog) when ICEBERG_REST_URI is set.
 
-  python glue_table.py write <database.table> <location> --commits N [--retain-ms MS]
+  python catalog_table.py write <database.table> <location> --commits N [--retain-ms MS]
       creates the table when missing (format version 2, history.expire.max-snapshot-age-ms MS,
       min-snapshots-to-keep 1), then makes N appends of a few rows each, retrying a commit the
       catalog refuses (the entry moved) on the reloaded table; prints {"snapshots": [...],
       "retries": R, "metadata_location": ...}, each snapshot with the rows it reads as.
-  python glue_table.py tag <database.table> <name> [--snapshot ID]
+  python catalog_table.py tag <database.table> <name> [--snapshot ID]
       tags the given (default: current) snapshot.
-  python glue_table.py files <database.table>
+  python catalog_table.py files <database.table>
       prints {snapshot id: [every file it reaches: manifest list, manifests, data files]} for every
       snapshot of the current metadata, as pyiceberg reads them.
-  python glue_table.py read <database.table> [--version SNAPSHOT_ID ...]
+  python catalog_table.py read <database.table> [--version SNAPSHOT_ID ...]
       loads the table through Glue, reads each snapshot given by time travel, then the current one;
       prints {"versions": [{"version", "rows", "checksum"}], "current": ID, "metadata_location": ...}.
 
-Endpoints: AWS_ENDPOINT_URL_GLUE (Glue) and AWS_ENDPOINT_URL_S3 (S3), with the usual AWS_*
-credentials and region.
+Glue: AWS_ENDPOINT_URL_GLUE (Glue) and AWS_ENDPOINT_URL_S3 (S3), with the usual AWS_* credentials
+and region. REST: ICEBERG_REST_URI, and ICEBERG_REST_CREDENTIAL (client_id:client_secret) for
+OAuth2 client credentials when set.
 """
 import argparse
 import hashlib
@@ -30,7 +32,12 @@ from pyiceberg.catalog.glue import GlueCatalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 
 
-def catalog() -> GlueCatalog:
+def catalog():
+    if os.environ.get("ICEBERG_REST_URI"):
+        from pyiceberg.catalog.rest import RestCatalog
+
+        credential = os.environ.get("ICEBERG_REST_CREDENTIAL")
+        return RestCatalog("rest", uri=os.environ["ICEBERG_REST_URI"], **({"credential": credential} if credential else {}))
     region = os.environ.get("AWS_REGION", "us-east-1")
     return GlueCatalog(
         "glue",
