@@ -7,7 +7,7 @@
 import { copyFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { renderReport } from "../lib/report/render.ts";
+import { renderReport } from "../lib/html-report/render.ts";
 import { makeTempDir, removeDir } from "../test/support/lance-datasets.ts";
 import { buildReportTable, reportDataPair } from "../test/support/report-tables.ts";
 import { screenshot } from "../test/support/chromium.ts";

@@ -28,7 +28,7 @@ const fragments = Number(values.fragments);
 const versions = Number(values.versions);
 const runs = Number(values.runs);
 
-const { table, store } = await archivedTable({ cache: values.cache!, name: `versions-loop-f${fragments}`, fragments, versions, head: values.head! });
+const { table } = await archivedTable({ cache: values.cache!, name: `versions-loop-f${fragments}`, fragments, versions, head: values.head! });
 try {
   const times: number[] = [];
   let requests = null;

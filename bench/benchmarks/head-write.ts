@@ -61,7 +61,7 @@ export const headWriteBenchmark: Benchmark = {
         try {
           await clearLakewardenState(store);
           await writeCheckpoint(store, (await syntheticRecords(store, fragments, VERSIONS)).slice(0, VERSIONS - UNARCHIVED));
-          // As the commit hook calls it (lib/serve/write-head-for-commit.ts): for the committed version.
+          // As the commit hook calls it (lib/follow/write-head-for-commit.ts): for the committed version.
           const sampled = await sample(() => writeTableHead(store, { version: VERSIONS }), {
             runs: options.runs,
             budgetMs: CELL_BUDGET_MS,

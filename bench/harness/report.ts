@@ -80,14 +80,14 @@ export function contextLines(context: RunContext, timing?: string): string[] {
 
 export function renderTable(table: MarkdownTable): string {
   const align = table.alignRight ?? table.columns.map((_, i) => i > 0);
-  const escape = (cell: string) => cell.replaceAll("|", "\\|");
+  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   const lines = [
     `### ${table.title}`,
     "",
     ...(table.note ? [table.note, ""] : []),
-    `| ${table.columns.map(escape).join(" | ")} |`,
+    `| ${table.columns.map(escapeCell).join(" | ")} |`,
     `|${align.map((right) => (right ? "---:" : ":---")).join("|")}|`,
-    ...table.rows.map((row) => `| ${row.map(escape).join(" | ")} |`),
+    ...table.rows.map((row) => `| ${row.map(escapeCell).join(" | ")} |`),
     "",
   ];
   return lines.join("\n");

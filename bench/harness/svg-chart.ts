@@ -57,7 +57,7 @@ export function renderLineChart(chart: LineChart): string {
     const oy = 40 + legendH + Math.floor(i / chart.columns) * PANEL_H;
     parts.push(renderPanel(panel, ox, oy, chart, names));
   });
-  parts.push(...captionParts(chart.caption, width, height));
+  parts.push(...captionParts(chart.caption, height));
   return svgDocument(width, height, parts);
 }
 
@@ -130,7 +130,7 @@ export function renderBarChart(chart: BarChart): string {
   const values = chart.groups.flatMap((g) => g.values).filter((v) => Number.isFinite(v) && v > 0);
   const parts: string[] = [text(width / 2, 24, chart.title, { size: 16, anchor: "middle", weight: "bold" }), ...legendBox.parts];
   parts.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`);
-  parts.push(...captionParts(chart.caption, width, height));
+  parts.push(...captionParts(chart.caption, height));
   if (values.length === 0) return svgDocument(width, height, parts);
   const log = chart.logScale ?? false;
   const domain = log ? logDomain(values) : { lo: 0, hi: niceCeil(Math.max(...values)) };
@@ -191,7 +191,7 @@ function captionHeight(caption: string | undefined): number {
   return captionLines(caption).length * CAPTION_LINE + (caption ? 6 : 0);
 }
 
-function captionParts(caption: string | undefined, width: number, height: number): string[] {
+function captionParts(caption: string | undefined, height: number): string[] {
   const lines = captionLines(caption);
   return lines.map((line, i) =>
     text(10, height - 6 - (lines.length - 1 - i) * CAPTION_LINE, line, { size: 10, fill: "#666" }),

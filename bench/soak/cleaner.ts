@@ -9,9 +9,9 @@
  */
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import { Lease } from "../../lib/maintenance/lease.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../../test/support/fault-injecting-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import type { Random, SoakHistory } from "./history.ts";

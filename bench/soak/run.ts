@@ -18,12 +18,12 @@
  */
 import { join } from "node:path";
 import { describeMachine } from "../harness/machine.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
+import { withS3ConditionalSemantics } from "../../test/support/s3-semantics-store.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { runLakewarden } from "../../test/cli/run-executable.ts";
 import { startFauxqsServer, type FauxqsHandle } from "../../test/support/fauxqs.ts";

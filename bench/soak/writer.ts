@@ -8,7 +8,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Float64, Int32, Schema, Utf8 } from "apache-arrow";
 import type { Content } from "./history.ts";
-import { Random, SoakHistory } from "./history.ts";
+import type { Random, SoakHistory } from "./history.ts";
 
 export type WriterStep =
   | "append"

@@ -26,7 +26,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import type { CleanupSettings } from "../../lib/maintenance/policy.ts";
-import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/report.ts";
+import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import type { GlueTableName } from "../../lib/catalog/glue.ts";
 import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";

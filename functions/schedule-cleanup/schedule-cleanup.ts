@@ -5,7 +5,7 @@
  * idempotent), so a failed tick is simply retried by EventBridge.
  */
 import type { TableFormat } from "../../lib/formats/table-format.ts";
-import { discoverTables } from "../../lib/serve/discover-tables.ts";
+import { discoverTables } from "../../lib/follow/discover-tables.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest } from "../shared/cleanup-request.ts";

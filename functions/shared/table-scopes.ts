@@ -3,7 +3,7 @@
  * under. A handler acts only on tables inside these scopes, whatever a message says: IAM would
  * refuse the rest anyway, and refusing here gives a clear log line instead of AccessDenied.
  */
-import { isHiddenFolder } from "../../lib/serve/discover-tables.ts";
+import { isHiddenFolder } from "../../lib/follow/discover-tables.ts";
 import { ENV, ConfigurationError, uriList, type Environment } from "./environment.ts";
 
 export interface TableScopes {

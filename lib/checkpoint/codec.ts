@@ -7,7 +7,7 @@ import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC } from "
 import type { Data, Vector } from "apache-arrow";
 import type { VersionRecord } from "../model/version-record.ts";
 import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from "../model/version-record.ts";
-import { columnData, columnValues } from "../head/codecs/arrow-buffers.ts";
+import { columnData, columnValues } from "../arrow/column-buffers.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
 import { parseDamageNotes } from "./damaged.ts";
@@ -66,7 +66,7 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   }
   const schema = checkpointSchema(metadata);
   const rows = content.records;
-  // Columns written straight into their Arrow buffers (arrow-buffers.ts columnData), not through
+  // Columns written straight into their Arrow buffers (lib/arrow/column-buffers.ts columnData), not through
   // vectorFromArray's builders value by value: a cleanup archives twice in a cold process, where
   // the builders' code running for the first time was most of the encode.
   const columns = VERSION_RECORD_FIELDS.map((name): Data => {

@@ -178,3 +178,25 @@ export function parseDamageNotes(text: string): DamageNote[] | null {
   };
   return value.every(isNote) ? value : null;
 }
+
+/** Ranges shown in a line; the JSON has them all. */
+const RANGES_SHOWN = 5;
+
+/** One line for a history problem (the CLI's stderr line, the HTML report's list item). */
+export function describeHistoryProblem(problem: HistoryProblem): string {
+  const { covered, unlisted } = problem;
+  const versions = covered.from === null ? `versions up to ${covered.through}` : covered.from === covered.through ? `version ${covered.from}` : `versions ${covered.from}-${covered.through}`;
+  const shown = unlisted.slice(0, RANGES_SHOWN).map(describeRange).join(", ") + (unlisted.length > RANGES_SHOWN ? `, and ${unlisted.length - RANGES_SHOWN} more ranges` : "");
+  const missing = unlisted.length === 0 ? "every one of them is still listed" : `not listed now: ${shown}`;
+  const kept =
+    problem.set_aside === null
+      ? ""
+      : `; set aside at ${problem.set_aside}: repair it there and run lakewarden checkpoint to merge its rows back, or delete it to accept the loss`;
+  return `history incomplete: ${problem.role} ${problem.file} cannot be read (${reasonOf(problem)}); it covered ${versions}; ${missing}; listed from ${problem.served_by.join(", ")}${kept}`;
+}
+
+/** The problem without the file's URI in front (the line names the file already). */
+function reasonOf(problem: HistoryProblem): string {
+  const colon = problem.problem.indexOf(": ");
+  return colon > 0 && problem.problem.slice(0, colon).endsWith(problem.file) ? problem.problem.slice(colon + 2) : problem.problem;
+}

@@ -10,7 +10,7 @@ import { formatByName, formatNames, TABLE_FORMATS } from "../formats/index.ts";
 import { resolveTablePath } from "../model/table-path.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
-import { snakeCaseKeys } from "../maintenance/report.ts";
+import { snakeCaseKeys } from "../maintenance/cleanup-report.ts";
 import { UsageError } from "./errors.ts";
 import { GlueCatalog, parseGlueTableName } from "../catalog/glue.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";

@@ -5,18 +5,9 @@
  * column by column before anyone trusts it.
  */
 
-export type ColumnType = "utf8" | "int64" | "float64" | "bool" | "binary" | "utf8_list";
+import type { ColumnType, ColumnValueOf } from "../model/column-type.ts";
 
-/** The JS value each column type holds; every column is nullable. */
-export interface ColumnValueOf {
-  utf8: string;
-  /** Integers within Number.MAX_SAFE_INTEGER; codecs refuse anything else instead of rounding. */
-  int64: number;
-  float64: number;
-  bool: boolean;
-  binary: Uint8Array;
-  utf8_list: string[];
-}
+export type { ColumnType, ColumnValueOf } from "../model/column-type.ts";
 
 export type HeadColumn = {
   [T in ColumnType]: { name: string; type: T; values: (ColumnValueOf[T] | null)[] };

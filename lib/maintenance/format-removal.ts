@@ -14,7 +14,7 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { LAKEWARDEN_PREFIX, addPlanned, emptyFilePlan } from "./file-plan.ts";
 import type { ListedObjects } from "./listing.ts";
-import { describePin } from "./pins.ts";
+import { describePin } from "../pins/pins.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import { ReferenceSet } from "./references.ts";

@@ -3,7 +3,7 @@ export { runCleanup } from "./run-cleanup.ts";
 export type { RunCleanupOptions } from "./run-cleanup.ts";
 export { runCheckpoint } from "./run-checkpoint.ts";
 export type { CheckpointReport, RunCheckpointOptions } from "./run-checkpoint.ts";
-export type { CleanupReport, CleanupStatus, KindTotals, VersionLine } from "./report.ts";
+export type { CleanupReport, CleanupStatus, KindTotals, VersionLine } from "./cleanup-report.ts";
 export {
   DEFAULT_SETTINGS,
   ENVIRONMENT_KEYS,
@@ -35,5 +35,5 @@ export { LAKEWARDEN_PREFIX, planFiles } from "./file-plan.ts";
 export type { FilePlan, PlannedFile, PlannedKind } from "./file-plan.ts";
 export type { CleanupProgress, CleanupStage } from "./progress.ts";
 export { RUNS_PREFIX, expiredReceipts, listRunFiles, readIntents } from "./run-files.ts";
-export { PINS_PREFIX, createPin, describePin, readPins, releasePin, renewPin } from "./pins.ts";
-export type { CreatePinInput, PinRecord, PinsRead } from "./pins.ts";
+export { PINS_PREFIX, createPin, describePin, readPins, releasePin, renewPin } from "../pins/pins.ts";
+export type { CreatePinInput, PinRecord, PinsRead } from "../pins/pins.ts";

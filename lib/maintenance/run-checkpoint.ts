@@ -9,6 +9,7 @@ import { archiveVersions } from "../checkpoint/archive.ts";
 import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
+import { listCheckpointFiles } from "../checkpoint/load.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
 import { resolveFormat } from "../formats/index.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
@@ -18,8 +19,8 @@ import { readHistory } from "../head/timeline-source.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { unreadableCheckpoints } from "../checkpoint/damaged.ts";
 import type { HistoryProblem } from "../checkpoint/damaged.ts";
-import { diffCounts } from "./report.ts";
-import { listRunFiles, readIntents } from "./run-files.ts";
+import { diffCounts } from "./cleanup-report.ts";
+import { checkpointMissingPerReceipts, listRunFiles, readIntents } from "./run-files.ts";
 
 export interface RunCheckpointOptions {
   format?: TableFormat;
@@ -64,6 +65,8 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   if (versionFiles.length === 0) throw noVersionFilesError(store.uri, format);
   const timeline = await readHistory(store, { format, versionFiles, refs });
   const intents = await readIntents(store, runFiles.intents);
+  // A checkpoint deleted outright is a history problem as a damaged one is: set aside, remembered.
+  const missing = await checkpointMissingPerReceipts(store, runFiles.receipts, runFiles.receipts.length > 0 ? await listCheckpointFiles(store) : []);
   const records = new Map<number, VersionRecord>();
   for (const intent of intents.read) for (const record of intent.records) records.set(record.version, record);
   for (const record of timeline.records) records.set(record.version, record);
@@ -77,7 +80,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
     tableFormat: format.name,
     now: now(),
     maxEntries: options.maxCheckpointEntries ?? DEFAULT_MAX_ENTRIES,
-    unreadable: unreadableCheckpoints(timeline.historyProblems),
+    unreadable: withMissing(unreadableCheckpoints(timeline.historyProblems), missing),
   });
   const pruned = await cleanupOldCheckpoints(store, {
     ...(options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: options.maxCheckpointFiles } : {}),
@@ -102,4 +105,9 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
       return note && problem.set_aside === null ? { ...problem, set_aside: note.set_aside } : problem;
     }),
   };
+}
+
+/** The unreadable checkpoints with the one the receipts name, unless the history already knows it (a head names it too). */
+function withMissing(unreadable: { key: string; problem: string }[], missing: { key: string; problem: string } | null): { key: string; problem: string }[] {
+  return missing && !unreadable.some((file) => file.key === missing.key) ? [...unreadable, missing] : unreadable;
 }

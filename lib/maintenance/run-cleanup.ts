@@ -35,10 +35,10 @@ import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import { TableChangedError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { readStoredConfig } from "./stored-config.ts";
-import { readPins } from "./pins.ts";
+import { readPins } from "../pins/pins.ts";
 import { proveKeptState } from "./prove-kept.ts";
 import type { KeptStateProof } from "./prove-kept.ts";
-import { storageOfPlan } from "../storage/parts.ts";
+import { storageOfPlan } from "./storage-parts.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import { planDeletes } from "./plan-deletes.ts";
 import type { CleanupSettings } from "./policy.ts";
@@ -53,10 +53,10 @@ import type { ObjectInfo } from "../store/object-store.ts";
 import type { CleanupProgress } from "./progress.ts";
 import { silentProgress } from "./progress.ts";
 import { replanUntilSettled } from "./replan.ts";
-import type { CleanupReport, CleanupStatus, RemovalCommit } from "./report.ts";
-import { diffCounts, filesRemovedCount, receiptOf } from "./report.ts";
+import type { CleanupReport, CleanupStatus, RemovalCommit } from "./cleanup-report.ts";
+import { diffCounts, filesRemovedCount, receiptOf } from "./cleanup-report.ts";
 import type { IntentFile, IntentRead, ReceiptRetention } from "./run-files.ts";
-import { expiredReceipts, intentFiles, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
+import { checkpointMissingPerReceipts, expiredReceipts, intentFiles, listRunFiles, readIntents, runKey, writeIntent, writeReceipt } from "./run-files.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { RemovalStats } from "./stats.ts";
 import { NO_REMOVAL, mergeStats, removalStats } from "./stats.ts";
@@ -379,7 +379,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   if (removing) {
     if (run.shouldStop()) return saveAndStop("before writing the checkpoint", planned);
     progress.stage("writing checkpoint");
-    result.checkpoint = await archive(run, plan.processed, intents.read, null, result.warnings);
+    result.checkpoint = await archive(run, plan.processed, intents.read, null, result.warnings, null, runFiles.receipts);
     if (run.shouldStop()) return saveAndStop("after writing the checkpoint, before deleting", planned);
     ownIntent = await writeIntent(store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(plannedDeletes(plan, (file) => file.version === undefined)) }, run.now());
   }
@@ -412,7 +412,7 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
   await run.lease?.renewIfDue();
   progress.stage("writing checkpoint");
   const before = result.checkpoint;
-  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings, before);
+  result.checkpoint = await archive(run, plan.processed, intents.read, deletion, result.warnings, before, before ? [] : runFiles.receipts);
   // The checkpoint this run wrote before its deletes, brought up to date after them: to the
   // user, one checkpoint written by this run, not a replaced one (a first checkpoint said "replaced").
   if (before?.status === "written" && result.checkpoint.status === "replaced" && result.checkpoint.key === before.key) result.checkpoint.status = "written";
@@ -454,9 +454,12 @@ async function cleanTable(run: RunContext, result: RunResult): Promise<void> {
  * Before the deletes (`deletion` null) every version read is still live; after them, the
  * removed ones are not.
  */
-async function archive(run: RunContext, processed: ProcessedManifests, intents: readonly IntentRead[], deletion: DeletionOutcome | null, warnings: string[], earlier: ArchiveResult | null = null): Promise<ArchiveResult> {
+async function archive(run: RunContext, processed: ProcessedManifests, intents: readonly IntentRead[], deletion: DeletionOutcome | null, warnings: string[], earlier: ArchiveResult | null, receipts: readonly ObjectInfo[]): Promise<ArchiveResult> {
   // After the deletes: the checkpoint written before them is not read back while it is still the newest.
   const loaded = await loadNewestCheckpointAfter(run.store, earlier);
+  // A checkpoint deleted outright leaves no file to fall past: the last receipts name it.
+  const missing = await checkpointMissingPerReceipts(run.store, receipts, loaded.files);
+  if (missing && !loaded.skipped.some((file) => file.key === missing.key)) loaded.skipped.push(missing);
   for (const skipped of loaded.skipped) {
     const line = `checkpoint skipped: ${skipped.problem}`;
     if (!warnings.includes(line)) warnings.push(line);

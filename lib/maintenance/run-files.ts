@@ -17,6 +17,7 @@ import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { inChunks, partItemsFromEnvironment } from "./spill.ts";
+import { parseCheckpointKey } from "../checkpoint/layout.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
 import { RUNS_PREFIX, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
@@ -214,4 +215,34 @@ export function expiredReceipts(receipts: readonly ObjectInfo[], retention: Rece
   return newestFirst
     .filter((object, rank) => rank >= keepNewest && now.getTime() - object.lastModified.getTime() > maxAge)
     .map((object) => object.key);
+}
+
+/** Receipts read at most, newest first, to find the checkpoint the last archiving run left. */
+const RECEIPTS_READ_FOR_CHECKPOINT = 5;
+
+/**
+ * The checkpoint the newest receipts say their run left, when it is gone and no checkpoint of its
+ * version or newer took its place: deleted outright, with nothing else naming it. Without this the
+ * load falls back to an older checkpoint and the next archive writes over the lost history with
+ * fewer rows; with it, the archive sets it aside (a note under `_lakewarden/damaged/`) and the
+ * checkpoint it writes remembers it, so `versions` says which versions may be missing. Reads at
+ * most a few receipts (a GET each); a receipt that does not read is passed over, never an error.
+ */
+export async function checkpointMissingPerReceipts(store: ObjectStore, receipts: readonly ObjectInfo[], checkpoints: readonly { key: string; version: number }[]): Promise<{ key: string; problem: string } | null> {
+  const newestFirst = [...receipts].sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0)).slice(0, RECEIPTS_READ_FOR_CHECKPOINT);
+  for (const receipt of newestFirst) {
+    let named: unknown;
+    try {
+      named = (JSON.parse(new TextDecoder().decode((await store.get(receipt.key)).body)) as { checkpoint?: { key?: unknown } | null }).checkpoint?.key;
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof SyntaxError) continue;
+      throw error;
+    }
+    if (typeof named !== "string") continue;
+    const version = parseCheckpointKey(named);
+    if (version === null) continue;
+    if (checkpoints.some((file) => file.key === named || file.version >= version)) return null;
+    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
+  }
+  return null;
 }

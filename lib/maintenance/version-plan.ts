@@ -10,7 +10,7 @@
 import type { AppliedRetentions, FormatRemovalRules } from "../formats/table-format.ts";
 import type { Refs } from "../model/refs.ts";
 import { formatDuration } from "./duration.ts";
-import { describePin } from "./pins.ts";
+import { describePin } from "../pins/pins.ts";
 import type { RetentionPolicy } from "./policy.ts";
 
 export interface VersionFacts {

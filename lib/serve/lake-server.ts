@@ -16,13 +16,13 @@ import type { TableFormat } from "../formats/table-format.ts";
 import type { WriteTableHeadOptions } from "../head/write-table-head.ts";
 import { LeaseHeldError } from "../maintenance/errors.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
-import { filesRemovedCount } from "../maintenance/report.ts";
+import { filesRemovedCount } from "../maintenance/cleanup-report.ts";
 import { runCleanup } from "../maintenance/run-cleanup.ts";
 import { errorSummary } from "../store/errors.ts";
 import { openStore } from "../store/open-store.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { parseCommitKey } from "./commits.ts";
-import { discoverTables, isHiddenFolder } from "./discover-tables.ts";
+import { parseCommitKey } from "../follow/commits.ts";
+import { discoverTables, isHiddenFolder } from "../follow/discover-tables.ts";
 import { TableFollower } from "./table-follower.ts";
 
 export type ServeEvent =

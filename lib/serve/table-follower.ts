@@ -6,7 +6,7 @@
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import type { WriteTableHeadOptions } from "../head/write-table-head.ts";
-import { writeHeadForCommit, type HeadForCommitResult } from "./write-head-for-commit.ts";
+import { writeHeadForCommit, type HeadForCommitResult } from "../follow/write-head-for-commit.ts";
 
 export interface FollowerCallbacks {
   written(result: HeadForCommitResult, durationMs: number): void;

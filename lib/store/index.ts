@@ -36,6 +36,3 @@ export { S3Store } from "./s3-store.ts";
 export type { S3StoreOptions } from "./s3-store.ts";
 export { createS3Client } from "./s3-client.ts";
 export type { ResolvedS3Client, S3ConnectionOptions } from "./s3-client.ts";
-export { S3SemanticsStore, withS3ConditionalSemantics } from "./s3-semantics-store.ts";
-export { FaultInjectingStore } from "./fault-injecting-store.ts";
-export type { FaultPlan, InjectedFailure } from "./fault-injecting-store.ts";

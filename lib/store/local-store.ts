@@ -625,6 +625,7 @@ function createTempFile(tempPath: string, uri: string): number {
           mkdirSync(dirname(tempPath), { recursive: true });
           continue;
         } catch (mkdirErr) {
+          // biome-ignore lint/suspicious/noCatchAssign: the mkdir failure, not the open's ENOENT, is the one to report
           err = mkdirErr;
         }
       }

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles } from "../support/iceberg-fixtures.ts";

@@ -83,7 +83,7 @@ it("every --json output and every receipt uses snake_case keys", async () => {
   for (const name of receipts) documents[`receipt ${name}`] = JSON.parse(await readFile(join(runs, name), "utf8"));
 
   // The documents hold the nested objects that once were camelCase.
-  expect(documents["cleanup"]).toMatchObject({ reference_check: { missing_before_run: [] }, checkpoint: { cleaned_up_rows: expect.any(Number) } });
+  expect(documents.cleanup).toMatchObject({ reference_check: { missing_before_run: [] }, checkpoint: { cleaned_up_rows: expect.any(Number) } });
   for (const [what, document] of Object.entries(documents)) expect(badKeys(document), what).toEqual([]);
 });
 

@@ -15,7 +15,7 @@ import { BufferIO } from "../../lib/cli/io.ts";
 import { buildProgram } from "../../lib/cli/program.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { reasonGroup } from "../../lib/cli/commands/cleanup-summary.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { copyFixture } from "../support/fixtures.ts";
 import { setAllTimes } from "../formats/delta/log-surgery.ts";
 import { BIN } from "./run-executable.ts";

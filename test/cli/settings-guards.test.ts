@@ -9,7 +9,7 @@
 import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { resolvePolicy } from "../../lib/maintenance/policy.ts";
 import { ShortSettingError } from "../../lib/maintenance/errors.ts";
 import { resolveSettings, settingsFromContext } from "../../infra/settings.ts";

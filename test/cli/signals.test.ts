@@ -18,7 +18,7 @@ import { cp, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { LEASE_KEY, type LeaseRecord } from "../../lib/maintenance/lease.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { compareContents, readContents, type TableContents } from "../maintenance/lance-checks.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { findNode20 } from "../support/node20.ts";

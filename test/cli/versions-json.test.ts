@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { readHistory } from "../../lib/head/timeline-source.ts";
-import { snakeCaseKeys } from "../../lib/maintenance/report.ts";
+import { snakeCaseKeys } from "../../lib/maintenance/cleanup-report.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { copyFixture } from "../support/fixtures.ts";
 

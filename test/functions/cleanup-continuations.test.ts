@@ -17,7 +17,7 @@ import { encodeCleanupRequest, fifoAttributesOf } from "../../functions/shared/c
 import type { HandlerMetrics } from "../../functions/shared/observability.ts";
 import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.ts";
 import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
-import { filesRemovedCount } from "../../lib/maintenance/report.ts";
+import { filesRemovedCount } from "../../lib/maintenance/cleanup-report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";

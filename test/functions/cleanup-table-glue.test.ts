@@ -17,7 +17,6 @@ import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.t
 import { encodeCleanupRequest } from "../../functions/shared/cleanup-request.ts";
 import type { HandlerLog } from "../../functions/shared/observability.ts";
 import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
-import { openStore } from "../../lib/store/open-store.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { copyIcebergFixture, fileExists, icebirdLiveFiles, listFiles, type FixtureCopy } from "../support/iceberg-fixtures.ts";
@@ -178,7 +177,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
   ];
 
   it("without a Glue entry the same table is refused as any catalog-named table is (the newest file may be a commit the catalog never took)", async () => {
-    const { [`LAKEWARDEN_GLUE_TABLES`]: _, ...env } = process.env;
+    const { LAKEWARDEN_GLUE_TABLES: _, ...env } = process.env;
     const withoutGlue = createCleanupTableLambda(env, { now: () => Date.now() + 30 * DAY_MS, log: recorder }) as unknown as SqsHandler;
     const before = await objects(REFUSED);
     const from = logged.length;

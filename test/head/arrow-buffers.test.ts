@@ -1,5 +1,5 @@
 /**
- * The Arrow head codec reads and writes columns through their buffers (codecs/arrow-buffers.ts).
+ * The Arrow head codec reads and writes columns through their buffers (lib/arrow/column-buffers.ts).
  * Checked against apache-arrow's own value-by-value API in both directions: what it writes,
  * apache-arrow reads back value for value; what apache-arrow writes (vectorFromArray), it reads
  * back equal. Nulls, negative and 2^53-adjacent int64, non-ASCII strings, empty and null lists.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { openTable } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
-import { S3SemanticsStore } from "../../lib/store/s3-semantics-store.ts";
+import { S3SemanticsStore } from "../support/s3-semantics-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
 import { startFauxqsServer } from "../support/fauxqs.ts";
 import type { FauxqsHandle } from "../support/fauxqs.ts";

@@ -16,7 +16,7 @@ import { HeadWriteContentionError } from "../../lib/head/errors.ts";
 import { HEAD_KEY, readStoredHead } from "../../lib/head/stored-head.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";

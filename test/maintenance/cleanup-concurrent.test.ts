@@ -2,15 +2,14 @@
  * Cleanup while the table is in use: a LanceDB writer committing in a loop during several
  * cleanup rounds, and two cleaners on one table at once.
  */
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import * as lancedb from "@lancedb/lancedb";
+import type * as lancedb from "@lancedb/lancedb";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
 import { LEASE_KEY } from "../../lib/maintenance/lease.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { readContents, type VersionContent } from "./lance-checks.ts";

@@ -9,7 +9,7 @@ import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { loadNewestCheckpoint } from "../../lib/checkpoint/load.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DeletePacer, deleteInBatches } from "../../lib/maintenance/delete-batches.ts";
 import type { DeletePacing } from "../../lib/maintenance/delete-batches.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { compareContents, readContents } from "./lance-checks.ts";

@@ -6,9 +6,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { reportedStatus } from "../../lib/maintenance/report.ts";
+import { reportedStatus } from "../../lib/maintenance/cleanup-report.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { copyTree } from "./lance-checks.ts";

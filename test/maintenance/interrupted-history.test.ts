@@ -11,7 +11,7 @@ import { readHistory } from "../../lib/head/timeline-source.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { versionAt } from "../../lib/versions/version-at.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";

@@ -16,7 +16,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { LEASE_KEY, Lease, readLease } from "../../lib/maintenance/lease.ts";
-import type { CleanupReport } from "../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { BIN, runLakewarden } from "../cli/run-executable.ts";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { AccessDeniedError, ConflictError, InvalidLocationError, NotFoundError, StoreUnavailableError } from "../../lib/store/errors.ts";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);

@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FaultInjectingStore } from "../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../support/fault-injecting-store.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
+import { withS3ConditionalSemantics } from "../support/s3-semantics-store.ts";
 import { describeObjectStoreConformance } from "./object-store-conformance.ts";
 
 async function freshLocalStore(): Promise<{ store: LocalStore; cleanup: () => Promise<void> }> {

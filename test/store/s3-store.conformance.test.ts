@@ -3,7 +3,7 @@ import { afterAll, beforeAll } from "vitest";
 import { RequestStats } from "../../lib/store/object-store.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
-import { withS3ConditionalSemantics } from "../../lib/store/s3-semantics-store.ts";
+import { withS3ConditionalSemantics } from "../support/s3-semantics-store.ts";
 import { startFauxqsServer } from "../support/fauxqs.ts";
 import type { FauxqsHandle } from "../support/fauxqs.ts";
 import { describeObjectStoreConformance } from "./object-store-conformance.ts";

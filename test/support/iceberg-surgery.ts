@@ -43,7 +43,7 @@ export async function rewriteAvro(
   const { meta, records } = await decodeAvroFile(join(dir, key));
   const schema = JSON.parse(meta["avro.schema"]!.toString("utf8")) as AvroSchemaJson;
   edit.editSchema?.(schema);
-  records.forEach((r, i) => edit.editRecord?.(r, i));
+  for (const [i, r] of records.entries()) edit.editRecord?.(r, i);
   const header: Record<string, Buffer> = { ...meta, "avro.schema": Buffer.from(JSON.stringify(schema)) };
   for (const [k, v] of Object.entries(edit.meta ?? {})) header[k] = Buffer.from(v);
   await encodeAvroFile(join(dir, key), avro.Type.forSchema(schema as avro.Schema, bigintLongOptions()), header, records);

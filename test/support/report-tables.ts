@@ -1,17 +1,17 @@
 /**
- * Tables for the HTML report (test/report and `npm run report:screenshots`):
+ * Tables for the HTML report (test/html-report and `npm run report:screenshots`):
  *   - a real 10-version LanceDB table with tags, a reader pin, two cleanup runs (receipts with
  *     storage) and a history protection boundary in lakewarden's stored config;
  *   - a 10,000-version history generated from that table's own data: records derived from its
  *     real ones (operations, sizes, identities), spread over two years, most cleaned up, with
  *     tags, pins, a boundary, versions without totals and 300 cleanup runs. Deterministic.
  */
-import { createPin } from "../../lib/maintenance/pins.ts";
+import { createPin } from "../../lib/pins/pins.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { updateStoredConfig } from "../../lib/maintenance/stored-config.ts";
-import { collectReportData } from "../../lib/report/data.ts";
-import type { ReportData, ReportRun, ReportVersion } from "../../lib/report/data.ts";
-import { emptyParts } from "../../lib/storage/parts.ts";
+import { collectReportData } from "../../lib/html-report/data.ts";
+import type { ReportData, ReportRun, ReportVersion } from "../../lib/html-report/data.ts";
+import { emptyParts } from "../../lib/maintenance/storage-parts.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, type DatasetStep } from "./lance-datasets.ts";
 

@@ -2,7 +2,7 @@
  * `lakewarden checkpoint <table>`: archive every version's summary into a new version
  * checkpoint without deleting anything (lib/maintenance/run-checkpoint.ts).
  */
-import { plural } from "../human-units.ts";
+import { plural } from "../../text/human-units.ts";
 import type { ArchiveStatus } from "../../checkpoint/archive.ts";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";

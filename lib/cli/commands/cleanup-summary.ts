@@ -6,8 +6,8 @@
  * committed 2026-11-03T…" are one line with their count.
  */
 import type { PlannedFile } from "../../maintenance/file-plan.ts";
-import type { CleanupReport, VersionLine } from "../../maintenance/report.ts";
-import { formatBytes, plural } from "../human-units.ts";
+import type { CleanupReport, VersionLine } from "../../maintenance/cleanup-report.ts";
+import { formatBytes, plural } from "../../text/human-units.ts";
 import { textTable } from "../text-table.ts";
 
 const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;

@@ -13,7 +13,7 @@ import type { ProgramContext } from "../program.ts";
 import { parseDurationFlag, parsePositiveIntegerFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
 import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { formatBytes, versionRanges, plural } from "../human-units.ts";
+import { formatBytes, versionRanges, plural } from "../../text/human-units.ts";
 import { textTable } from "../text-table.ts";
 import { CHECKPOINT_STATUS_WORDS } from "./checkpoint.ts";
 import { describeTotals, indent } from "./cleanup-summary.ts";
@@ -23,7 +23,7 @@ import { EXIT_CODES } from "../exit-codes.ts";
 import { SHORT_RETENTION_FLAG, SHORT_SAFETY_WINDOW_FLAG, checkShortRetention, checkShortSafetyWindow } from "../flags.ts";
 import { settingsFromEnvironment, type CleanupSettings } from "../../maintenance/policy.ts";
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
-import { reportedStatus, type CleanupReport } from "../../maintenance/report.ts";
+import { reportedStatus, type CleanupReport } from "../../maintenance/cleanup-report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
 import { refreshHeadAfterCleanup } from "../../head/after-cleanup.ts";
 

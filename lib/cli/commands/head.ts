@@ -15,7 +15,7 @@ import { HEAD_KEY } from "../../head/stored-head.ts";
 import { writeTableHead } from "../../head/write-table-head.ts";
 import type { WriteTableHeadResult } from "../../head/write-table-head.ts";
 import { textTable } from "../text-table.ts";
-import { formatBytes, plural } from "../human-units.ts";
+import { formatBytes, plural } from "../../text/human-units.ts";
 
 interface WriteOptions extends OutputOptions {
   codec?: string;

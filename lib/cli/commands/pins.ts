@@ -12,8 +12,8 @@ import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import { resolveFormat } from "../../formats/index.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { PINS_PREFIX, assertPinId, createPin, readPins, releasePin } from "../../maintenance/pins.ts";
-import type { PinRecord } from "../../maintenance/pins.ts";
+import { PINS_PREFIX, assertPinId, createPin, readPins, releasePin } from "../../pins/pins.ts";
+import type { PinRecord } from "../../pins/pins.ts";
 
 interface PinFlags extends OutputOptions {
   ttl: string;

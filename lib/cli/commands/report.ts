@@ -1,16 +1,16 @@
 /**
  * `lakewarden report <table> -o report.html`: one self-contained HTML file (inline SVG, no
  * script, no network) picturing the table's life: versions over time, storage at each cleanup
- * run, what each run reclaimed and the requests it made (lib/report).
+ * run, what each run reclaimed and the requests it made (lib/html-report).
  */
 import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { formatBytes, plural } from "../human-units.ts";
+import { formatBytes, plural } from "../../text/human-units.ts";
 import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { collectReportData } from "../../report/data.ts";
-import { renderReport } from "../../report/render.ts";
+import { collectReportData } from "../../html-report/data.ts";
+import { renderReport } from "../../html-report/render.ts";
 
 interface ReportFlags extends OutputOptions {
   output: string;

@@ -1,17 +1,17 @@
 /**
  * `lakewarden storage <table> [--older-than d] [--by-version]`: where the table's bytes go, from
- * one listing of the table and the same plan cleanup makes (lib/storage).
+ * one listing of the table and the same plan cleanup makes (lib/measure).
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { parseSettingFlag } from "../flags.ts";
-import { formatBytes, plural, versionRanges } from "../human-units.ts";
+import { formatBytes, plural, versionRanges } from "../../text/human-units.ts";
 import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
-import { HISTORY_REASONS, measureStorage } from "../../storage/storage.ts";
-import type { StorageReport, Totals } from "../../storage/storage.ts";
+import { HISTORY_REASONS, measureStorage } from "../../measure/measure-storage.ts";
+import type { StorageReport, Totals } from "../../measure/measure-storage.ts";
 
 interface StorageFlags extends OutputOptions {
   olderThan?: string;

@@ -25,7 +25,7 @@ function leaf(value: unknown): string {
 
 function collect(value: unknown, path: string[], out: [string, string][]): void {
   if (Array.isArray(value)) {
-    value.forEach((item, i) => collect(item, [...path, String(i)], out));
+    for (const [i, item] of value.entries()) collect(item, [...path, String(i)], out);
   } else if (value !== null && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) collect(item, [...path, `"${encode(key)}"`], out);
   } else {

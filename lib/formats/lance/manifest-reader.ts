@@ -14,7 +14,7 @@
  * `toObject` decoding (manifest-file.ts `decodeManifestFile` + manifest-model.ts).
  */
 import { Buffer } from "node:buffer";
-import protobuf from "protobufjs";
+import type protobuf from "protobufjs";
 import type { FileReference, UnresolvedReference } from "../table-format.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
 import type { VersionTotals } from "../../model/version-record.ts";
@@ -527,7 +527,7 @@ function u64Safe(value: unknown, what: string, uri: string): number {
 }
 
 function has(message: object, name: string): boolean {
-  return Object.prototype.hasOwnProperty.call(message, name) && (message as Record<string, unknown>)[name] != null;
+  return Object.hasOwn(message, name) && (message as Record<string, unknown>)[name] != null;
 }
 
 function decodeWith(type: protobuf.Type, bytes: Uint8Array, uri: string): protobuf.Message & Record<string, unknown> {

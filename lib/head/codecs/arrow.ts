@@ -14,7 +14,7 @@
 import { DataType, Precision, Table, makeVector, tableFromIPC, tableToIPC } from "apache-arrow";
 import type { Vector } from "apache-arrow";
 import type { HeadCodec } from "../codec.ts";
-import { columnData, columnValues } from "./arrow-buffers.ts";
+import { ArrowColumnError, columnData, columnValues } from "../../arrow/column-buffers.ts";
 import { HeadCodecError } from "../errors.ts";
 import { modelProblem } from "../model.ts";
 import type { ColumnType, HeadColumn, HeadModel, HeadTable } from "../model.ts";
@@ -59,7 +59,7 @@ export const arrowCodec: HeadCodec = {
       properties,
       tables: rest.map(([name, bytes]): HeadTable => ({ name, columns: decodeTable(name, bytes) })),
     };
-    // Values come typed from their buffers (arrow-buffers.ts checks ranges and nulls in lists):
+    // Values come typed from their buffers (lib/arrow/column-buffers.ts checks ranges and nulls in lists):
     // the structure is checked, not every value again.
     const problem = modelProblem(model, { values: false });
     if (problem) throw new HeadCodecError(`arrow body is not a valid head: ${problem}`);
@@ -74,7 +74,17 @@ function encodeTable(columns: HeadColumn[]): Uint8Array {
 }
 
 function toVector(column: HeadColumn): Vector {
-  return makeVector(columnData(column.type, column.values));
+  return makeVector(asCodecError(() => columnData(column.type, column.values)));
+}
+
+/** A column the buffers refuse is the codec's failure: HeadCodecError, as every codec throws. */
+function asCodecError<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof ArrowColumnError) throw new HeadCodecError(error.message, { cause: error });
+    throw error;
+  }
 }
 
 function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
@@ -88,7 +98,7 @@ function decodeTable(name: string, bytes: Uint8Array): HeadColumn[] {
     const type = columnTypeOf(field.type);
     if (!type) throw new HeadCodecError(`arrow section ${name}: column ${field.name} has unsupported type ${String(field.type)}`);
     const vector = table.getChildAt(index);
-    const values = vector ? columnValues(vector.data, type, name, field.name) : [];
+    const values = vector ? asCodecError(() => columnValues(vector.data, type, name, field.name)) : [];
     if (values.length !== table.numRows) throw new HeadCodecError(`arrow section ${name}: column ${field.name} is short`);
     return { name: field.name, type, values } as HeadColumn;
   });

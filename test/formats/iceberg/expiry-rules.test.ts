@@ -21,7 +21,7 @@ import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
 import { DAY_MS } from "../../../lib/formats/iceberg/retention.ts";
 import type { CleanupSettings } from "../../../lib/maintenance/policy.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
-import type { CleanupReport } from "../../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../../lib/maintenance/cleanup-report.ts";
 import { openStore } from "../../../lib/store/index.ts";
 import type { DeleteResult, ObjectStore, PutOptions, PutResult } from "../../../lib/store/object-store.ts";
 import { readTimeline } from "../../../lib/versions/timeline.ts";

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
 import { DAY_MS } from "../../../lib/formats/iceberg/retention.ts";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
-import { FaultInjectingStore } from "../../../lib/store/fault-injecting-store.ts";
+import { FaultInjectingStore } from "../../support/fault-injecting-store.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { readTimeline } from "../../../lib/versions/timeline.ts";
 import { copyIcebergFixture, listFiles } from "../../support/iceberg-fixtures.ts";

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCleanup } from "../../../lib/maintenance/run-cleanup.ts";
-import type { CleanupReport } from "../../../lib/maintenance/report.ts";
+import type { CleanupReport } from "../../../lib/maintenance/cleanup-report.ts";
 import type { TableFormat } from "../../../lib/formats/table-format.ts";
 import { LocalStore } from "../../../lib/store/local-store.ts";
 import { listTree } from "../lance-checks.ts";

@@ -5,15 +5,16 @@
  * Format-neutral: everything comes from the model's records and lakewarden's own files.
  */
 import { readHistory } from "../head/timeline-source.ts";
+import type { HistoryProblem } from "../checkpoint/damaged.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
-import { readPins } from "../maintenance/pins.ts";
-import type { PinRecord } from "../maintenance/pins.ts";
+import { readPins } from "../pins/pins.ts";
+import type { PinRecord } from "../pins/pins.ts";
 import { listRunFiles } from "../maintenance/run-files.ts";
 import { readStoredConfig } from "../maintenance/stored-config.ts";
-import type { StorageParts } from "../storage/parts.ts";
+import type { StorageParts } from "../maintenance/storage-parts.ts";
 import { mapConcurrent } from "../store/map-concurrent.ts";
 
 /** The fields of a version the report draws. */
@@ -45,6 +46,8 @@ export interface ReportData {
   protect_before: number | null;
   /** Ascending by start time. */
   runs: ReportRun[];
+  /** Files of lakewarden's own history that could not be read, with the versions they covered (as `versions` reports them). */
+  history_problems: HistoryProblem[];
   warnings: string[];
 }
 
@@ -84,6 +87,7 @@ export async function collectReportData(store: ObjectStore, options: CollectOpti
     pins: pins.active,
     protect_before: boundary ?? runs.findLast((run) => run.protect_before !== null)?.protect_before ?? null,
     runs,
+    history_problems: history.historyProblems,
     warnings,
   };
 }

@@ -10,7 +10,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { openTable } from "../../lib/head/loader.ts";
-import { PINS_PREFIX, createPin, pinKey, readPins } from "../../lib/maintenance/pins.ts";
+import { PINS_PREFIX, createPin, pinKey, readPins } from "../../lib/pins/pins.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir, type DatasetStep } from "../support/lance-datasets.ts";

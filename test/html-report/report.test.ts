@@ -5,13 +5,13 @@
  * overlapping (extents computed from the monospace font's advance). Then headless Chromium
  * renders both: no console message, a screenshot, and no two texts overlapping as laid out.
  */
-import { readFile, writeFile, readdir } from "node:fs/promises";
+import { cp, readFile, readdir, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
-import type { ReportData } from "../../lib/report/data.ts";
-import { renderReport } from "../../lib/report/render.ts";
+import type { ReportData } from "../../lib/html-report/data.ts";
+import { renderReport } from "../../lib/html-report/render.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import { buildReportTable, reportDataPair } from "../support/report-tables.ts";
 import { dumpDom, pngSize, screenshot } from "../support/chromium.ts";
@@ -143,6 +143,24 @@ describe("lakewarden report", () => {
     const texts = labels(html).map((l) => l.text);
     for (const tag of small.tags) expect(texts).toContain(tag.name);
     expect(texts).toContain("pin nightly export");
+  });
+
+  it("a damaged checkpoint: the report says the history is incomplete, naming the file, before the charts", async () => {
+    const own = await makeTempDir("lw-report-damaged-");
+    const copy = join(own, "damaged-history.lance");
+    await cp(tableUri, copy, { recursive: true });
+    const checkpoints = (await readdir(join(copy, "_lakewarden", "checkpoints"))).sort();
+    const newest = checkpoints.at(-1)!;
+    await truncate(join(copy, "_lakewarden", "checkpoints", newest), 10);
+    const out = join(own, "report-damaged.html");
+    expect(await runCli(["report", copy, "-o", out], new BufferIO())).toBe(0);
+    const html = await readFile(out, "utf8");
+    const section = html.indexOf("<h2>History incomplete</h2>");
+    expect(section, "a History incomplete section").toBeGreaterThan(0);
+    expect(section).toBeLessThan(html.indexOf("<h2>Versions over time</h2>"));
+    expect(html.slice(section, html.indexOf("</ul>", section))).toContain(newest);
+    expect(renderReport(small)).not.toContain("History incomplete");
+    await removeDir(own);
   });
 
   it("10,000 versions: decimated to columns, labels thinned or counted, still no overlap; versions without totals are skipped", () => {

@@ -16,7 +16,7 @@ import type { ProtectionOutcome, TaggedOldVersion } from "./version-plan.ts";
 export type CleanupStatus = "completed" | "stopped" | "dry-run" | "failed";
 
 import type { KindTotals } from "./stats.ts";
-import type { RunStorage } from "../storage/parts.ts";
+import type { RunStorage } from "./storage-parts.ts";
 export type { KindTotals } from "./stats.ts";
 
 export interface VersionLine {
@@ -101,7 +101,7 @@ export interface CleanupReport {
   lease: { run_id: string; expires_at: string; took_over_from: string | null } | null;
   requests: RequestCounts;
   /**
-   * The storage of the format's folders by part (lib/storage/parts.ts), from the plan this run
+   * The storage of the format's folders by part (lib/maintenance/storage-parts.ts), from the plan this run
    * made (before) and that minus what it deleted (after); null when the run made no plan.
    */
   storage: RunStorage | null;

@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
-import { createPin } from "../../lib/maintenance/pins.ts";
+import { createPin } from "../../lib/pins/pins.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
-import { partsTotal } from "../../lib/storage/storage.ts";
-import type { StorageReport } from "../../lib/storage/storage.ts";
+import { partsTotal } from "../../lib/measure/measure-storage.ts";
+import type { StorageReport } from "../../lib/measure/measure-storage.ts";
 import { buildLanceDataset, makeTempDir, removeDir, STANDARD_HISTORY } from "../support/lance-datasets.ts";
 import { listTree } from "../maintenance/lance-checks.ts";
 

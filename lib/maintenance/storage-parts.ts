@@ -9,10 +9,10 @@
 import type { FileReference, TableFormat } from "../formats/table-format.ts";
 import { LAKEWARDEN_PREFIX } from "../model/layout.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
-import type { PlannedFile } from "../maintenance/file-plan.ts";
-import type { DeletePlan } from "../maintenance/plan-deletes.ts";
-import type { ProcessedManifests } from "../maintenance/process-manifests.ts";
-import type { KeptBy } from "../maintenance/version-plan.ts";
+import type { PlannedFile } from "./file-plan.ts";
+import type { DeletePlan } from "./plan-deletes.ts";
+import type { ProcessedManifests } from "./process-manifests.ts";
+import type { KeptBy } from "./version-plan.ts";
 
 export interface Totals {
   files: number;

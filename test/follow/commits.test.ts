@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { groupCommitsByTable, parseCommitKey, type Commit } from "../../lib/serve/commits.ts";
+import { groupCommitsByTable, parseCommitKey, type Commit } from "../../lib/follow/commits.ts";
 import { versionKey } from "../../lib/formats/lance/version-names.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 

@@ -10,8 +10,9 @@
  * tick labels are thinned until none overlap, and tag and pin labels that do not fit are
  * counted instead of drawn over each other.
  */
-import { formatBytes, plural } from "../cli/human-units.ts";
+import { formatBytes, plural } from "../text/human-units.ts";
 import type { ReportData, ReportRun, ReportVersion } from "./data.ts";
+import { describeHistoryProblem } from "../checkpoint/damaged.ts";
 import type { Box } from "./svg.ts";
 import { FONT_FAMILY, byteTicks, escapeXml, fmt, linearScale, niceTicks, placeLabels, text, textBox, textWidth, thinLabels, timeTicks } from "./svg.ts";
 
@@ -53,6 +54,8 @@ export function renderReport(data: ReportData): string {
     `<h1>Table report</h1>`,
     `<p class="table">${escapeXml(data.table)} <span>(${escapeXml(data.format)})</span></p>`,
     `<p>${escapeXml(summary.join(" · "))}. Generated ${escapeXml(data.generated_at)} by lakewarden.</p>`,
+    // Said where it cannot be missed: a damaged history means the versions table may lack rows.
+    data.history_problems.length > 0 ? `<h2>History incomplete</h2><ul>${data.history_problems.map((p) => `<li>${escapeXml(describeHistoryProblem(p))}</li>`).join("")}</ul>` : "",
     `<h2>Versions over time</h2>`,
     versions.length > 0 ? timelineSvg(data) : `<p>No versions.</p>`,
     `<h2>Storage by category at each cleanup run</h2>`,

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
-import { discoverTables, isHiddenFolder } from "../../lib/serve/discover-tables.ts";
+import { discoverTables, isHiddenFolder } from "../../lib/follow/discover-tables.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 

@@ -19,21 +19,21 @@ import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import { findFormat } from "../formats/index.ts";
 import type { TableFormat } from "../formats/table-format.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../store/object-store.ts";
 import { CompactListing } from "../maintenance/listing.ts";
 import { planListing } from "../maintenance/plan-deletes.ts";
 import { SpillArea } from "../maintenance/spill.ts";
-import { readPins } from "../maintenance/pins.ts";
+import { readPins } from "../pins/pins.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
 import { describePolicy } from "../maintenance/policy.ts";
 import { processManifests } from "../maintenance/process-manifests.ts";
 import { listRunFiles, readIntents } from "../maintenance/run-files.ts";
 import { provenByIntents } from "../maintenance/run-cleanup.ts";
 import { readStoredConfig } from "../maintenance/stored-config.ts";
-import { add, classify, zero } from "./parts.ts";
-import type { StorageParts, Totals, VersionHolding } from "./parts.ts";
+import { add, classify, zero } from "../maintenance/storage-parts.ts";
+import type { StorageParts, Totals, VersionHolding } from "../maintenance/storage-parts.ts";
 
-export * from "./parts.ts";
+export * from "../maintenance/storage-parts.ts";
 
 export interface StorageReport {
   table: string;

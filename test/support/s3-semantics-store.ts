@@ -15,9 +15,9 @@
  * a put refused by it still counts as the one put request S3 would have answered with 412/404.
  * When combining with FaultInjectingStore, put the fault injector outside this wrapper.
  */
-import { InvalidRangeError, NotFoundError, PreconditionFailedError } from "./errors.ts";
-import { KeyedMutex } from "./key-mutex.ts";
-import { checkKey } from "./keys.ts";
+import { InvalidRangeError, NotFoundError, PreconditionFailedError } from "../../lib/store/errors.ts";
+import { KeyedMutex } from "../../lib/store/key-mutex.ts";
+import { checkKey } from "../../lib/store/keys.ts";
 import type {
   ByteRange,
   DeleteResult,
@@ -28,7 +28,7 @@ import type {
   PutOptions,
   PutResult,
   RequestStats,
-} from "./object-store.ts";
+} from "../../lib/store/object-store.ts";
 
 const processMutex = new KeyedMutex();
 

@@ -8,8 +8,8 @@
  * still counted in `stats`, as the request was made; everything else is counted by the inner store.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConflictError, StoreUnavailableError } from "./errors.ts";
-import { checkKey } from "./keys.ts";
+import { ConflictError, StoreUnavailableError } from "../../lib/store/errors.ts";
+import { checkKey } from "../../lib/store/keys.ts";
 import type {
   ByteRange,
   DeleteResult,
@@ -21,7 +21,7 @@ import type {
   PutResult,
   RequestKind,
   RequestStats,
-} from "./object-store.ts";
+} from "../../lib/store/object-store.ts";
 
 const DELETE_BATCH = 1000;
 const PAGE_SIZE = 1000;

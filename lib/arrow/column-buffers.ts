@@ -10,8 +10,15 @@
 import { Buffer, isAscii } from "node:buffer";
 import { Binary, Bool, Field, Float64, Int64, List, Utf8, makeData } from "apache-arrow";
 import type { Data } from "apache-arrow";
-import { HeadCodecError } from "../errors.ts";
-import type { ColumnType } from "../model.ts";
+import type { ColumnType } from "../model/column-type.ts";
+
+/** A column that cannot be read from (or written into) its buffers; each codec says which file it was. */
+export class ArrowColumnError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ArrowColumnError";
+  }
+}
 
 const TWO_32 = 2 ** 32;
 /** |high half| below 2^21 keeps hi·2^32 + lo within ±2^53. */
@@ -30,7 +37,7 @@ export function columnValues(chunks: readonly Data[], type: ColumnType, table: s
 }
 
 function fail(table: string, column: string, what: string): never {
-  throw new HeadCodecError(`arrow section ${table}: column ${column} ${what}`);
+  throw new ArrowColumnError(`arrow section ${table}: column ${column} ${what}`);
 }
 
 function isValid(bitmap: Uint8Array | undefined, index: number): boolean {
@@ -227,7 +234,7 @@ function stringBuffers(values: readonly (string | null)[]): { valueOffsets: Int3
     if (value) total += Buffer.byteLength(value, "utf8");
     valueOffsets[i + 1] = total;
   }
-  if (total > 0x7fffffff) throw new HeadCodecError(`a string column of ${total} bytes is beyond Arrow's 32-bit offsets`);
+  if (total > 0x7fffffff) throw new ArrowColumnError(`a string column of ${total} bytes is beyond Arrow's 32-bit offsets`);
   const data = Buffer.allocUnsafe(total);
   for (let i = 0; i < values.length; i++) {
     const value = values[i];

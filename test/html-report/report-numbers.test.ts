@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
-import type { ReportData } from "../../lib/report/data.ts";
-import { renderReport } from "../../lib/report/render.ts";
-import { byteTicks, niceTicks } from "../../lib/report/svg.ts";
+import type { ReportData } from "../../lib/html-report/data.ts";
+import { renderReport } from "../../lib/html-report/render.ts";
+import { byteTicks, niceTicks } from "../../lib/html-report/svg.ts";
 import { copyFixture } from "../support/fixtures.ts";
 
 async function cli(...argv: string[]) {
@@ -80,6 +80,7 @@ describe("report charts", () => {
       pins: [],
       protect_before: null,
       runs: [],
+      history_problems: [],
       warnings: [],
     };
     const html = renderReport(data);
@@ -107,6 +108,7 @@ describe("report charts", () => {
       pins: [],
       protect_before: null,
       runs: [],
+      history_problems: [],
       warnings: [],
     };
     expect(renderReport(data)).toContain("(1 version without a total skipped)");
