@@ -241,8 +241,7 @@ async function signV4(auth: Extract<RestAuth, { type: "sigv4" }>, method: string
     auth.credentials ? auth.credentials() : import("@aws-sdk/credential-provider-node").then(({ defaultProvider }) => defaultProvider()()),
   ]);
   const signer = new SignatureV4({ service: auth.service, region: auth.region, credentials, sha256: Sha256 as never, uriEscapePath: true });
-  const query: Record<string, string> = {};
-  url.searchParams.forEach((value, key) => (query[key] = value));
+  const query: Record<string, string> = Object.fromEntries(url.searchParams);
   const signed = await signer.sign({
     method,
     protocol: url.protocol,

@@ -11,7 +11,7 @@ import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";
 import { CatalogCommitError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import type { CleanupReport } from "./report.ts";
+import type { CleanupReport } from "./cleanup-report.ts";
 import { runCleanup, type RunCleanupOptions } from "./run-cleanup.ts";
 
 export const DEFAULT_CATALOG_REPLANS = 3;

@@ -76,19 +76,8 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
   let dead = false;
   /** UpdateTables one at a time: the VersionId check and the update are one step, as in Glue. */
   let updates: Promise<unknown> = Promise.resolve();
-  const databases = new Set<string>();
-  const tables = new Set<string>();
   const requests: GlueRequest[] = [];
   const upstream = new URL(moto.endpoint);
-
-  const deny = (response: ServerResponse, body: GlueRequest["body"]): void => {
-    const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
-    response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
-    response.end(JSON.stringify({
-      __type: "AccessDeniedException",
-      Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
-    }));
-  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
@@ -113,7 +102,6 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
     }
     return forward(payload, request, response);
   };
-
   const update = async (recorded: GlueRequest, payload: Buffer, request: IncomingMessage, response: ServerResponse): Promise<void> => {
     await updateHook?.(recorded);
     const { body } = recorded;
@@ -132,7 +120,6 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
     }
     return forward(payload, request, response);
   };
-
   /** Sends the request to moto and its answer back (`response` null: the answer is read and dropped). */
   const forward = async (payload: Buffer, request: IncomingMessage, response: ServerResponse | null): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
@@ -162,6 +149,39 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const { setTable, dropTable } = glueEntries(moto);
+
+  return {
+    endpoint,
+    clientConfig: { endpoint, region: MOTO_REGION, credentials: { ...moto.credentials } },
+    setTable,
+    dropTable,
+    beforeUpdate: (hook) => void (updateHook = hook),
+    killAfterNextUpdate: () => void (killNext = true),
+    revive: () => void (dead = false),
+    failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
+    requests,
+    stop: () => new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((error) => (error ? reject(error) : resolve()));
+    }),
+  };
+}
+
+/** GetTable's answer for a table set to fail: an AccessDeniedException as Glue words it. */
+function deny(response: ServerResponse, body: GlueRequest["body"]): void {
+  const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
+  response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
+  response.end(JSON.stringify({
+    __type: "AccessDeniedException",
+    Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
+  }));
+}
+
+/** Entries made with the real Glue API on moto (CreateDatabase, CreateTable, UpdateTable, DeleteTable). */
+function glueEntries(moto: MotoHandle): Pick<GlueServer, "setTable" | "dropTable"> {
+  const databases = new Set<string>();
+  const tables = new Set<string>();
   async function setTable(database: string, table: string, entry: GlueEntry): Promise<void> {
     if (!databases.has(database)) {
       await moto.glueClient.send(new CreateDatabaseCommand({ DatabaseInput: { Name: database } }));
@@ -186,20 +206,5 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
     await moto.glueClient.send(new DeleteTableCommand({ DatabaseName: database, Name: table }));
     tables.delete(key);
   }
-
-  return {
-    endpoint,
-    clientConfig: { endpoint, region: MOTO_REGION, credentials: { ...moto.credentials } },
-    setTable,
-    dropTable,
-    beforeUpdate: (hook) => void (updateHook = hook),
-    killAfterNextUpdate: () => void (killNext = true),
-    revive: () => void (dead = false),
-    failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
-    requests,
-    stop: () => new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((error) => (error ? reject(error) : resolve()));
-    }),
-  };
+  return { setTable, dropTable };
 }
