@@ -29,3 +29,11 @@ export type { StorageOptions, StorageParts, StorageReport, RunStorage, Totals, V
 export { collectReportData } from "./html-report/data.ts";
 export type { ReportData, ReportRun, ReportVersion } from "./html-report/data.ts";
 export { renderReport } from "./html-report/render.ts";
+// Catalogs that own a table's commit pointer, and cleanup committing through them (catalog branch).
+export { GlueCatalog, GlueLookupError, GlueUpdateError, describeGlueTable, parseGlueTableName } from "./catalog/glue.ts";
+export type { GlueCatalogOptions, GlueTableName } from "./catalog/glue.ts";
+export { RestCatalogError, RestCatalogTable, describeRestTable, parseRestTableName } from "./catalog/iceberg-rest.ts";
+export type { AwsCredentials, RestAuth, RestTableOptions } from "./catalog/iceberg-rest.ts";
+export type { CatalogCommitAnswer, TableCatalog } from "./formats/catalog-commit.ts";
+export { runCleanupThroughCatalog, DEFAULT_CATALOG_REPLANS } from "./maintenance/catalog-cleanup.ts";
+export type { CatalogCleanupOptions, CatalogCleanupReport } from "./maintenance/catalog-cleanup.ts";
