@@ -8,7 +8,7 @@ import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { numberedVersionIdentity } from "../../lib/model/version-record.ts";
 import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
-import { checkpointKey } from "../../lib/checkpoint/layout.ts";
+import { checkpointKey } from "../../lib/model/layout.ts";
 import { writeTableHead, type WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
 import { commitTime, transactionUuid } from "./manifest-generator.ts";
 

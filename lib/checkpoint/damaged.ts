@@ -8,12 +8,12 @@
  */
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { DAMAGED_PREFIX } from "../model/layout.ts";
+import { damagedKey } from "../model/layout.ts";
 import type { CheckpointContent } from "./codec.ts";
 import { decodeCheckpoint } from "./codec.ts";
 import { CorruptCheckpointError } from "./errors.ts";
-import { parseCheckpointKey } from "./layout.ts";
-import type { SegmentFile } from "./segments.ts";
+import { parseCheckpointKey } from "../model/layout.ts";
+import type { SegmentFile } from "../model/layout.ts";
 
 /** Versions a file held, as far as known (`from` null: from the table's first version on). */
 export interface CoveredVersions {
@@ -51,12 +51,6 @@ export function unreadableCheckpoints(problems: readonly HistoryProblem[]): { ke
   return problems.filter((p) => p.role === "checkpoint" && p.set_aside === null).map((p) => ({ key: p.file, problem: p.problem }));
 }
 
-/** `_lakewarden/damaged/{name}.{time}`: the time keeps two damages of one name apart. */
-export function damagedKey(file: string, nowMillis: number): string {
-  const name = file.slice(file.lastIndexOf("/") + 1);
-  const time = new Date(nowMillis).toISOString().replace(/[-:]/g, "").replace(".", "");
-  return `${DAMAGED_PREFIX}${name}.${time}`;
-}
 
 export interface SetAside {
   /** Where the bytes (or the note of a missing file) are now. */

@@ -10,7 +10,7 @@ import { NotFoundError } from "../store/errors.ts";
 import type { CheckpointContent } from "./codec.ts";
 import { decodeCheckpoint } from "./codec.ts";
 import { CorruptCheckpointError } from "./errors.ts";
-import { CHECKPOINTS_PREFIX, parseCheckpointKey } from "./layout.ts";
+import { CHECKPOINTS_PREFIX, parseCheckpointKey } from "../model/layout.ts";
 
 export interface CheckpointFile {
   key: string;

@@ -16,7 +16,7 @@ import type { DamageNote } from "./damaged.ts";
 import { CorruptCheckpointError } from "./errors.ts";
 import type { CheckpointFile, StoredCheckpoint } from "./load.ts";
 import { listCheckpointFiles, readCheckpoint } from "./load.ts";
-import { parseSegmentKey } from "./segments.ts";
+import { DAMAGED_PREFIX, parseSegmentKey } from "../model/layout.ts";
 
 export const DEFAULT_MAX_CHECKPOINT_FILES = 2;
 
@@ -69,7 +69,7 @@ export async function cleanupOldCheckpoints(store: ObjectStore, options: PruneCh
       problems.push(`${store.uriOf(file.key)}: not pruned: versions ${proof.versions} are in no newer checkpoint (${covering.key}) or archive segment`);
       kept.push(file.key);
     } else if (options.dryRun) {
-      problems.push(`${store.uriOf(file.key)}: would be set aside under _lakewarden/damaged/, not pruned: ${proof.problem}`);
+      problems.push(`${store.uriOf(file.key)}: would be set aside under ${DAMAGED_PREFIX}, not pruned: ${proof.problem}`);
     } else {
       setAsideNow.push(await moveAside(store, file, proof.problem, (options.now ?? new Date()).getTime()));
       problems.push(`${store.uriOf(file.key)}: set aside, not pruned (${proof.problem})`);

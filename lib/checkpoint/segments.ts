@@ -8,33 +8,12 @@
  */
 import type { ObjectStore } from "../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../store/errors.ts";
-import { ARCHIVE_PREFIX } from "../model/layout.ts";
+import { ARCHIVE_PREFIX, parseSegmentKey, segmentKey, type SegmentFile } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { decodeCheckpoint, encodeCheckpoint } from "./codec.ts";
 import { CorruptCheckpointError } from "./errors.ts";
 import { setAside } from "./damaged.ts";
 import type { DamageNote } from "./damaged.ts";
-
-const SEGMENT_NAME = /^(\d{20})-(\d{20})\.arrow$/;
-
-export interface SegmentFile {
-  key: string;
-  first: number;
-  last: number;
-}
-
-export function segmentKey(first: number, last: number): string {
-  return `${ARCHIVE_PREFIX}${String(first).padStart(20, "0")}-${String(last).padStart(20, "0")}.arrow`;
-}
-
-export function parseSegmentKey(key: string): SegmentFile | null {
-  if (!key.startsWith(ARCHIVE_PREFIX)) return null;
-  const match = SEGMENT_NAME.exec(key.slice(ARCHIVE_PREFIX.length));
-  if (!match) return null;
-  const first = Number(match[1]);
-  const last = Number(match[2]);
-  return Number.isSafeInteger(first) && Number.isSafeInteger(last) && first <= last ? { key, first, last } : null;
-}
 
 export async function listSegments(store: ObjectStore): Promise<SegmentFile[]> {
   const segments: SegmentFile[] = [];

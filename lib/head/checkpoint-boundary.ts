@@ -11,7 +11,7 @@
  * and readers check that (lib/versions/timeline.ts); the next checkpoint moves it on.
  */
 import { listCheckpointFiles } from "../checkpoint/load.ts";
-import { checkpointKey } from "../checkpoint/layout.ts";
+import { checkpointKey } from "../model/layout.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { objectExists } from "../store/object-exists.ts";
 

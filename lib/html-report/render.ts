@@ -10,6 +10,7 @@
  * tick labels are thinned until none overlap, and tag and pin labels that do not fit are
  * counted instead of drawn over each other.
  */
+import { RUNS_PREFIX } from "../model/layout.ts";
 import { formatBytes, plural } from "../text/human-units.ts";
 import type { ReportData, ReportRun, ReportVersion } from "./data.ts";
 import { describeHistoryProblem } from "../checkpoint/damaged.ts";
@@ -81,7 +82,7 @@ export function renderReport(data: ReportData): string {
           }),
           runsTable(data.runs),
         ].join("\n")
-      : `<p>No cleanup receipts under _lakewarden/runs/.</p>`,
+      : `<p>No cleanup receipts under ${RUNS_PREFIX}.</p>`,
     refsTables(data),
     data.warnings.length > 0 ? `<h2>Warnings</h2><ul>${data.warnings.map((w) => `<li>${escapeXml(w)}</li>`).join("")}</ul>` : "",
     `</body></html>`,

@@ -17,12 +17,9 @@ import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import { inChunks, partItemsFromEnvironment } from "./spill.ts";
-import { parseCheckpointKey } from "../checkpoint/layout.ts";
 
 export { RUNS_PREFIX } from "../model/layout.ts";
-import { RUNS_PREFIX, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
-const INTENT_SUFFIX = ".intent.json";
-const RECEIPT_SUFFIX = ".json";
+import { RUN_INTENT_SUFFIX, RUN_PROGRESS_PREFIX, RUN_RECEIPT_SUFFIX, RUNS_PREFIX, parseCheckpointKey, runIntentKey, runIntentPartKey, runReceiptKey } from "../model/layout.ts";
 
 export const DEFAULT_RECEIPT_RETENTION_MS = 30 * 86_400_000;
 export const DEFAULT_RECEIPTS_KEPT = 20;
@@ -30,14 +27,6 @@ export const DEFAULT_RECEIPTS_KEPT = 20;
 /** `20261129T145534123Z-1a2b3c4d`: sortable, unique enough with the run id's first 8 characters. */
 export function runKey(startedAt: Date, runId: string): string {
   return `${startedAt.toISOString().replace(/[-:.]/g, "")}-${runId.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}`;
-}
-
-function receiptKey(key: string): string {
-  return `${RUNS_PREFIX}${key}${RECEIPT_SUFFIX}`;
-}
-
-function intentKey(key: string): string {
-  return `${RUNS_PREFIX}${key}${INTENT_SUFFIX}`;
 }
 
 export interface RunFiles {
@@ -58,8 +47,8 @@ export async function listRunFiles(store: ObjectStore): Promise<RunFiles> {
   const parts: ObjectInfo[] = [];
   for await (const object of store.list(RUNS_PREFIX)) {
     if (object.key.startsWith(RUN_PROGRESS_PREFIX)) progress.push(object);
-    else if (object.key.endsWith(INTENT_SUFFIX)) intents.push(object);
-    else if (object.key.endsWith(RECEIPT_SUFFIX)) receipts.push(object);
+    else if (object.key.endsWith(RUN_INTENT_SUFFIX)) intents.push(object);
+    else if (object.key.endsWith(RUN_RECEIPT_SUFFIX)) receipts.push(object);
     else if (INTENT_PART.test(object.key)) parts.push(object);
   }
   const intentKeys = new Set(intents.map((intent) => intent.key));
@@ -108,7 +97,7 @@ export async function writeIntent(
   const parts: string[] = [];
   const writePart = async (files: readonly IntentFile[]) => {
     const part: IntentPart = { keys: files.map((file) => file.key), modified: files.map((file) => file.lastModifiedMillis) };
-    const partKey = `${intentKey(key)}.files-${parts.length}`;
+    const partKey = runIntentPartKey(key, parts.length);
     await store.put(partKey, new TextEncoder().encode(JSON.stringify(part)), { contentType: "application/json" });
     parts.push(partKey);
   };
@@ -127,7 +116,7 @@ export async function writeIntent(
     deleting_files: inline ? held.map((file) => file.key) : [],
     ...(inline ? { deleting_files_modified: held.map((file) => file.lastModifiedMillis) } : { deleting_file_parts: parts }),
   };
-  const objectKey = intentKey(key);
+  const objectKey = runIntentKey(key);
   await store.put(objectKey, new TextEncoder().encode(JSON.stringify(body)), { contentType: "application/json" });
   return [objectKey, ...parts];
 }
@@ -195,7 +184,7 @@ function isVersionRecord(value: unknown): value is VersionRecord {
 }
 
 export async function writeReceipt(store: ObjectStore, key: string, receipt: unknown): Promise<string> {
-  const objectKey = receiptKey(key);
+  const objectKey = runReceiptKey(key);
   await store.put(objectKey, new TextEncoder().encode(`${JSON.stringify(receipt, null, 2)}\n`), { contentType: "application/json" });
   return objectKey;
 }
@@ -242,7 +231,7 @@ export async function checkpointMissingPerReceipts(store: ObjectStore, receipts:
     const version = parseCheckpointKey(named);
     if (version === null) continue;
     if (checkpoints.some((file) => file.key === named || file.version >= version)) return null;
-    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
+    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RUN_RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
   }
   return null;
 }

@@ -22,7 +22,7 @@
  * already listed is simply not a candidate in this chain (the next one sees it).
  */
 import type { VersionFile } from "../formats/table-format.ts";
-import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../model/layout.ts";
+import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX, runProgressSegmentKey } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { ListingCursor } from "./listing.ts";
@@ -157,7 +157,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     deleted: [...(previous?.segments.deleted ?? [])],
   };
   const known = previous?.scan ?? new Map();
-  const segment = (kind: string) => `${RUN_PROGRESS_PREFIX}${update.runKey}.${kind}.json`;
+  const segment = (kind: string) => runProgressSegmentKey(update.runKey, kind);
   // Versions read, in segments of about segmentItems() references: a table of 100,000 fragments
   // names that many in every version, and one text of them all would not fit in a string.
   let scanPart: ScanEntryJson[] = [];

@@ -13,9 +13,10 @@
 import type { ObjectStore } from "../store/object-store.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../store/errors.ts";
 import { PolicyError } from "./errors.ts";
+import { STORED_CONFIG_KEY } from "../model/layout.ts";
 import { TABLE_CONFIG_KEYS, parseSetting, resolvePolicy, type PolicyField } from "./policy.ts";
 
-export const STORED_CONFIG_KEY = "_lakewarden/config";
+export { STORED_CONFIG_KEY } from "../model/layout.ts";
 
 /** The settings `lakewarden config set` accepts: the cleanup policy's keys. */
 export const STORED_CONFIG_FIELDS: ReadonlyMap<string, PolicyField> = new Map(

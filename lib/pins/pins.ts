@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { PINS_PREFIX } from "../model/layout.ts";
+import { PINS_PREFIX, pinKey } from "../model/layout.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { objectExists } from "../store/object-exists.ts";
@@ -43,10 +43,6 @@ export interface CreatePinInput {
   ttlMs: number;
   note?: string | null;
   now?: Date;
-}
-
-export function pinKey(id: string): string {
-  return `${PINS_PREFIX}${id}.json`;
 }
 
 function assertTtl(ttlMs: number): void {

@@ -13,7 +13,7 @@ import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../c
 import type { CheckpointFile } from "../checkpoint/load.ts";
 import { checkpointFilesIn, loadNewestCheckpoint, readCheckpoint } from "../checkpoint/load.ts";
 import { CorruptCheckpointError } from "../checkpoint/errors.ts";
-import { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "../checkpoint/layout.ts";
+import { CHECKPOINTS_PREFIX, checkpointKey, parseCheckpointKey } from "../model/layout.ts";
 import { listSegments, readArchivedHistory } from "../checkpoint/segments.ts";
 import { checkpointCoverage, readSetAside, soundFirstVersion, unlistedRanges } from "../checkpoint/damaged.ts";
 import type { CoveredVersions, HistoryProblem } from "../checkpoint/damaged.ts";

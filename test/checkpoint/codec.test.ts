@@ -3,7 +3,7 @@ import { tableFromIPC } from "apache-arrow";
 import { decodeCheckpoint, encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
 import type { CheckpointContent } from "../../lib/checkpoint/codec.ts";
 import { CorruptCheckpointError } from "../../lib/checkpoint/errors.ts";
-import { checkpointKey, parseCheckpointKey } from "../../lib/checkpoint/layout.ts";
+import { checkpointKey, parseCheckpointKey } from "../../lib/model/layout.ts";
 import {
   MAX_TRANSACTION_PROPERTIES_BYTES,
   ORIGINAL_SIZE_KEY,

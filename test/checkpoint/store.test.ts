@@ -5,7 +5,7 @@ import { encodeCheckpoint } from "../../lib/checkpoint/codec.ts";
 import { UnsupportedCheckpointError } from "../../lib/checkpoint/errors.ts";
 import { CHECKPOINT_METADATA } from "../../lib/checkpoint/schema.ts";
 import { mergeHistory } from "../../lib/checkpoint/history.ts";
-import { checkpointKey } from "../../lib/checkpoint/layout.ts";
+import { checkpointKey } from "../../lib/model/layout.ts";
 import { listCheckpointFiles, loadNewestCheckpoint, readCheckpoint } from "../../lib/checkpoint/load.ts";
 import { cleanupOldCheckpoints } from "../../lib/checkpoint/prune.ts";
 import { readArchivedHistory, writeSegment } from "../../lib/checkpoint/segments.ts";

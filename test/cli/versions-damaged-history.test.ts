@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { EXIT_CODES } from "../../lib/cli/exit-codes.ts";
-import { checkpointKey } from "../../lib/checkpoint/layout.ts";
+import { checkpointKey } from "../../lib/model/layout.ts";
 import { listCheckpointFiles, loadNewestCheckpoint } from "../../lib/checkpoint/load.ts";
 import { listSegments } from "../../lib/checkpoint/segments.ts";
 import { runCheckpoint } from "../../lib/maintenance/run-checkpoint.ts";

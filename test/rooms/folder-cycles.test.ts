@@ -34,7 +34,5 @@ it("finds a circle when there is one (the check can fail)", () => {
     { from: "c", to: "a", imports: ["lib/c/z.ts -> lib/a/x.ts"] },
     { from: "c", to: "d", imports: ["lib/c/z.ts -> lib/d/w.ts"] },
   ];
-  expect(folderCycles(made)).toEqual([
-    { rooms: ["a", "b", "c"], imports: ["lib/a/x.ts -> lib/b/y.ts", "lib/b/y.ts -> lib/c/z.ts", "lib/c/z.ts -> lib/a/x.ts"] },
-  ]);
+  expect(folderCycles(made)).toEqual([{ rooms: ["a", "b", "c"], imports: ["lib/a/x.ts -> lib/b/y.ts", "lib/b/y.ts -> lib/c/z.ts", "lib/c/z.ts -> lib/a/x.ts"] }]);
 });

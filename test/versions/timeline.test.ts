@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { archiveVersions } from "../../lib/checkpoint/archive.ts";
-import { checkpointKey } from "../../lib/checkpoint/layout.ts";
+import { checkpointKey } from "../../lib/model/layout.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 import { runCheckpoint } from "../../lib/maintenance/run-checkpoint.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";

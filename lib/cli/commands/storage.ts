@@ -10,6 +10,7 @@ import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOu
 import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
+import { LAKEWARDEN_PREFIX } from "../../model/layout.ts";
 import { HISTORY_REASONS, measureStorage } from "../../measure/measure-storage.ts";
 import type { StorageReport, Totals } from "../../measure/measure-storage.ts";
 
@@ -53,7 +54,7 @@ export function describeStorage(report: StorageReport): string {
       report.versions_reclaimable.length > 0 ? `cleanup would remove ${plural(report.versions_reclaimable.length, "version")} (${versionRanges(report.versions_reclaimable)})` : "what cleanup would delete now",
     ],
     ["unknown", ...cells(parts.unknown), "in the format's folders, not known to it: kept"],
-    ["lakewarden", ...cells(parts.lakewarden), "_lakewarden/: head, checkpoints, receipts, pins"],
+    ["lakewarden", ...cells(parts.lakewarden), `${LAKEWARDEN_PREFIX}: head, checkpoints, receipts, pins`],
     ["other", ...cells(parts.other), ""],
     ...(Object.entries(parts.other.by_reason) as [string, Totals][]).filter(([, t]) => t.files > 0).map(([r, t]) => [`  ${r.replaceAll("_", " ")}`, ...cells(t), ""]),
     ["total listed", ...cells(report.listed), ""],
