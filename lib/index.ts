@@ -108,3 +108,13 @@ export { CorruptHeadError, HeadCodecError, HeadWriteContentionError, Unsupported
 export { InvalidHeadSettingError } from "./head/settings.ts";
 export { CorruptCheckpointError, UnsupportedCheckpointError } from "./checkpoint/errors.ts";
 export { LeaseHeldError, LeaseLostError, PolicyError, TableChangedError } from "./maintenance/errors.ts";
+
+// Catalogs that own a table's commit pointer (AWS Glue, the Iceberg REST protocol), and cleanup committing through them.
+export { GlueCatalog, GlueLookupError, GlueUpdateError, parseGlueTableName } from "./catalog/glue.ts";
+export type { GlueCatalogOptions, GlueTableName } from "./catalog/glue.ts";
+export { RestCatalogError, RestCatalogTable, parseRestTableName } from "./catalog/iceberg-rest.ts";
+export type { AwsCredentials, RestAuth, RestTableOptions } from "./catalog/iceberg-rest.ts";
+export type { CatalogCommitAnswer, TableCatalog } from "./formats/catalog-commit.ts";
+export { CatalogCommitError } from "./formats/errors.ts";
+export { runCleanupThroughCatalog } from "./maintenance/catalog-cleanup.ts";
+export type { CatalogCleanupOptions, CatalogCleanupReport } from "./maintenance/catalog-cleanup.ts";

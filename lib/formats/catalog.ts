@@ -8,6 +8,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import { resolveTablePath } from "../model/table-path.ts";
 import { CatalogTableError } from "./errors.ts";
 import { TABLE_FORMATS } from "./index.ts";
+import type { TableCatalog } from "./catalog-commit.ts";
 import type { CatalogTable, TableFormat } from "./table-format.ts";
 
 export type { CatalogTable } from "./table-format.ts";
@@ -26,9 +27,10 @@ const URI = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 /**
  * The format at the pointer `table` names, for the table at `store`. Throws CatalogTableError
  * (one line, nothing read from the table) when no format reads the entry, or its pointer is not
- * a file under the table root.
+ * a file under the table root. `commitThrough`: the catalog `table` was loaded from, when the run
+ * may commit through it (the format then removes versions by a commit guarded by `table`).
  */
-export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable): CatalogFormat {
+export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable, options: { commitThrough?: TableCatalog } = {}): CatalogFormat {
   const readers = TABLE_FORMATS.filter((format) => format.catalogPointer !== undefined && format.at !== undefined);
   const readings = readers.map((format) => ({ format, reading: format.catalogPointer!(table) }));
   const matched = readings.flatMap(({ format, reading }) => ("pointer" in reading ? [{ format, ...reading }] : []));
@@ -45,5 +47,6 @@ export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable):
   if (resolved.kind !== "key") {
     throw new CatalogTableError(table.label, `${where} is not under the table root, ${store.uri}: the catalog and the deployment's settings disagree about where this table is; nothing read, written or deleted`);
   }
-  return { format: format.at!(resolved.key), pointer, key: resolved.key };
+  const at = options.commitThrough ? format.at!(resolved.key, { catalog: { catalog: options.commitThrough, entry: table } }) : format.at!(resolved.key);
+  return { format: at, pointer, key: resolved.key };
 }

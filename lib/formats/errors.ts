@@ -41,3 +41,17 @@ export class UnresolvableReferenceError extends TableFormatError {}
  * catalog, no pointer, a pointer outside the table root). `uri` is the entry's label.
  */
 export class CatalogTableError extends TableFormatError {}
+
+/**
+ * A removal commit through a table's catalog that did not go through: `conflict` (the entry moved:
+ * re-plan on the new one), `unknown` (no answer: it may have applied; read the table back next run)
+ * or `unconfirmed` (accepted, but a fresh load does not show it). Nothing was deleted. `uri`: the
+ * entry's label.
+ */
+export class CatalogCommitError extends TableFormatError {
+  readonly outcome: "conflict" | "unknown" | "unconfirmed";
+  constructor(label: string, outcome: "conflict" | "unknown" | "unconfirmed", problem: string, options?: { cause?: unknown }) {
+    super(label, problem, options);
+    this.outcome = outcome;
+  }
+}

@@ -24,6 +24,7 @@ import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
 import type { ScanFiles } from "./scan-files.ts";
+import type { TableCatalog } from "./catalog-commit.ts";
 
 export type { FileReference, FileRole } from "../model/file-reference.ts";
 export type { Branch, Refs, RefRetention, Tag } from "../model/refs.ts";
@@ -240,6 +241,18 @@ export interface CatalogTable {
   tableType?: string;
   /** The entry's parameters as stored. */
   parameters: Readonly<Record<string, string>>;
+  /** The catalog's version of the entry (Glue's VersionId), which guards a commit through it (catalog-commit.ts). */
+  version?: string;
+}
+
+/**
+ * The catalog a format read at `at(pointer)` commits through (lib/formats/catalog-commit.ts), and
+ * the entry that pointer came from: with it, versions are removed by a commit through the catalog
+ * guarded by that entry, instead of all being kept.
+ */
+export interface CatalogBinding {
+  catalog: TableCatalog;
+  entry: CatalogTable;
 }
 
 /**
@@ -444,11 +457,12 @@ export interface TableFormat {
    * Optional, with catalogPointer (the catalog capability; it never changes what this format's
    * own tables delete): the same format reading the table at the commit pointer a catalog owns
    * (Iceberg: the metadata file a REST or Glue catalog names), a key under the table root.
-   * lakewarden never commits through a catalog, so such a table's versions are all kept. Cleanup
+   * Without `catalog`, lakewarden does not commit through the catalog, so such a table's versions
+   * are all kept; with it, removal is a commit through that catalog guarded by its entry. Cleanup
    * at a pointer that another commit supersedes (a catalog that lags, an old file named by hand)
    * is refused unless `allowSuperseded` (the user's explicit word; never a catalog's).
    */
-  at?(pointer: string, options?: { allowSuperseded?: boolean }): TableFormat;
+  at?(pointer: string, options?: { allowSuperseded?: boolean; catalog?: CatalogBinding }): TableFormat;
   /**
    * Optional (with `at`): the commit pointer a catalog entry names for a table of this format
    * (Iceberg: the entry's `metadata_location`, when its `table_type` is ICEBERG), or why the

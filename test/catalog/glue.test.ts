@@ -38,7 +38,8 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
     await glue.setTable("sales", "orders", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT }, location: ROOT });
     const before = glue.requests.length;
     const entry = await catalog.table({ database: "sales", table: "orders" });
-    expect(entry).toEqual({ label: 'Glue table "orders" in database "sales"', tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT } });
+    // With the entry's VersionId, which guards a commit through Glue (glue-commit.test.ts).
+    expect(entry).toEqual({ label: 'Glue table "orders" in database "sales"', tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT }, version: "1" });
     await catalog.table({ database: "sales", table: "orders", catalogId: "210987654321" });
     expect(glue.requests.slice(before)).toEqual([
       { target: "AWSGlue.GetTable", body: { DatabaseName: "sales", Name: "orders" }, signedFor: "glue" },

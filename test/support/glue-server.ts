@@ -6,6 +6,16 @@
  * a test can count lookups and see them signed for "glue"), and it answers GetTable of a table
  * set to fail with an AccessDeniedException (moto does not enforce IAM on Glue). Everything else
  * is forwarded byte for byte and moto's answer returned as it is.
+ *
+ * moto's Glue ignores UpdateTable's VersionId (moto 5.2.5: any UpdateTable replaces the entry),
+ * where real Glue refuses one whose VersionId is not the entry's with a
+ * ConcurrentModificationException: the optimistic lock iceberg-java, pyiceberg and lakewarden
+ * commit by. With `enforceVersionId`, the pass-through does what Glue does: UpdateTables of one
+ * table are taken one at a time, and one naming another VersionId than the entry's (read from
+ * moto right then) is refused as Glue refuses it. Two more things for the commit tests: a hook
+ * run before an UpdateTable is forwarded (a writer's commit forced into that moment), and a kill
+ * switch that applies the next UpdateTable and then answers nothing at all until revived (the
+ * server lost right after it applied a commit).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +23,7 @@ import {
   CreateDatabaseCommand,
   CreateTableCommand,
   DeleteTableCommand,
+  GetTableCommand,
   UpdateTableCommand,
   type TableInput,
 } from "@aws-sdk/client-glue";
@@ -27,7 +38,7 @@ export interface GlueEntry {
 
 export interface GlueRequest {
   target: string;
-  body: { DatabaseName?: string; Name?: string; CatalogId?: string };
+  body: { DatabaseName?: string; Name?: string; CatalogId?: string; VersionId?: string; TableInput?: { Name?: string; Parameters?: Record<string, string> } };
   /** The SigV4 credential scope's service (from the Authorization header). */
   signedFor: string | null;
 }
@@ -43,26 +54,30 @@ export interface GlueServer {
   dropTable(database: string, table: string): Promise<void>;
   /** Answers GetTable on `database.table` with this error instead (null: clear it). */
   failTable(database: string, table: string, error: "AccessDeniedException" | null): void;
+  /** Runs `hook` before each UpdateTable is forwarded (null: none); it may commit through moto itself. */
+  beforeUpdate(hook: ((request: GlueRequest) => Promise<void>) | null): void;
+  /** The next UpdateTable is applied, then no request gets an answer (connections dropped) until revive(). */
+  killAfterNextUpdate(): void;
+  revive(): void;
   requests: GlueRequest[];
   stop(): Promise<void>;
 }
 
+export interface GlueServerOptions {
+  /** Refuse an UpdateTable whose VersionId is not the entry's, as real Glue does (moto does not). */
+  enforceVersionId?: boolean;
+}
+
 /** Glue on `moto`, behind a recording pass-through. Stopping it leaves moto running. */
-export async function startGlueServer(moto: MotoHandle): Promise<GlueServer> {
+export async function startGlueServer(moto: MotoHandle, options: GlueServerOptions = {}): Promise<GlueServer> {
   const failures = new Map<string, string>();
-  const databases = new Set<string>();
-  const tables = new Set<string>();
+  let updateHook: ((request: GlueRequest) => Promise<void>) | null = null;
+  let killNext = false;
+  let dead = false;
+  /** UpdateTables one at a time: the VersionId check and the update are one step, as in Glue. */
+  let updates: Promise<unknown> = Promise.resolve();
   const requests: GlueRequest[] = [];
   const upstream = new URL(moto.endpoint);
-
-  const deny = (response: ServerResponse, body: GlueRequest["body"]): void => {
-    const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
-    response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
-    response.end(JSON.stringify({
-      __type: "AccessDeniedException",
-      Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
-    }));
-  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
@@ -76,14 +91,46 @@ export async function startGlueServer(moto: MotoHandle): Promise<GlueServer> {
     } catch {
       // Not JSON: moto says so.
     }
-    requests.push({ target, body, signedFor: scope?.[1] ?? null });
+    const recorded = { target, body, signedFor: scope?.[1] ?? null };
+    requests.push(recorded);
+    if (dead) return void response.destroy();
     if (target === "AWSGlue.GetTable" && failures.get(`${body.DatabaseName}.${body.Name}`) === "AccessDeniedException") return deny(response, body);
+    if (target === "AWSGlue.UpdateTable") {
+      const turn = updates.then(() => update(recorded, payload, request, response));
+      updates = turn.catch(() => undefined);
+      return turn;
+    }
+    return forward(payload, request, response);
+  };
+  const update = async (recorded: GlueRequest, payload: Buffer, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    await updateHook?.(recorded);
+    const { body } = recorded;
+    if (options.enforceVersionId && body.VersionId !== undefined) {
+      const current = await moto.glueClient.send(new GetTableCommand({ DatabaseName: body.DatabaseName, Name: body.TableInput?.Name }));
+      if (current.Table?.VersionId !== body.VersionId) {
+        response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "ConcurrentModificationException" });
+        return void response.end(JSON.stringify({ __type: "ConcurrentModificationException", Message: `Update table failed due to concurrent modifications. (version ${body.VersionId}, the entry is at ${current.Table?.VersionId})` }));
+      }
+    }
+    if (killNext) {
+      killNext = false;
+      await forward(payload, request, null);
+      dead = true;
+      return void response.destroy();
+    }
+    return forward(payload, request, response);
+  };
+  /** Sends the request to moto and its answer back (`response` null: the answer is read and dropped). */
+  const forward = async (payload: Buffer, request: IncomingMessage, response: ServerResponse | null): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
       const forwarded = httpRequest(
         { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
         (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
+          if (response === null) answer.resume();
+          else {
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+          }
           answer.once("end", resolve);
           answer.once("error", reject);
         },
@@ -102,6 +149,39 @@ export async function startGlueServer(moto: MotoHandle): Promise<GlueServer> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const { setTable, dropTable } = glueEntries(moto);
+
+  return {
+    endpoint,
+    clientConfig: { endpoint, region: MOTO_REGION, credentials: { ...moto.credentials } },
+    setTable,
+    dropTable,
+    beforeUpdate: (hook) => void (updateHook = hook),
+    killAfterNextUpdate: () => void (killNext = true),
+    revive: () => void (dead = false),
+    failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
+    requests,
+    stop: () => new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((error) => (error ? reject(error) : resolve()));
+    }),
+  };
+}
+
+/** GetTable's answer for a table set to fail: an AccessDeniedException as Glue words it. */
+function deny(response: ServerResponse, body: GlueRequest["body"]): void {
+  const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
+  response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
+  response.end(JSON.stringify({
+    __type: "AccessDeniedException",
+    Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
+  }));
+}
+
+/** Entries made with the real Glue API on moto (CreateDatabase, CreateTable, UpdateTable, DeleteTable). */
+function glueEntries(moto: MotoHandle): Pick<GlueServer, "setTable" | "dropTable"> {
+  const databases = new Set<string>();
+  const tables = new Set<string>();
   async function setTable(database: string, table: string, entry: GlueEntry): Promise<void> {
     if (!databases.has(database)) {
       await moto.glueClient.send(new CreateDatabaseCommand({ DatabaseInput: { Name: database } }));
@@ -126,17 +206,5 @@ export async function startGlueServer(moto: MotoHandle): Promise<GlueServer> {
     await moto.glueClient.send(new DeleteTableCommand({ DatabaseName: database, Name: table }));
     tables.delete(key);
   }
-
-  return {
-    endpoint,
-    clientConfig: { endpoint, region: MOTO_REGION, credentials: { ...moto.credentials } },
-    setTable,
-    dropTable,
-    failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
-    requests,
-    stop: () => new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((error) => (error ? reject(error) : resolve()));
-    }),
-  };
+  return { setTable, dropTable };
 }

@@ -155,7 +155,7 @@ export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retent
 }
 
 /** The metadata path of a file name the way this table writes them (its metadata log's folder, else `<location>/metadata/`). */
-function metadataPathOf(metadata: IcebergTableMetadata, name: string): string {
+export function metadataPathOf(metadata: IcebergTableMetadata, name: string): string {
   const last = metadata.metadataLog.at(-1)?.file;
   if (last !== undefined && last.includes("/")) return `${last.slice(0, last.lastIndexOf("/"))}/${name}`;
   return `${metadata.location.replace(/\/+$/, "")}/${METADATA_PREFIX}${name}`;

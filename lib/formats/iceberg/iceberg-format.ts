@@ -25,10 +25,11 @@ import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
-import { CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
+import { CatalogCommitError, CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
 import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
-import type { Admission, CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatParts, FormatRemovalRules, MetadataCommitRemoval, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type { Admission, CatalogBinding, CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatParts, FormatRemovalRules, MetadataCommitRemoval, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
 import { defineFormat } from "../define-format.ts";
+import { commitExpiryThroughCatalog } from "./catalog-commit.ts";
 import { icebergCatalogPointer } from "./catalog-table.ts";
 import { assertRefFilesExist } from "./current-files.ts";
 import { supersededBy } from "./current-pointer.ts";
@@ -289,18 +290,25 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   }
   const table = await openIcebergTable(store, { metadataKey: input.base.key });
   const retention = tableRetention(table.read.metadata.properties, store.uriOf(input.base.key));
+  const expiry = expiryOf(table, input, retention);
+  if (expiry === null) return { key: input.base.key };
+  const written = await writeExpiryCommit(table, expiry, input.now, retention, { dryRun: false });
+  return { key: written.key! };
+}
+
+/** What the commit of `input` drops on `table`: the snapshots still there and the refs the spec expires; null when nothing changes. */
+function expiryOf(table: IcebergTable, input: CommitRemovalInput, retention: ReturnType<typeof tableRetention>): { expire: string[]; dropRefs: string[] } | null {
   const rules = planExpiry(table.read.metadata, input.now.getTime(), retention);
   // A version the metadata no longer holds was removed already (by another writer's expiry): nothing to do for it.
   const idOf = new Map([...table.ordered.versionOf].map(([id, version]) => [version, id]));
   const expire = input.remove.map((version) => idOf.get(version)).filter((id): id is string => id !== undefined);
   // A ref-only change is a commit of its own, as iceberg-java commits it.
-  if (expire.length === 0 && rules.dropRefs.length === 0) return { key: input.base.key };
+  if (expire.length === 0 && rules.dropRefs.length === 0) return null;
   const retained = expire.find((id) => rules.retain.has(id));
   if (retained !== undefined) {
-    throw new TableFormatError(store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);
+    throw new TableFormatError(table.store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);
   }
-  const written = await writeExpiryCommit(table, { expire, dropRefs: rules.dropRefs }, input.now, retention, { dryRun: false });
-  return { key: written.key! };
+  return { expire, dropRefs: rules.dropRefs };
 }
 
 /** The files the current snapshot and every ref's snapshot name must exist (current-files.ts). */
@@ -367,7 +375,8 @@ function tableRootOfCommitKey(key: string): string | null {
  * no snapshot is expired (every version is kept) and no expired ref is dropped (the rules carry
  * no change to commit); orphans and old metadata are still removed.
  */
-function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean } = {}): TableFormat {
+function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean; catalog?: CatalogBinding } = {}): TableFormat {
+  if (options.catalog) return catalogBoundFormat(pointer, options.catalog);
   return defineFormat({
     ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
@@ -386,6 +395,48 @@ function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean }
         new Map(removed.map((version) => [version, `the catalog owns this table's commits (metadata at ${pointer}): lakewarden expires no snapshot`])),
       // The catalog names the current metadata: the version hint is not the table's pointer there.
       finishInterrupted: async () => {},
+    },
+    at: icebergFormatAt,
+  });
+}
+
+/**
+ * The table read at the pointer `binding`'s entry names, expiring snapshots by the table's own
+ * retention through a commit to that catalog (catalog-commit.ts). The pointer is the catalog's
+ * word loaded for this run; once the run's commit is accepted and shown, the format reads the
+ * new metadata (what remains after the deletes is checked against it). No superseded-pointer
+ * refusal: a newer metadata file no catalog names is no commit, and a commit that lands while the
+ * run plans makes the catalog refuse this run's (the entry moved), so nothing is deleted by a
+ * stale plan.
+ */
+function catalogBoundFormat(pointer: string, binding: CatalogBinding): TableFormat {
+  let current = pointer;
+  return defineFormat({
+    ...icebergParts,
+    listVersionFiles: (store) => listVersionFiles(store, current),
+    latestVersionFile: (store) => latestVersionFile(store, current),
+    findVersionFile: (store, version) => findVersionFile(store, version, current),
+    readRefs: (store) => readRefs(store, current),
+    admit: async (store, base) => {
+      const refusal = await gcRefusal(store, base);
+      return refusal ? { admitted: false, refusal } : ADMITTED;
+    },
+    removal: {
+      ...ICEBERG_EXPIRY,
+      // The catalog names the current metadata: the version hint is not the table's pointer there.
+      finishInterrupted: async () => {},
+      commit: async (store, input) => {
+        if (input.base.key !== current) {
+          throw new CatalogCommitError(binding.catalog.label, "conflict", `the plan was made on ${input.base.key}, not ${current}, the metadata the catalog named: re-plan; nothing written or deleted`);
+        }
+        const table = await openIcebergTable(store, { metadataKey: current });
+        const retention = tableRetention(table.read.metadata.properties, store.uriOf(current));
+        const expiry = expiryOf(table, input, retention);
+        if (expiry === null) return { key: current };
+        const committed = await commitExpiryThroughCatalog(table, expiry, input.now, retention, binding);
+        current = committed.key;
+        return committed;
+      },
     },
     at: icebergFormatAt,
   });

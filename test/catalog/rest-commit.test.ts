@@ -1,0 +1,187 @@
+/**
+ * Snapshot expiry through an Iceberg REST catalog: the Iceberg project's own REST catalog server
+ * (test/support/iceberg-rest.ts, a JVM on this machine) owns the table, pyiceberg's RestCatalog
+ * writes it (test/catalog/catalog_table.py), lakewarden loads it, sends a table commit with
+ * requirements (assert-table-uuid, assert-ref-snapshot-id) and updates (remove-snapshots), and
+ * deletes only what the expired snapshots alone reached once a fresh load shows the commit.
+ * pyiceberg reads the result back through the same catalog.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RestCatalogTable } from "../../lib/catalog/iceberg-rest.ts";
+import { formatAtCatalogPointer } from "../../lib/formats/catalog.ts";
+import { CatalogCommitError } from "../../lib/formats/errors.ts";
+import { runCleanupThroughCatalog } from "../../lib/maintenance/catalog-cleanup.ts";
+import { openStore } from "../../lib/store/open-store.ts";
+import { readTimeline } from "../../lib/versions/timeline.ts";
+import { startIcebergRestServer, type IcebergRestServer } from "../support/iceberg-rest.ts";
+import { toolPython } from "../tools/python-env.ts";
+
+const run = promisify(execFile);
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "catalog_table.py");
+const RETAIN_MS = 1500;
+
+let dir: string;
+let server: IcebergRestServer;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "lakewarden-rest-"));
+  server = await startIcebergRestServer(dir);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface Snapshot {
+  version: string;
+  rows: number;
+  checksum: string;
+}
+
+async function py<T>(args: string[], options: { direct?: boolean } = {}): Promise<T> {
+  const env = { ...process.env, ICEBERG_REST_URI: options.direct ? server.directUri : server.uri };
+  const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env, maxBuffer: 16 * 1024 * 1024 });
+  return JSON.parse(stdout) as T;
+}
+const tableDir = (table: string) => join(dir, "warehouse", ...table.split("."));
+const write = (table: string, commits: number, options: { direct?: boolean } = {}) =>
+  py<{ snapshots: Snapshot[]; retries: number }>(["write", table, `${server.warehouse}/${table.replace(".", "/")}`, "--commits", String(commits), "--retain-ms", String(RETAIN_MS)], options);
+const read = (table: string, versions: readonly string[] = []) =>
+  py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
+const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function restTable(table: string, auth?: ConstructorParameters<typeof RestCatalogTable>[0]["auth"]): RestCatalogTable {
+  const [namespace, name] = table.split(".") as [string, string];
+  return new RestCatalogTable({ uri: server.uri, namespace: [namespace], table: name, ...(auth ? { auth } : {}) });
+}
+
+async function filesUnder(table: string): Promise<Set<string>> {
+  const root = tableDir(table);
+  const out = new Set<string>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) out.add(`file:${join(entry.parentPath, entry.name)}`);
+  }
+  return out;
+}
+
+/** pyiceberg names files `file:/…` or `file:///…`: one spelling to compare. */
+const plain = (path: string) => path.replace(/^file:\/\/(?=\/)/, "file:");
+
+async function checkFiles(table: string, before: Record<string, string[]>, kept: readonly string[]): Promise<string[]> {
+  const present = await filesUnder(table);
+  const keptFiles = new Set(kept.flatMap((id) => before[id] ?? []).map(plain));
+  const onlyExpired = Object.entries(before).filter(([id]) => !kept.includes(id)).flatMap(([, files]) => files.map(plain)).filter((f) => !keptFiles.has(f));
+  for (const file of keptFiles) expect(present.has(file), `kept ${file}`).toBe(true);
+  for (const file of onlyExpired) expect(present.has(file), `expired-only ${file}`).toBe(false);
+  return onlyExpired;
+}
+
+describe("Iceberg expiry through a REST catalog (the Iceberg project's server; pyiceberg writes, lakewarden expires)", () => {
+  it("expires by history.expire.* with a table commit (requirements and updates, exact ids), authenticated by OAuth2 client credentials; pyiceberg reads what is kept", async () => {
+    const table = "ns.orders";
+    const written = await write(table, 4);
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const catalog = restTable(table, { type: "oauth2", clientId: "lakewarden", clientSecret: "not-a-secret" });
+    const store = openStore(tableDir(table));
+    const seen = server.requests.length;
+
+    const report = await runCleanupThroughCatalog(store, catalog);
+    expect(report.status).toBe("completed");
+    expect(report.catalog_replans).toEqual([]);
+
+    const requests = server.requests.slice(seen);
+    const token = requests.find((r) => r.path === "/v1/oauth/tokens");
+    expect(token?.body).toMatch(/grant_type=client_credentials/);
+    expect(token?.body).toMatch(/client_id=lakewarden/);
+    const commits = requests.filter((r) => r.method === "POST" && r.path === "/v1/namespaces/ns/tables/orders");
+    expect(commits).toHaveLength(1);
+    expect(commits[0]!.authorization).toMatch(/^Bearer \S+$/);
+    const body = commits[0]!.body;
+    const newest = written.snapshots.at(-1)!;
+    // 64-bit ids exactly as the metadata has them (JSON numbers, not rounded).
+    expect(body).toContain(`{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":${newest.version}}`);
+    expect(body).toMatch(/"type":"assert-table-uuid","uuid":"[0-9a-f-]{36}"/);
+    expect(body).toContain(`{"action":"remove-snapshots","snapshot-ids":[${written.snapshots.slice(0, 3).map((s) => s.version).join(",")}]}`);
+
+    const after = await read(table);
+    expect(after.snapshots).toEqual([newest.version]);
+    expect(after.versions).toEqual([newest]);
+    const onlyExpired = await checkFiles(table, before, after.snapshots);
+    expect(onlyExpired).toHaveLength(3);
+
+    const entry = await catalog.load();
+    const timeline = await readTimeline(store, formatAtCatalogPointer(store, entry).format);
+    expect(timeline.records.map((r) => r.version_id)).toEqual(written.snapshots.map((s) => s.version));
+  }, 180_000);
+
+  it("a pyiceberg commit landing right before lakewarden's: the catalog answers 409, lakewarden re-plans, both commits survive", async () => {
+    const table = "ns.raced";
+    const written = await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    let racer: Snapshot[] = [];
+    let raced = false;
+    server.beforeCommit(async (request) => {
+      if (raced || !request.path.endsWith("/tables/raced") || !request.body.includes("remove-snapshots")) return;
+      raced = true;
+      racer = (await write(table, 1, { direct: true })).snapshots;
+    });
+    try {
+      const before = await filesOf(table);
+      const report = await runCleanupThroughCatalog(openStore(tableDir(table)), restTable(table));
+      expect(report.status).toBe("completed");
+      expect(report.catalog_replans).toHaveLength(1);
+      expect(report.catalog_replans[0]).toMatch(/refused \(409: CommitFailedException: Requirement failed: branch main/);
+      const after = await read(table);
+      expect(after.current).toBe(racer[0]!.version);
+      expect(after.versions.at(-1)!.rows).toBe(written.snapshots.at(-1)!.rows + 3);
+      expect(after.snapshots).not.toContain(written.snapshots[0]!.version);
+      await checkFiles(table, { ...before, ...(await filesOf(table)) }, after.snapshots);
+    } finally {
+      server.beforeCommit(null);
+    }
+  }, 180_000);
+
+  it("a commit whose answer is lost (the catalog applied it, then answered nothing): stopped with every file in place; the next run finishes the job", async () => {
+    const table = "ns.lost";
+    const written = await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const filesBefore = await filesUnder(table);
+    const store = openStore(tableDir(table));
+    server.loseNextCommitAnswer();
+    const error = await runCleanupThroughCatalog(store, restTable(table)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogCommitError);
+    expect((error as CatalogCommitError).outcome).toBe("unknown");
+    expect((error as Error).message).toMatch(/got no answer .*: it may or may not have applied; stopped with nothing deleted/);
+    const filesAfter = await filesUnder(table);
+    for (const file of filesBefore) expect(filesAfter.has(file), file).toBe(true);
+    // The catalog took it: it serves one snapshot now.
+    expect((await read(table)).snapshots).toEqual([written.snapshots.at(-1)!.version]);
+
+    const next = await runCleanupThroughCatalog(store, restTable(table));
+    expect(next.status).toBe("completed");
+    await checkFiles(table, before, [written.snapshots.at(-1)!.version]);
+  }, 180_000);
+
+  it("SigV4: every request is signed for the service and region given (S3 Tables: s3tables)", async () => {
+    const table = "ns.orders";
+    const seen = server.requests.length;
+    const catalog = restTable(table, { type: "sigv4", region: "us-east-1", service: "s3tables", credentials: async () => ({ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" }) });
+    const entry = await catalog.load();
+    expect(entry.parameters.metadata_location).toMatch(/\/metadata\/\d{5}-[0-9a-f-]{36}\.metadata\.json$/);
+    const signed = server.requests.slice(seen);
+    expect(signed.map((r) => r.path)).toEqual(["/v1/config", "/v1/namespaces/ns/tables/orders"]);
+    for (const request of signed) {
+      expect(request.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/s3tables\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    }
+  }, 60_000);
+});
