@@ -41,7 +41,15 @@ function summary(name: string, times: number[]): string {
 
 async function prepared(storage: "local" | "s3", s3: S3Env | null) {
   const template = await loadManifestTemplate(`${values.cache}/template`);
-  const table = new SyntheticTable({ template, cacheDir: values.cache, fragments, storage, ...(s3 ? { s3 } : {}), name: `cold-load-limit-${storage}-f${fragments}`, maxVersions: VERSIONS });
+  const table = new SyntheticTable({
+    template,
+    cacheDir: values.cache,
+    fragments,
+    storage,
+    ...(s3 ? { s3 } : {}),
+    name: `cold-load-limit-${storage}-f${fragments}`,
+    maxVersions: VERSIONS,
+  });
   await table.prepare();
   await table.growTo(VERSIONS);
   const store = openStore(table.location);
@@ -58,7 +66,14 @@ try {
   const layout = SectionedHead.open(body, "head", headCodecs);
   const live = layout.entries.find((e) => e.name === "live_files")!;
   console.log(`${fragments} fragments: head ${body.length} bytes; live_files ${live.storedLength} bytes ${live.compression} → ${live.rawLength} bytes`);
-  const steps: Record<string, number[]> = { "GET whole head, local disk": [], "section checksums": [], "zstd live_files": [], "Arrow decode to column values": [], "LiveFile objects": [], "sum of the CPU steps": [] };
+  const steps: Record<string, number[]> = {
+    "GET whole head, local disk": [],
+    "section checksums": [],
+    "zstd live_files": [],
+    "Arrow decode to column values": [],
+    "LiveFile objects": [],
+    "sum of the CPU steps": [],
+  };
   for (let i = 0; i < runs; i++) {
     let t = performance.now();
     const got = (await openStore(local.location).get(HEAD_KEY)).body;

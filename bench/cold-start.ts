@@ -100,7 +100,18 @@ try {
   const bundles = await bundleFunctions(join(work, "cdk.out"), context);
   await mkdir(join(work, "baseline"));
   await writeFile(join(work, "baseline", "entry.mjs"), BASELINE);
-  await build({ entryPoints: [join(work, "baseline", "entry.mjs")], outfile: join(work, "baseline", "index.mjs"), bundle: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"], minify: true, nodePaths: [join(PROJECT_ROOT, "node_modules")], logLevel: "error" });
+  await build({
+    entryPoints: [join(work, "baseline", "entry.mjs")],
+    outfile: join(work, "baseline", "index.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    mainFields: ["module", "main"],
+    minify: true,
+    nodePaths: [join(PROJECT_ROOT, "node_modules")],
+    logLevel: "error",
+  });
   const child = join(work, "child.mjs");
   await writeFile(child, CHILD);
 
@@ -113,10 +124,27 @@ try {
     POWERTOOLS_METRICS_DISABLED: "true",
   };
   const sqsRecord = (body: string) => ({
-    messageId: "m-1", receiptHandle: "r-1", body, attributes: { ApproximateReceiveCount: "1", SentTimestamp: "0", SenderId: "s", ApproximateFirstReceiveTimestamp: "0" },
-    messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:cleanup`, awsRegion: "us-east-1",
+    messageId: "m-1",
+    receiptHandle: "r-1",
+    body,
+    attributes: { ApproximateReceiveCount: "1", SentTimestamp: "0", SenderId: "s", ApproximateFirstReceiveTimestamp: "0" },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:cleanup`,
+    awsRegion: "us-east-1",
   });
-  const s3Event = { Records: [{ eventVersion: "2.1", eventSource: "aws:s3", eventName: "ObjectCreated:Put", eventTime: new Date().toISOString(), s3: { bucket: { name: BUCKET }, object: { key: newest, size: 1 } } }] };
+  const s3Event = {
+    Records: [
+      {
+        eventVersion: "2.1",
+        eventSource: "aws:s3",
+        eventName: "ObjectCreated:Put",
+        eventTime: new Date().toISOString(),
+        s3: { bucket: { name: BUCKET }, object: { key: newest, size: 1 } },
+      },
+    ],
+  };
   const events: Record<string, unknown> = {
     "on-commit": { Records: [sqsRecord(JSON.stringify(s3Event))] },
     "schedule-cleanup": { version: "0", id: "e-1", "detail-type": "Scheduled Event", source: "aws.events", time: new Date().toISOString(), detail: {} },
@@ -148,8 +176,22 @@ try {
     return b ? kib(b.startBytes ?? b.bundleBytes) : "";
   };
   const rows = [
-    ["S3 client only (baseline)", kib((await readFile(join(work, "baseline", "index.mjs"))).length), base, median(samples.baseline!.map((s) => s.loaded)), median(samples.baseline!.map((s) => s.cpuMs)), median(samples.baseline!.map((s) => s.wallMs))],
-    ...FUNCTIONS.map((name) => [name, sizeOf(name), median(samples[name]!.map((s) => s.served)), median(samples[name]!.map((s) => s.loaded)), median(samples[name]!.map((s) => s.cpuMs)), median(samples[name]!.map((s) => s.wallMs))]),
+    [
+      "S3 client only (baseline)",
+      kib((await readFile(join(work, "baseline", "index.mjs"))).length),
+      base,
+      median(samples.baseline!.map((s) => s.loaded)),
+      median(samples.baseline!.map((s) => s.cpuMs)),
+      median(samples.baseline!.map((s) => s.wallMs)),
+    ],
+    ...FUNCTIONS.map((name) => [
+      name,
+      sizeOf(name),
+      median(samples[name]!.map((s) => s.served)),
+      median(samples[name]!.map((s) => s.loaded)),
+      median(samples[name]!.map((s) => s.cpuMs)),
+      median(samples[name]!.map((s) => s.wallMs)),
+    ]),
   ] as [string, string, number, number, number, number][];
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   const report = [
@@ -167,7 +209,7 @@ try {
     "",
   ].join("\n");
   process.stdout.write(report);
-  if (values.out) await writeFile(values.out, `${(await readFile(values.out, "utf8").catch(() => ""))}${report}\n`);
+  if (values.out) await writeFile(values.out, `${await readFile(values.out, "utf8").catch(() => "")}${report}\n`);
 } finally {
   await fauxqs.stop();
   await removeDir(work);

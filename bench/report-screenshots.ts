@@ -16,7 +16,10 @@ const results = fileURLToPath(new URL("./results/", import.meta.url));
 const work = await makeTempDir("lw-report-screenshots-");
 try {
   const { small, large } = await reportDataPair(await buildReportTable(join(work, "db")));
-  for (const [name, data] of [["report-10", small], ["report-10000", large]] as const) {
+  for (const [name, data] of [
+    ["report-10", small],
+    ["report-10000", large],
+  ] as const) {
     // The table's location is a temp path: show a stable one instead.
     const html = renderReport({ ...data, table: "file:///data/lake/events.lance" });
     const page = join(work, `${name}.html`);

@@ -75,9 +75,14 @@ try {
   log(`unbounded: ${unbounded.status} in ${(unbounded.ms / 1000).toFixed(1)} s, peak RSS ${mib(unbounded.peakRssBytes)}`);
   const runs: ScaleRunOutcome[] = [];
   for (let i = 0; i < 200; i++) {
-    const outcome = await runChild({ table: budgetedTable.location, maxDurationMs: budgetMs, ...(values["min-work"] !== undefined ? { minWorkPerRun: Number(values["min-work"]) } : {}) }, env);
+    const outcome = await runChild(
+      { table: budgetedTable.location, maxDurationMs: budgetMs, ...(values["min-work"] !== undefined ? { minWorkPerRun: Number(values["min-work"]) } : {}) },
+      env,
+    );
     runs.push(outcome);
-    log(`budgeted run ${i + 1}: ${outcome.status} in ${(outcome.ms / 1000).toFixed(1)} s, peak RSS ${mib(outcome.peakRssBytes)}${outcome.stopReason ? ` (${outcome.stopReason.split(";")[0]})` : ""}`);
+    log(
+      `budgeted run ${i + 1}: ${outcome.status} in ${(outcome.ms / 1000).toFixed(1)} s, peak RSS ${mib(outcome.peakRssBytes)}${outcome.stopReason ? ` (${outcome.stopReason.split(";")[0]})` : ""}`,
+    );
     if (outcome.status === "completed") break;
   }
   if (runs.at(-1)?.status !== "completed") throw new Error("no budgeted run completed in 200 runs");
@@ -99,7 +104,10 @@ try {
     "",
     "| run | status | where it stopped | time | stages began at | peak RSS | files removed | keys deleted/s |",
     "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: |",
-    ...runs.map((r, i) => `| ${i + 1} | ${r.status} | ${r.stopReason ? r.stopReason.split(";")[0]!.replace(/^stopped /, "") : ""} | ${(r.ms / 1000).toFixed(1)} s | ${stagesOf(r)} | ${mib(r.peakRssBytes)} | ${r.filesRemoved.toLocaleString("en")} | ${rate(r)} |`),
+    ...runs.map(
+      (r, i) =>
+        `| ${i + 1} | ${r.status} | ${r.stopReason ? r.stopReason.split(";")[0]!.replace(/^stopped /, "") : ""} | ${(r.ms / 1000).toFixed(1)} s | ${stagesOf(r)} | ${mib(r.peakRssBytes)} | ${r.filesRemoved.toLocaleString("en")} | ${rate(r)} |`,
+    ),
     "",
   ];
   const text = lines.join("\n");
@@ -118,7 +126,13 @@ function log(line: string): void {
 
 /** "read 0.41 · list 0.52 · delete 0.93" (seconds from the run's start). */
 function stagesOf(r: ScaleRunOutcome): string {
-  const short: Record<string, string> = { "reading manifests": "read", "listing files": "list", "deleting files": "delete", "writing checkpoint": "checkpoint", "pruning checkpoints": "prune" };
+  const short: Record<string, string> = {
+    "reading manifests": "read",
+    "listing files": "list",
+    "deleting files": "delete",
+    "writing checkpoint": "checkpoint",
+    "pruning checkpoints": "prune",
+  };
   return r.stages.map((s) => `${short[s.stage] ?? s.stage} ${(s.atMs / 1000).toFixed(2)}`).join(" · ");
 }
 

@@ -42,7 +42,9 @@ try {
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
   const scenario = values.head ? "checkpoint + head" : "checkpoint only";
-  console.log(`${versions} versions × ${fragments} fragments, ${scenario}, ${runs} calls: min ${at(0)} ms, median ${at(0.5)} ms, p90 ${at(0.9)} ms; requests ${JSON.stringify(requests)}`);
+  console.log(
+    `${versions} versions × ${fragments} fragments, ${scenario}, ${runs} calls: min ${at(0)} ms, median ${at(0.5)} ms, p90 ${at(0.9)} ms; requests ${JSON.stringify(requests)}`,
+  );
 } finally {
   await table.remove();
 }

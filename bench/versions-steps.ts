@@ -68,7 +68,9 @@ try {
   ];
   const scenario = values.head ? "checkpoint + head" : "checkpoint only";
   console.log(`${versions} versions × ${fragments} fragments, ${scenario}, median of ${runs} after one warm-up`);
-  console.log(`requests ${JSON.stringify(run.requests)}; bytes read: checkpoint ${body.length}${values.head ? `, head ${headBytes} (prefix read: up to 64 KiB)` : ""}; output ${output.length} bytes`);
+  console.log(
+    `requests ${JSON.stringify(run.requests)}; bytes read: checkpoint ${body.length}${values.head ? `, head ${headBytes} (prefix read: up to 64 KiB)` : ""}; output ${output.length} bytes`,
+  );
   const whole = steps[0]![1];
   const library = steps[1]![1];
   const json = steps.at(-1)![1];

@@ -173,13 +173,20 @@ export function renderBundleSizes(bundles: readonly FunctionBundle[], meta: { co
     "",
     "| function | at start | gzip -9 | index.mjs | all chunks | files | source maps | input files | LanceDB or test code |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---|",
-    ...bundles.map((b) =>
-      `| ${b.name} | ${kib(b.startBytes)}${target(b)} | ${kib(b.startGzipBytes)} | ${kib(b.bundleBytes)} | ${kib(b.totalBytes)} | ${b.chunks.size} | ${kib(b.sourceMapBytes)} | ${b.sources.length} | ${bundleProblems(b).length === 0 ? "none" : "**FOUND**"} |`,
+    ...bundles.map(
+      (b) =>
+        `| ${b.name} | ${kib(b.startBytes)}${target(b)} | ${kib(b.startGzipBytes)} | ${kib(b.bundleBytes)} | ${kib(b.totalBytes)} | ${b.chunks.size} | ${kib(b.sourceMapBytes)} | ${b.sources.length} | ${bundleProblems(b).length === 0 ? "none" : "**FOUND**"} |`,
     ),
     "",
     "Packages loaded at start (input files per package):",
     "",
-    ...bundles.map((b) => `- ${b.name}: ${packagesOf(b.startSources).slice(0, 10).map(([name, files]) => `${name} (${files})`).join(", ")}`),
+    ...bundles.map(
+      (b) =>
+        `- ${b.name}: ${packagesOf(b.startSources)
+          .slice(0, 10)
+          .map(([name, files]) => `${name} (${files})`)
+          .join(", ")}`,
+    ),
     "",
   ];
   return lines.join("\n");

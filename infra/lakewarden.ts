@@ -29,13 +29,7 @@ import { ENVIRONMENT_KEYS } from "../lib/maintenance/policy.ts";
 import { FUNCTION_ARCHITECTURE, FUNCTION_RUNTIME, functionCode, type FunctionName } from "./function-bundling.ts";
 import { resolveSettings, type LakewardenSettings, type SettingsInput } from "./settings.ts";
 import { commitNotificationFilters } from "../lib/formats/index.ts";
-import {
-  deleteTableObjectsStatement,
-  discoverTablesStatement,
-  readGlueTablesStatement,
-  readTablesStatements,
-  writeLakewardenStatement,
-} from "./table-access.ts";
+import { deleteTableObjectsStatement, discoverTablesStatement, readGlueTablesStatement, readTablesStatements, writeLakewardenStatement } from "./table-access.ts";
 
 export interface LakewardenProps extends SettingsInput {
   /** Look after tables in this bucket instead of creating one. */
@@ -112,53 +106,66 @@ export class Lakewarden extends Construct {
     this.notifyCommits();
 
     const scopeEnvironment = this.scopeEnvironment();
-    this.onCommitFunction = this.createFunction("OnCommit", "on-commit", {
-      timeout: ON_COMMIT_TIMEOUT,
-      memorySize: 1024,
-      environment: {
-        ...scopeEnvironment,
-        ...(this.settings.head.codec !== undefined ? { [ENV.headCodec]: this.settings.head.codec } : {}),
-        ...(this.settings.head.inlineBytes !== undefined ? { [ENV.headInlineBytes]: String(this.settings.head.inlineBytes) } : {}),
-        // A Glue-owned table's head is the catalog's current metadata, not the newest file.
-        ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+    this.onCommitFunction = this.createFunction(
+      "OnCommit",
+      "on-commit",
+      {
+        timeout: ON_COMMIT_TIMEOUT,
+        memorySize: 1024,
+        environment: {
+          ...scopeEnvironment,
+          ...(this.settings.head.codec !== undefined ? { [ENV.headCodec]: this.settings.head.codec } : {}),
+          ...(this.settings.head.inlineBytes !== undefined ? { [ENV.headInlineBytes]: String(this.settings.head.inlineBytes) } : {}),
+          // A Glue-owned table's head is the catalog's current metadata, not the newest file.
+          ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+        },
       },
-    }, props.onCommitFunctionProps);
-    this.scheduleCleanupFunction = this.createFunction("ScheduleCleanup", "schedule-cleanup", {
-      timeout: SCHEDULE_CLEANUP_TIMEOUT,
-      memorySize: 256,
-      environment: {
-        ...scopeEnvironment,
-        [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
-        [ENV.discoveryDepth]: String(this.settings.discoveryDepth),
+      props.onCommitFunctionProps,
+    );
+    this.scheduleCleanupFunction = this.createFunction(
+      "ScheduleCleanup",
+      "schedule-cleanup",
+      {
+        timeout: SCHEDULE_CLEANUP_TIMEOUT,
+        memorySize: 256,
+        environment: {
+          ...scopeEnvironment,
+          [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
+          [ENV.discoveryDepth]: String(this.settings.discoveryDepth),
+        },
       },
-    }, props.scheduleCleanupFunctionProps);
-    this.cleanupTableFunction = this.createFunction("CleanupTable", "cleanup-table", {
-      timeout: CLEANUP_TABLE_TIMEOUT,
-      // 1,769 MB is one full vCPU: manifests decode and checkpoints encode on the CPU.
-      memorySize: 1769,
-      // A run keeps a page of its listing and plan in memory and the rest in /tmp (86 MiB for
-      // a million files, lib/maintenance/spill.ts): 2 GiB holds over 20 million.
-      ephemeralStorageSize: Size.gibibytes(2),
-      environment: {
-        ...scopeEnvironment,
-        // Set ones override each table's own settings (with a warning in the run's report), as the
-        // environment does on the command line (lib/maintenance/policy.ts). Unset ones stay unset: a
-        // value in the environment counts as the operator's choice, which on an Iceberg table keeps
-        // snapshots beyond the table's own retention.
-        ...this.retentionEnvironment(),
-        // A run stopped for time continues through the cleanup queue.
-        [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
-        [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
-        ...(this.settings.minWorkPerRun !== undefined ? { [ENV.minWorkPerRun]: String(this.settings.minWorkPerRun) } : {}),
-        ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+      props.scheduleCleanupFunctionProps,
+    );
+    this.cleanupTableFunction = this.createFunction(
+      "CleanupTable",
+      "cleanup-table",
+      {
+        timeout: CLEANUP_TABLE_TIMEOUT,
+        // 1,769 MB is one full vCPU: manifests decode and checkpoints encode on the CPU.
+        memorySize: 1769,
+        // A run keeps a page of its listing and plan in memory and the rest in /tmp (86 MiB for
+        // a million files, lib/maintenance/spill.ts): 2 GiB holds over 20 million.
+        ephemeralStorageSize: Size.gibibytes(2),
+        environment: {
+          ...scopeEnvironment,
+          // Set ones override each table's own settings (with a warning in the run's report), as the
+          // environment does on the command line (lib/maintenance/policy.ts). Unset ones stay unset: a
+          // value in the environment counts as the operator's choice, which on an Iceberg table keeps
+          // snapshots beyond the table's own retention.
+          ...this.retentionEnvironment(),
+          // A run stopped for time continues through the cleanup queue.
+          [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
+          [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
+          ...(this.settings.minWorkPerRun !== undefined ? { [ENV.minWorkPerRun]: String(this.settings.minWorkPerRun) } : {}),
+          ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+        },
       },
-    }, props.cleanupTableFunctionProps);
+      props.cleanupTableFunctionProps,
+    );
 
     this.grantAccess();
 
-    this.onCommitFunction.addEventSource(
-      new SqsEventSource(this.commitQueue, { batchSize: 10, reportBatchItemFailures: true }),
-    );
+    this.onCommitFunction.addEventSource(new SqsEventSource(this.commitQueue, { batchSize: 10, reportBatchItemFailures: true }));
     this.cleanupTableFunction.addEventSource(
       // One table per invocation: a run has the whole timeout for itself.
       new SqsEventSource(this.cleanupQueue, {
@@ -217,9 +224,7 @@ export class Lakewarden extends Construct {
       [ENV.tables]: JSON.stringify(this.settings.tables.map(uri)),
       [ENV.tablePrefixes]: JSON.stringify(this.settings.tablePrefixes.map(uri)),
       // Absent with prefixWideAccess: every table under the prefixes may be changed.
-      ...(this.settings.tablePrefixes.length > 0 && !this.settings.prefixWideAccess
-        ? { [ENV.tableRoots]: JSON.stringify(this.settings.tableRoots.map(uri)) }
-        : {}),
+      ...(this.settings.tablePrefixes.length > 0 && !this.settings.prefixWideAccess ? { [ENV.tableRoots]: JSON.stringify(this.settings.tableRoots.map(uri)) } : {}),
     };
   }
 
@@ -241,12 +246,7 @@ export class Lakewarden extends Construct {
     return JSON.stringify(Object.fromEntries(Object.entries(this.settings.glueTables).map(([root, name]) => [uri(root), name])));
   }
 
-  private createFunction(
-    id: string,
-    name: FunctionName,
-    defaults: Partial<NodejsFunctionProps>,
-    overrides: Partial<NodejsFunctionProps> | undefined,
-  ): NodejsFunction {
+  private createFunction(id: string, name: FunctionName, defaults: Partial<NodejsFunctionProps>, overrides: Partial<NodejsFunctionProps> | undefined): NodejsFunction {
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     return new NodejsFunction(this, id, {
       code: functionCode(name),
@@ -298,54 +298,67 @@ export class Lakewarden extends Construct {
       ["CleanupDeadLetterAlarm", this.cleanupDeadLetterQueue, "cleanup requests"],
       ["ScheduleDeadLetterAlarm", this.scheduleDeadLetterQueue, "schedule events"],
     ] as const) {
-      add(new Alarm(this, id, {
-        alarmDescription: `lakewarden: ${what} failed every retry and wait in ${queue.node.id}`,
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }));
+      add(
+        new Alarm(this, id, {
+          alarmDescription: `lakewarden: ${what} failed every retry and wait in ${queue.node.id}`,
+          metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
-    add(new Alarm(this, "CommitLagAlarm", {
-      alarmDescription: "lakewarden: heads lag commits by more than 5 minutes",
-      metric: this.commitQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: "Maximum" }),
-      threshold: 300,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 5,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    }));
+    add(
+      new Alarm(this, "CommitLagAlarm", {
+        alarmDescription: "lakewarden: heads lag commits by more than 5 minutes",
+        metric: this.commitQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: "Maximum" }),
+        threshold: 300,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 5,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     // The metrics that say work stopped (published by the functions, Powertools EMF, dimension service).
     const lakewardenMetric = (name: string, period: Duration): Metric =>
       new Metric({ namespace: "Lakewarden", metricName: name, dimensionsMap: { service: "lakewarden" }, statistic: "Sum", period });
     for (const [id, name, period, threshold, what] of [
       ["HeadWriteFailuresAlarm", METRIC.headWriteFailures, Duration.minutes(5), 1, "a table's head could not be written"],
       ["ContinuationCapAlarm", METRIC.continuationCapReached, Duration.minutes(5), 1, "a cleanup chain reached its continuation cap; the table waits for the next schedule"],
-      ["StoppedForTimeAlarm", METRIC.cleanupsStoppedForTime, Duration.hours(1), stoppedForTimeThreshold, `${stoppedForTimeThreshold} or more cleanup runs stopped for time in an hour`],
+      [
+        "StoppedForTimeAlarm",
+        METRIC.cleanupsStoppedForTime,
+        Duration.hours(1),
+        stoppedForTimeThreshold,
+        `${stoppedForTimeThreshold} or more cleanup runs stopped for time in an hour`,
+      ],
     ] as const) {
-      add(new Alarm(this, id, {
-        alarmDescription: `lakewarden: ${what}`,
-        metric: lakewardenMetric(name, period),
-        threshold,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }));
+      add(
+        new Alarm(this, id, {
+          alarmDescription: `lakewarden: ${what}`,
+          metric: lakewardenMetric(name, period),
+          threshold,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
     for (const [id, fn] of [
       ["OnCommitErrorsAlarm", this.onCommitFunction],
       ["ScheduleCleanupErrorsAlarm", this.scheduleCleanupFunction],
       ["CleanupTableErrorsAlarm", this.cleanupTableFunction],
     ] as const) {
-      add(new Alarm(this, id, {
-        alarmDescription: `lakewarden: ${fn.node.id} invocations failed`,
-        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }));
+      add(
+        new Alarm(this, id, {
+          alarmDescription: `lakewarden: ${fn.node.id} invocations failed`,
+          metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
   }
 }
-

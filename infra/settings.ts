@@ -198,14 +198,18 @@ function resolveGlueTables(
   const out: Record<string, GlueTableName> = {};
   for (const [path, entry] of Object.entries(input)) {
     const root = normalizeTableRoot(path, "glueTables");
-    const writable = scopes.tables.includes(root) || scopes.tableRoots.includes(root) || (scopes.prefixWideAccess && scopes.tablePrefixes.some((prefix) => root.startsWith(prefix)));
+    const writable =
+      scopes.tables.includes(root) || scopes.tableRoots.includes(root) || (scopes.prefixWideAccess && scopes.tablePrefixes.some((prefix) => root.startsWith(prefix)));
     if (!writable) {
       throw new InvalidSettingError("glueTables", `"${root}" is not a table lakewarden may change; list it in tables or tableRoots first`);
     }
     if (out[root]) throw new InvalidSettingError("glueTables", `"${root}" is listed twice`);
     const name = typeof entry === "string" ? parseGlueTableName(entry) : glueTableObject(entry);
     if (!name) {
-      throw new InvalidSettingError("glueTables", `"${root}": ${JSON.stringify(entry)} is not a Glue table name; write database.table (or {"database": ..., "table": ..., "catalogId": ...})`);
+      throw new InvalidSettingError(
+        "glueTables",
+        `"${root}": ${JSON.stringify(entry)} is not a Glue table name; write database.table (or {"database": ..., "table": ..., "catalogId": ...})`,
+      );
     }
     if (name.catalogId !== undefined && !/^\d{12}$/.test(name.catalogId)) {
       throw new InvalidSettingError("glueTables", `"${root}": catalogId ${JSON.stringify(name.catalogId)} is not a 12-digit AWS account id`);
@@ -262,7 +266,10 @@ function contextGlueTables(value: unknown): Record<string, string | GlueTableNam
     const text = value.trim();
     if (text.startsWith("{")) return contextGlueTables(parseJson("glueTables", text));
     const out: Record<string, string> = {};
-    for (const pair of text.split(",").map((item) => item.trim()).filter((item) => item !== "")) {
+    for (const pair of text
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "")) {
       const at = pair.indexOf("=");
       if (at <= 0) throw new InvalidSettingError("glueTables", `"${pair}" is not table-root=database.table`);
       out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
@@ -338,10 +345,7 @@ function rejectOverlaps(tables: readonly string[], prefixes: readonly string[]):
       const a = scopes[i]!;
       const b = scopes[j]!;
       if (a.path.startsWith(b.path) || b.path.startsWith(a.path)) {
-        throw new InvalidSettingError(
-          "tables",
-          `${a.kind} "${a.path.replace(/\/$/, "")}" and ${b.kind} "${b.path.replace(/\/$/, "")}" overlap; list each table once`,
-        );
+        throw new InvalidSettingError("tables", `${a.kind} "${a.path.replace(/\/$/, "")}" and ${b.kind} "${b.path.replace(/\/$/, "")}" overlap; list each table once`);
       }
     }
   }
@@ -363,7 +367,10 @@ function contextList(setting: string, value: unknown): string[] | undefined {
   if (typeof value === "string") {
     const text = value.trim();
     if (text.startsWith("[")) return contextList(setting, parseJson(setting, text));
-    return text.split(",").map((item) => item.trim()).filter((item) => item !== "");
+    return text
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
   }
   throw new InvalidSettingError(setting, "expected a list of strings (JSON array or comma-separated)");
 }

@@ -27,10 +27,7 @@ export function writableTableRoots(scopes: WriteScopes): string[] {
 
 /** Key patterns matching every object lakewarden may delete. */
 export function deletableObjectPatterns(scopes: WriteScopes): string[] {
-  return [
-    ...writableTableRoots(scopes).map((root) => `${root}/*`),
-    ...(scopes.prefixWideAccess ? scopes.tablePrefixes.map((prefix) => `${prefix}*`) : []),
-  ];
+  return [...writableTableRoots(scopes).map((root) => `${root}/*`), ...(scopes.prefixWideAccess ? scopes.tablePrefixes.map((prefix) => `${prefix}*`) : [])];
 }
 
 /** Key patterns matching lakewarden's own objects inside every writable table. */

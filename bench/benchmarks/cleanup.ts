@@ -127,7 +127,15 @@ function runChild(child: string, job: CleanupJob): Promise<CleanupOutcome> {
     proc.on("exit", (code) => {
       const last = stdout.trim().split("\n").at(-1);
       if (code !== 0 || !last) {
-        reject(new Error(`cleanup child (${job.tool}) exited ${code}: ${stderr.trim().split("\n").filter((l) => !l.includes(" WARN ")).join(" | ")}`));
+        reject(
+          new Error(
+            `cleanup child (${job.tool}) exited ${code}: ${stderr
+              .trim()
+              .split("\n")
+              .filter((l) => !l.includes(" WARN "))
+              .join(" | ")}`,
+          ),
+        );
         return;
       }
       resolve(JSON.parse(last) as CleanupOutcome);

@@ -122,9 +122,7 @@ export const coldLoadBenchmark: Benchmark = {
             results: { head: viaHead, manifest: viaManifest, lancedb },
           };
           cells.push(cell);
-          env.log(
-            `cold-load ${storage} ${formatCount(fragments)}: ` + METHODS.map((m) => `${m.id} ${formatMs(cell.results[m.id].medianMs)}`).join(", "),
-          );
+          env.log(`cold-load ${storage} ${formatCount(fragments)}: ` + METHODS.map((m) => `${m.id} ${formatMs(cell.results[m.id].medianMs)}`).join(", "));
         } finally {
           await table.remove();
         }
@@ -146,15 +144,7 @@ function buildReport(env: BenchEnv, cells: Cell[], fragmentsGrid: number[]): Ben
       "built from the live_files section); *manifest* = newest version name (LIST) then that manifest and its live files; LanceDB = " +
       "connect + openTable + version(). Ratios: LanceDB time / lakewarden time. Requests of one run (lakewarden: store " +
       "counters; LanceDB: counted by the S3 proxy, not countable on local disk).",
-    columns: [
-      "storage",
-      "fragments",
-      "manifest",
-      "head object",
-      ...METHODS.map((m) => `${m.label} time`),
-      "head vs LanceDB",
-      ...METHODS.map((m) => `${m.label} requests`),
-    ],
+    columns: ["storage", "fragments", "manifest", "head object", ...METHODS.map((m) => `${m.label} time`), "head vs LanceDB", ...METHODS.map((m) => `${m.label} requests`)],
     rows: cells.map((c) => [
       storageLabel(c.storage, latency),
       formatCount(c.fragments),

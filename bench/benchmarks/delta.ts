@@ -126,7 +126,10 @@ async function shape(dir: string): Promise<{ commits: number; checkpointVersion:
   const snapshot = await deltaFormat.readSnapshot(store, latest);
   const names = await readdir(join(dir, "_delta_log"));
   const commits = names.filter((n) => /^\d{20}\.json$/.test(n)).length;
-  const checkpoints = names.map((n) => /^(\d{20})\.checkpoint\./.exec(n)).filter((m) => m !== null).map((m) => Number(m[1]));
+  const checkpoints = names
+    .map((n) => /^(\d{20})\.checkpoint\./.exec(n))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]));
   return { commits, checkpointVersion: checkpoints.length ? Math.max(...checkpoints) : null, liveFiles: snapshot.liveFiles.length };
 }
 
@@ -228,7 +231,20 @@ function buildReport(env: BenchEnv, cells: Cell[], skipped: string[]): BenchRepo
       "without a head); DuckDB = `read_parquet` over the checkpoint + `read_ndjson_objects` over the commits after it " +
       "(test/formats/delta/duckdb-oracle.ts), including an in-memory DuckDB instance's creation (its own row below). " +
       "Ratios: other / head.",
-    columns: ["table", "commits", "newest checkpoint", "live files", "head object", "head", "replay", "DuckDB replay", "replay / head", "DuckDB / head", "head requests", "replay requests"],
+    columns: [
+      "table",
+      "commits",
+      "newest checkpoint",
+      "live files",
+      "head object",
+      "head",
+      "replay",
+      "DuckDB replay",
+      "replay / head",
+      "DuckDB / head",
+      "head requests",
+      "replay requests",
+    ],
     alignRight: [false, true, true, true, true, true, true, true, true, true, false, false],
     rows: cells.map((c) => [
       c.table.name,

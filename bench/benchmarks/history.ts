@@ -126,13 +126,7 @@ export const historyBenchmark: Benchmark = {
   },
 };
 
-async function measureCell(
-  env: BenchEnv,
-  table: SyntheticTable,
-  store: ObjectStore,
-  s3: S3Env | null,
-  versions: number,
-): Promise<Cell> {
+async function measureCell(env: BenchEnv, table: SyntheticTable, store: ObjectStore, s3: S3Env | null, versions: number): Promise<Cell> {
   const { runs } = env.options;
   const fragments = table.fragments;
   const records = await syntheticRecords(store, fragments, versions);
@@ -285,9 +279,7 @@ function runsNote(sampled: Sampled<unknown>, wanted: number): string {
 function headlines(cells: Cell[], latencyMs: number): string[] {
   const lines: string[] = [];
   for (const storage of [...new Set(cells.map((c) => c.storage))]) {
-    const biggest = cells
-      .filter((c) => c.storage === storage)
-      .sort((a, b) => b.fragments * b.versions - a.fragments * a.versions)[0];
+    const biggest = cells.filter((c) => c.storage === storage).sort((a, b) => b.fragments * b.versions - a.fragments * a.versions)[0];
     if (!biggest) continue;
     const where = `${biggest.versions} versions × ${formatCount(biggest.fragments)} fragments, ${storageLabel(storage, latencyMs)}`;
     const parts = SCENARIOS.flatMap((s) => {

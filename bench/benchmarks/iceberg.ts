@@ -206,24 +206,24 @@ async function measure(env: BenchEnv, storage: StorageKind, table: Case, s3: { s
 
   const metadataLocation = await tableLocation(table.copy.dir);
   // Without a version hint (Athena's table is Glue's), icebird is given the metadata file's name, as a catalog would.
-  const hasHint = await stat(join(table.copy.dir, "metadata/version-hint.text")).then(() => true, () => false);
+  const hasHint = await stat(join(table.copy.dir, "metadata/version-hint.text")).then(
+    () => true,
+    () => false,
+  );
   const metadataFileName = hasHint ? undefined : (await icebergFormat.latestVersionFile(setup))!.key.slice("metadata/".length);
   const fetcher = s3 ? s3Fetcher(s3.s3, s3.prefix) : localFetcher(table.copy.dir);
-  const icebird = await sample(
-    () => withFetch(metadataLocation, fetcher, () => icebirdLiveFileCount(metadataLocation, metadataFileName)),
-    {
-      runs: options.runs,
-      budgetMs: CELL_BUDGET_MS,
-      prepare: async () => {
-        fetcher.reset();
-        await s3?.s3.resetCounts();
-      },
-      afterEach: async (liveFiles) => {
-        expect("icebird", liveFiles);
-        return { requests: s3 ? await s3.s3.requestCounts() : { ...emptyCounts(), get: fetcher.requests } };
-      },
+  const icebird = await sample(() => withFetch(metadataLocation, fetcher, () => icebirdLiveFileCount(metadataLocation, metadataFileName)), {
+    runs: options.runs,
+    budgetMs: CELL_BUDGET_MS,
+    prepare: async () => {
+      fetcher.reset();
+      await s3?.s3.resetCounts();
     },
-  );
+    afterEach: async (liveFiles) => {
+      expect("icebird", liveFiles);
+      return { requests: s3 ? await s3.s3.requestCounts() : { ...emptyCounts(), get: fetcher.requests } };
+    },
+  });
   const chainBytes = fetcher.bytes;
   if (s3) fetcher.close();
   return { storage, table, headBytes: written.bytes, chainBytes, results: { head, chain, icebird } };

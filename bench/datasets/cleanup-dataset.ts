@@ -85,9 +85,7 @@ export async function ensureCleanupDataset(cacheDir: string, spec: CleanupDatase
  * Where a copy goes: a local directory, or a key prefix on the emulated S3 (written
  * undelayed: copying is setup, not measurement).
  */
-export type CopyTarget =
-  | { storage: "local"; databaseDir: string }
-  | { storage: "s3"; s3: S3Env; prefix: string };
+export type CopyTarget = { storage: "local"; databaseDir: string } | { storage: "s3"; s3: S3Env; prefix: string };
 
 /**
  * Copies the master, takes the cutoff, then has LanceDB commit the kept versions on the

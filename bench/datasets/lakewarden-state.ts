@@ -30,8 +30,7 @@ export async function clearLakewardenState(store: ObjectStore): Promise<void> {
  * derivation on every cell.
  */
 export async function syntheticRecords(store: ObjectStore, fragments: number, versions: number): Promise<VersionRecord[]> {
-  const readRecord = async (version: number) =>
-    (await lanceFormat.readSnapshot(store, await lanceFormat.findVersionFile(store, version))).record;
+  const readRecord = async (version: number) => (await lanceFormat.readSnapshot(store, await lanceFormat.findVersionFile(store, version))).record;
   const model = await readRecord(1);
   const derive = (version: number): VersionRecord => ({
     ...model,
@@ -44,9 +43,7 @@ export async function syntheticRecords(store: ObjectStore, fragments: number, ve
   const records = Array.from({ length: versions }, (_, i) => derive(i + 1));
   const newest = await readRecord(versions);
   if (!isDeepStrictEqual(newest, records.at(-1))) {
-    throw new Error(
-      `${store.uri}: version ${versions} as read (${JSON.stringify(newest)}) differs from the derived record (${JSON.stringify(records.at(-1))})`,
-    );
+    throw new Error(`${store.uri}: version ${versions} as read (${JSON.stringify(newest)}) differs from the derived record (${JSON.stringify(records.at(-1))})`);
   }
   return records;
 }

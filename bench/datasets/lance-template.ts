@@ -29,7 +29,7 @@ export function templateRows(count: number, offset = 0): Record<string, unknown>
   return Array.from({ length: count }, (_, i) => ({
     id: offset + i,
     text: `row ${offset + i}`,
-    vector: Array.from({ length: 16 }, (_, k) => ((offset + i) * 16 + k) % 97 / 97),
+    vector: Array.from({ length: 16 }, (_, k) => (((offset + i) * 16 + k) % 97) / 97),
   }));
 }
 

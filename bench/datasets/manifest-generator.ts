@@ -63,8 +63,7 @@ export function dataFileName(id: number): string {
 
 /** The manifest fields every version shares, encoded once: schema, fragments, flags, writer. */
 export function encodeManifestBody(template: ManifestTemplate, fragments: number): Uint8Array {
-  const { version: _v, timestamp: _t, transaction_file: _f, transaction_section: _s, index_section: _i, ...shared } =
-    withoutVirtualFields(template.manifest);
+  const { version: _v, timestamp: _t, transaction_file: _f, transaction_section: _s, index_section: _i, ...shared } = withoutVirtualFields(template.manifest);
   const model = withoutVirtualFields(template.fragment);
   const modelFile = template.fragment.files[0]!;
   const fragmentList = Array.from({ length: fragments }, (_, id) => ({
@@ -148,10 +147,7 @@ export async function ensureMasterVersions(
       }
       await writeFile(join(masterDir, described.transactionKey), transactionFileBytes(fragments, v));
     }
-    await writeFile(
-      markerPath,
-      JSON.stringify({ revision: GENERATOR_REVISION, fragments, versions, manifestBytes }),
-    );
+    await writeFile(markerPath, JSON.stringify({ revision: GENERATOR_REVISION, fragments, versions, manifestBytes }));
   }
   return { manifestBytes, generated: Math.max(0, versions - have) };
 }

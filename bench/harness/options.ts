@@ -65,7 +65,10 @@ export function parseBenchOptions(argv: readonly string[], known: readonly strin
   const values = parsed.values;
   if (values.help) return "help";
 
-  const only = (values.only ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const only = (values.only ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const name of only) {
     if (!known.includes(name)) throw new BenchUsageError(`--only: unknown benchmark "${name}" (known: ${known.join(", ")})`);
   }

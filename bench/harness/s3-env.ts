@@ -129,18 +129,14 @@ export class S3Env {
       );
       parts.push({ ETag: ETag!, PartNumber: part });
     }
-    await this.setupClient.send(
-      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
-    );
+    await this.setupClient.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
   }
 
   /** Deletes every object under `keyPrefix/` (setup). */
   async removePrefix(keyPrefix: string): Promise<void> {
     let token: string | undefined;
     do {
-      const page = await this.setupClient.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${keyPrefix}/`, ContinuationToken: token }),
-      );
+      const page = await this.setupClient.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${keyPrefix}/`, ContinuationToken: token }));
       const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
       if (keys.length) await this.setupClient.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys } }));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

@@ -49,19 +49,16 @@ const proxy = createServer((req, res) => {
  * S3 (RFC 9110 §14.1.1) but a 416 from fauxqs 2.4.1; such a 416 is retried as the full range.
  */
 function forward(req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, retried = false): void {
-  const upstreamRequest = httpRequest(
-    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
-    (answer) => {
-      const size = /^bytes \*\/(\d+)$/.exec(String(answer.headers["content-range"] ?? ""))?.[1];
-      if (answer.statusCode === 416 && !retried && /^bytes=-\d+$/.test(String(headers.range ?? "")) && Number(size) > 0) {
-        answer.resume();
-        forward(req, res, { ...headers, range: `bytes=0-${Number(size) - 1}` }, true);
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    },
-  );
+  const upstreamRequest = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+    const size = /^bytes \*\/(\d+)$/.exec(String(answer.headers["content-range"] ?? ""))?.[1];
+    if (answer.statusCode === 416 && !retried && /^bytes=-\d+$/.test(String(headers.range ?? "")) && Number(size) > 0) {
+      answer.resume();
+      forward(req, res, { ...headers, range: `bytes=0-${Number(size) - 1}` }, true);
+      return;
+    }
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
   upstreamRequest.on("error", (error) => {
     if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
     res.end(`bench proxy: ${error.message}`);

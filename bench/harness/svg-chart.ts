@@ -44,8 +44,12 @@ export function renderLineChart(chart: LineChart): string {
   const rows = Math.ceil(chart.panels.length / chart.columns);
   const width = chart.columns * PANEL_W + 20;
   const dashedNames = new Set(chart.panels.flatMap((p) => p.series.filter((s) => s.dashed).map((s) => s.name)));
-  const legendBox = legend(names, width, 44, (name, i, x, y) =>
-    `<line x1="${x}" y1="${y - 4}" x2="${x + 24}" y2="${y - 4}" stroke="${color(i)}" stroke-width="2.5"${dashedNames.has(name) ? ` stroke-dasharray="6 3"` : ""}/>`,
+  const legendBox = legend(
+    names,
+    width,
+    44,
+    (name, i, x, y) =>
+      `<line x1="${x}" y1="${y - 4}" x2="${x + 24}" y2="${y - 4}" stroke="${color(i)}" stroke-width="2.5"${dashedNames.has(name) ? ` stroke-dasharray="6 3"` : ""}/>`,
   );
   const legendH = legendBox.height;
   const height = 40 + legendH + rows * PANEL_H + 10 + captionHeight(chart.caption);
@@ -148,7 +152,9 @@ export function renderBarChart(chart: BarChart): string {
       if (!(Number.isFinite(v) && v > 0)) return;
       const h = Math.max(1, scale(v) * plotH);
       const x = gx + s * 26;
-      parts.push(`<rect x="${x}" y="${(top + plotH - h).toFixed(1)}" width="22" height="${h.toFixed(1)}" fill="${color(s)}"><title>${escapeXml(`${chart.seriesNames[s]}: ${fmt(v)}`)}</title></rect>`);
+      parts.push(
+        `<rect x="${x}" y="${(top + plotH - h).toFixed(1)}" width="22" height="${h.toFixed(1)}" fill="${color(s)}"><title>${escapeXml(`${chart.seriesNames[s]}: ${fmt(v)}`)}</title></rect>`,
+      );
     });
     parts.push(text(gx + barsW / 2, top + plotH + 16, group.label, { size: 11, anchor: "middle" }));
   });
@@ -159,12 +165,7 @@ export function renderBarChart(chart: BarChart): string {
  * Legend entries flowing left to right, wrapping at the chart's width. Text width is
  * estimated (no font metrics in a plain SVG writer): ~6.8 px per character at 12 px.
  */
-function legend(
-  names: string[],
-  width: number,
-  firstBaseline: number,
-  swatch: (name: string, index: number, x: number, y: number) => string,
-): { parts: string[]; height: number } {
+function legend(names: string[], width: number, firstBaseline: number, swatch: (name: string, index: number, x: number, y: number) => string): { parts: string[]; height: number } {
   const parts: string[] = [];
   let x = 20;
   let y = firstBaseline;
@@ -193,9 +194,7 @@ function captionHeight(caption: string | undefined): number {
 
 function captionParts(caption: string | undefined, height: number): string[] {
   const lines = captionLines(caption);
-  return lines.map((line, i) =>
-    text(10, height - 6 - (lines.length - 1 - i) * CAPTION_LINE, line, { size: 10, fill: "#666" }),
-  );
+  return lines.map((line, i) => text(10, height - 6 - (lines.length - 1 - i) * CAPTION_LINE, line, { size: 10, fill: "#666" }));
 }
 
 function svgDocument(width: number, height: number, parts: string[]): string {
@@ -208,12 +207,7 @@ function svgDocument(width: number, height: number, parts: string[]): string {
   ].join("\n");
 }
 
-function text(
-  x: number,
-  y: number,
-  content: string,
-  o: { size: number; anchor?: string; weight?: string; fill?: string; rotate?: boolean },
-): string {
+function text(x: number, y: number, content: string, o: { size: number; anchor?: string; weight?: string; fill?: string; rotate?: boolean }): string {
   const rotate = o.rotate ? ` transform="rotate(-90 ${x} ${y})"` : "";
   return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${FONT} font-size="${o.size}" text-anchor="${o.anchor ?? "start"}"${o.weight ? ` font-weight="${o.weight}"` : ""} fill="${o.fill ?? "#222"}"${rotate}>${escapeXml(content)}</text>`;
 }

@@ -174,7 +174,10 @@ export class SoakCleaner {
     this.stats.replans += report.replans.length;
     for (const warning of report.warnings) bump(this.stats.warnings, warning.replace(/\d+/g, "N"));
     if (report.reference_check && !report.reference_check.ok) {
-      violations.add("cleanup", `run ${report.run_id}: its post-delete check found referenced files deleted: ${JSON.stringify((report.reference_check as unknown as { deleted_by_run: unknown[] }).deleted_by_run.slice(0, 3))}`);
+      violations.add(
+        "cleanup",
+        `run ${report.run_id}: its post-delete check found referenced files deleted: ${JSON.stringify((report.reference_check as unknown as { deleted_by_run: unknown[] }).deleted_by_run.slice(0, 3))}`,
+      );
     }
     // An injected failure makes a run report a failed delete, never an error of its own.
     if (report.errors.length > 0) violations.add("cleanup", `run ${report.run_id} reported errors: ${report.errors.join("; ")}`);

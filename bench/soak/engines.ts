@@ -116,9 +116,11 @@ async function main(): Promise<number> {
   } finally {
     await moto?.stop();
   }
-  const header = "| table | rounds | commits | cleanups (during writes; expiry commits lost to the writer; superseded pointers refused) | head writes | versions removed | files deleted | listed cleaned up | kept versions read | rows lost | kept unreadable | missing from history | row counts misreported | listed live, data vacuumed | writer reloads | seconds |";
-  const rows = results.map(({ figures: f, seconds }) =>
-    `| ${f.label} | ${f.rounds} | ${f.commits} | ${f.cleanups} (${f.cleanupsDuringWrites}; ${f.commitRacesLost}; ${f.supersededPointers}) | ${f.headWrites} | ${f.versionsRemoved} | ${f.filesDeleted} | ${f.cleanedUp} | ${f.keptVersionsRead} | ${f.rowsLost} | ${f.unreadableKept} | ${f.missingFromHistory} | ${f.summaryMismatches} | ${f.listedButVacuumed} | ${f.writerReloads} | ${seconds.toFixed(0)} |`,
+  const header =
+    "| table | rounds | commits | cleanups (during writes; expiry commits lost to the writer; superseded pointers refused) | head writes | versions removed | files deleted | listed cleaned up | kept versions read | rows lost | kept unreadable | missing from history | row counts misreported | listed live, data vacuumed | writer reloads | seconds |";
+  const rows = results.map(
+    ({ figures: f, seconds }) =>
+      `| ${f.label} | ${f.rounds} | ${f.commits} | ${f.cleanups} (${f.cleanupsDuringWrites}; ${f.commitRacesLost}; ${f.supersededPointers}) | ${f.headWrites} | ${f.versionsRemoved} | ${f.filesDeleted} | ${f.cleanedUp} | ${f.keptVersionsRead} | ${f.rowsLost} | ${f.unreadableKept} | ${f.missingFromHistory} | ${f.summaryMismatches} | ${f.listedButVacuumed} | ${f.writerReloads} | ${seconds.toFixed(0)} |`,
   );
   const problems = results.flatMap(({ figures }) => [...figures.problems, ...figures.runErrors].map((line) => `- ${figures.label}: ${line}`));
   const text = [
@@ -128,7 +130,11 @@ async function main(): Promise<number> {
     `Machine: ${machineLine()}; engines pinned in test/tools/requirements.txt.`,
     "",
     header,
-    `|${header.split("|").slice(1, -1).map(() => "---").join("|")}|`,
+    `|${header
+      .split("|")
+      .slice(1, -1)
+      .map(() => "---")
+      .join("|")}|`,
     ...rows,
     "",
     ...(problems.length > 0 ? ["## Problems", "", ...problems, ""] : []),

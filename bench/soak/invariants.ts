@@ -121,7 +121,10 @@ export class InvariantChecker {
       }
       if (record.total_rows !== content.rows) violations.add(source, `${source} says version ${version} had ${record.total_rows} rows; it was committed with ${content.rows}`);
       if (record.is_cleaned_up !== removed.has(version)) {
-        violations.add(source, `${source} says version ${version} is_cleaned_up=${record.is_cleaned_up}, but ${removed.has(version) ? "a cleanup removed it" : "no cleanup removed it"}`);
+        violations.add(
+          source,
+          `${source} says version ${version} is_cleaned_up=${record.is_cleaned_up}, but ${removed.has(version) ? "a cleanup removed it" : "no cleanup removed it"}`,
+        );
       }
     }
   }
@@ -155,7 +158,8 @@ export class InvariantChecker {
           await table.checkout(version);
           const seen = await contentOf(table);
           this.stats.versionsOpened++;
-          if (!sameContent(seen, expected)) violations.add("live-version", `LanceDB reads kept version ${version} as ${describeContent(seen)}; committed with ${describeContent(expected)}`);
+          if (!sameContent(seen, expected))
+            violations.add("live-version", `LanceDB reads kept version ${version} as ${describeContent(seen)}; committed with ${describeContent(expected)}`);
         } catch (error) {
           violations.add("live-version", `LanceDB cannot read kept version ${version}: ${(error as Error).message.split("\n")[0]}`);
         }
@@ -169,10 +173,12 @@ export class InvariantChecker {
           await table.checkout(name);
           const seen = await contentOf(table);
           this.stats.tagsOpened++;
-          if (expected && !sameContent(seen, expected)) violations.add("tag", `tag ${name} (version ${tag.version}) reads ${describeContent(seen)}; committed with ${describeContent(expected)}`);
+          if (expected && !sameContent(seen, expected))
+            violations.add("tag", `tag ${name} (version ${tag.version}) reads ${describeContent(seen)}; committed with ${describeContent(expected)}`);
         } catch (error) {
           // The writer may have deleted it since the list.
-          if (name in (await this.listRefs(() => table.tags()))) violations.add("tag", `LanceDB cannot open tag ${name} (version ${tag.version}): ${(error as Error).message.split("\n")[0]}`);
+          if (name in (await this.listRefs(() => table.tags())))
+            violations.add("tag", `LanceDB cannot open tag ${name} (version ${tag.version}): ${(error as Error).message.split("\n")[0]}`);
         }
       }
 
@@ -186,7 +192,8 @@ export class InvariantChecker {
             const seen = await contentOf(pinned);
             pinned.close();
             this.stats.branchVersionsOpened++;
-            if (!sameContent(seen, expected)) violations.add("branch", `branch ${name} version ${version} reads ${describeContent(seen)}; committed with ${describeContent(expected)}`);
+            if (!sameContent(seen, expected))
+              violations.add("branch", `branch ${name} version ${version} reads ${describeContent(seen)}; committed with ${describeContent(expected)}`);
           } catch (error) {
             if (history.branches.has(name)) violations.add("branch", `LanceDB cannot open branch ${name} at version ${version}: ${(error as Error).message.split("\n")[0]}`);
           }
@@ -268,7 +275,14 @@ export class InvariantChecker {
     const keys: string[] = [];
     for await (const object of store.list("")) keys.push(object.key);
     const present = new Set(keys);
-    const dirs = new Set(keys.flatMap((key) => key.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/") + "/")));
+    const dirs = new Set(
+      keys.flatMap((key) =>
+        key
+          .split("/")
+          .slice(0, -1)
+          .map((_, i, parts) => parts.slice(0, i + 1).join("/") + "/"),
+      ),
+    );
     for (const [path, by] of needed) {
       this.stats.filesChecked++;
       const there = path.endsWith("/") ? dirs.has(path) : present.has(path);

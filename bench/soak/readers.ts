@@ -48,7 +48,17 @@ export async function versionFileExists(store: ObjectStore, version: number): Pr
 }
 
 export class SoakReaders {
-  readonly stats: ReaderStats = { lancedbLoads: 0, warmLoads: 0, coldLoads: 0, headLoads: 0, racedWithCleanup: 0, raceExamples: [], timelineReads: 0, timelineGaps: 0, gapExamples: [] };
+  readonly stats: ReaderStats = {
+    lancedbLoads: 0,
+    warmLoads: 0,
+    coldLoads: 0,
+    headLoads: 0,
+    racedWithCleanup: 0,
+    raceExamples: [],
+    timelineReads: 0,
+    timelineGaps: 0,
+    gapExamples: [],
+  };
   private readonly options: ReaderOptions;
 
   constructor(options: ReaderOptions) {

@@ -67,9 +67,7 @@ async function s3Table(): Promise<SoakTable> {
   const fauxqs: FauxqsHandle = await startFauxqsServer({ buckets: ["soak"] });
   const dbUri = "s3://soak/db";
   const tableUri = `${dbUri}/t.lance`;
-  const store = withS3ConditionalSemantics(
-    openStore(tableUri, { s3: { endpoint: fauxqs.endpoint, region: fauxqs.region, credentials: fauxqs.credentials } }),
-  );
+  const store = withS3ConditionalSemantics(openStore(tableUri, { s3: { endpoint: fauxqs.endpoint, region: fauxqs.region, credentials: fauxqs.credentials } }));
   return { dbUri, tableUri, store, storageOptions: fauxqs.lanceStorageOptions, cliEnv: fauxqs.awsEnv, close: () => fauxqs.stop() };
 }
 
@@ -131,7 +129,8 @@ async function main(): Promise<number> {
     archived,
     runCliCleanup:
       options.store === "local"
-        ? async (retain) => (await cli(["cleanup", table.tableUri, "--older-than", "0s", "--allow-short-retention", "--retain-versions", String(retain), "--json"])) as CleanupReport
+        ? async (retain) =>
+            (await cli(["cleanup", table.tableUri, "--older-than", "0s", "--allow-short-retention", "--retain-versions", String(retain), "--json"])) as CleanupReport
         : null,
     shouldStop,
   });
@@ -154,7 +153,10 @@ async function main(): Promise<number> {
     await writer.create();
     const harness = (name: string) => (error: unknown) => violations.add("harness", `${name} stopped: ${(error as Error).stack ?? error}`);
     await Promise.all([
-      writer.run().catch(harness("writer")).finally(() => (writerDone = true)),
+      writer
+        .run()
+        .catch(harness("writer"))
+        .finally(() => (writerDone = true)),
       readers.run().catch(harness("readers")),
       cleaner.run().catch(harness("cleaner")),
       cleaner.contend().catch(harness("second cleaner")),

@@ -10,18 +10,7 @@ import { Field, Float64, Int32, Schema, Utf8 } from "apache-arrow";
 import type { Content } from "./history.ts";
 import type { Random, SoakHistory } from "./history.ts";
 
-export type WriterStep =
-  | "append"
-  | "delete"
-  | "update"
-  | "overwrite"
-  | "compact"
-  | "createIndex"
-  | "dropIndex"
-  | "tag"
-  | "untag"
-  | "branch"
-  | "unbranch";
+export type WriterStep = "append" | "delete" | "update" | "overwrite" | "compact" | "createIndex" | "dropIndex" | "tag" | "untag" | "branch" | "unbranch";
 
 const STEP_WEIGHTS: Record<WriterStep, number> = {
   append: 34,
@@ -62,11 +51,7 @@ export interface WriterOptions {
   shouldStop: () => boolean;
 }
 
-const SCHEMA = new Schema([
-  new Field("id", new Int32(), false),
-  new Field("name", new Utf8(), true),
-  new Field("score", new Float64(), true),
-]);
+const SCHEMA = new Schema([new Field("id", new Int32(), false), new Field("name", new Utf8(), true), new Field("score", new Float64(), true)]);
 
 function rowsFor(ids: readonly number[], tag: string): lancedb.Data {
   return lancedb.makeArrowTable(

@@ -32,7 +32,15 @@ const cache = values.cache!;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 const template = await loadManifestTemplate(join(cache, "template"));
-const table = new SyntheticTable({ template, cacheDir: cache, fragments, storage: "local", name: "memory-by-stage", maxVersions: versions, realDataFiles: Math.min(fragments, 1000) });
+const table = new SyntheticTable({
+  template,
+  cacheDir: cache,
+  fragments,
+  storage: "local",
+  name: "memory-by-stage",
+  maxVersions: versions,
+  realDataFiles: Math.min(fragments, 1000),
+});
 await table.prepare();
 await table.growTo(versions);
 // Unreferenced files as bench/scale-cleanup.ts adds them: hard links to one old file.
@@ -64,7 +72,9 @@ const report = await runCleanup(openStore(table.location), {
   settings: { olderThanMs: 0, retainVersions: 1, safetyWindowMs: 0 },
 });
 clearInterval(sampler);
-process.stdout.write(`${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions of ${fragments.toLocaleString("en")} fragments: ${report.status}, ${report.files_planned.toLocaleString("en")} files planned\n`);
+process.stdout.write(
+  `${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions of ${fragments.toLocaleString("en")} fragments: ${report.status}, ${report.files_planned.toLocaleString("en")} files planned\n`,
+);
 process.stdout.write("| stage | live heap at its start | highest RSS during it |\n| --- | ---: | ---: |\n");
 for (const row of rows) process.stdout.write(`| ${row.stage} | ${mib(row.liveHeap)} | ${mib(row.maxRss)} |\n`);
 await table.remove();

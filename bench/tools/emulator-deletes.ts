@@ -35,9 +35,11 @@ for (const backend of backends) {
     const body = new Uint8Array(64);
     let next = 0;
     let started = performance.now();
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (next < objects) await s3.putObject(key(next++), body);
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < objects) await s3.putObject(key(next++), body);
+      }),
+    );
     const putMs = performance.now() - started;
 
     started = performance.now();

@@ -14,11 +14,7 @@ async function connect(databaseUri: string, s3: S3Env | null): Promise<lancedb.C
 }
 
 /** `openTable` + `listVersions()`: what a user runs to see a table's history. */
-export async function lancedbListVersions(
-  databaseUri: string,
-  tableName: string,
-  s3: S3Env | null,
-): Promise<LanceDbVersionsResult> {
+export async function lancedbListVersions(databaseUri: string, tableName: string, s3: S3Env | null): Promise<LanceDbVersionsResult> {
   const db = await connect(databaseUri, s3);
   try {
     const table = await db.openTable(tableName);

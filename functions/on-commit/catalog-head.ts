@@ -61,9 +61,7 @@ export async function writeHeadAtCatalogPointer(input: CatalogHeadInput): Promis
     const { format, pointer, key } = formatAtCatalogPointer(store, entry);
     const elsewhere = await notifiedElsewhere(store, format, key, input.notified);
     // The youngest newer file decides: an older one the catalog passed over was not taken.
-    const waitUntil = Math.max(
-      ...elsewhere.filter((file) => file.newer).map((file) => (input.notified.get(file.key)?.getTime() ?? Number.NEGATIVE_INFINITY) + input.waitMs),
-    );
+    const waitUntil = Math.max(...elsewhere.filter((file) => file.newer).map((file) => (input.notified.get(file.key)?.getTime() ?? Number.NEGATIVE_INFINITY) + input.waitMs));
     const left = waitUntil - input.now();
     if (left > 0) {
       await input.sleep(Math.min(pause, left));

@@ -84,7 +84,10 @@ export function createOnCommitHandler(deps: OnCommitDependencies): (event: SQSEv
 /** Per table, the commit files the events named (keys under the root) and when each was created. */
 type NotifiedFiles = Map<TableUri, Map<string, Date | undefined>>;
 
-function parseMessages(records: readonly SQSRecord[], deps: OnCommitDependencies): { messages: Map<MessageId, ParsedMessage>; commits: Commit<MessageId>[]; notified: NotifiedFiles } {
+function parseMessages(
+  records: readonly SQSRecord[],
+  deps: OnCommitDependencies,
+): { messages: Map<MessageId, ParsedMessage>; commits: Commit<MessageId>[]; notified: NotifiedFiles } {
   const messages = new Map<MessageId, ParsedMessage>();
   const commits: Commit<MessageId>[] = [];
   const notified: NotifiedFiles = new Map();
@@ -142,7 +145,13 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
         ...deps.headOptions,
         ...(group.format ? { format: group.format } : {}),
       });
-      reportHead(result, group.newestCommittedAt, { ...attributes, ...(result.notifiedVersionGone ? { notifiedVersion: group.newestVersion, notifiedVersionGone: true } : {}) }, deps, now);
+      reportHead(
+        result,
+        group.newestCommittedAt,
+        { ...attributes, ...(result.notifiedVersionGone ? { notifiedVersion: group.newestVersion, notifiedVersionGone: true } : {}) },
+        deps,
+        now,
+      );
     } catch (error) {
       if (error instanceof BranchLocationError) {
         // A commit on a branch: its table's head is written from the root's own commits.

@@ -16,9 +16,7 @@ export interface S3ObjectEvent {
   sequencer?: string;
 }
 
-export type S3Notification =
-  | { kind: "test"; bucket: string }
-  | { kind: "objects"; objects: S3ObjectEvent[] };
+export type S3Notification = { kind: "test"; bucket: string } | { kind: "objects"; objects: S3ObjectEvent[] };
 
 /** The message is not an S3 notification we can read; names where it came from and why. */
 export class MalformedEventError extends Error {

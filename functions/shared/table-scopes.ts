@@ -38,6 +38,9 @@ export function isInScope(tableUri: string, scopes: TableScopes): boolean {
   if (scopes.roots && !scopes.roots.includes(tableUri)) return false;
   return scopes.prefixes.some((prefix) => {
     if (!tableUri.startsWith(prefix) || tableUri.length === prefix.length) return false;
-    return !tableUri.slice(prefix.length).split("/").some((segment) => isHiddenFolder(segment));
+    return !tableUri
+      .slice(prefix.length)
+      .split("/")
+      .some((segment) => isHiddenFolder(segment));
   });
 }

@@ -208,9 +208,10 @@ function answerLost(error: unknown): boolean {
 }
 
 function updateError(name: GlueTableName, code: string, message: string, error: unknown): GlueUpdateError {
-  const problem = code === "AccessDeniedException"
-    ? `access denied (${code}: ${message}): the role needs glue:UpdateTable on the catalog, the database and the table`
-    : `UpdateTable failed (${code}: ${message})`;
+  const problem =
+    code === "AccessDeniedException"
+      ? `access denied (${code}: ${message}): the role needs glue:UpdateTable on the catalog, the database and the table`
+      : `UpdateTable failed (${code}: ${message})`;
   return new GlueUpdateError(name, code, problem, { cause: error });
 }
 

@@ -101,7 +101,8 @@ export class RestCatalogTable implements TableCatalog {
   async load(): Promise<CatalogTable> {
     const answer = await this.#send("GET", await this.#tablePath());
     if (answer.status === 404) throw new RestCatalogError(this.label, 404, `not found (${errorText(answer.body)}); nothing read, written or deleted`);
-    if (answer.status !== 200) throw new RestCatalogError(this.label, answer.status, `loadTable answered ${answer.status} (${errorText(answer.body)}); nothing read, written or deleted`);
+    if (answer.status !== 200)
+      throw new RestCatalogError(this.label, answer.status, `loadTable answered ${answer.status} (${errorText(answer.body)}); nothing read, written or deleted`);
     const location = metadataLocationOf(answer.body);
     if (location === null) throw new RestCatalogError(this.label, 200, "loadTable answered without a metadata-location; nothing read, written or deleted");
     return { label: this.label, parameters: { table_type: "ICEBERG", metadata_location: location }, version: location };
@@ -122,7 +123,11 @@ export class RestCatalogTable implements TableCatalog {
     }
     if (answer.status === 409) return { outcome: "conflict", reason: `409: ${errorText(answer.body)}` };
     if (answer.status >= 500) return { outcome: "unknown", reason: `${answer.status}: ${errorText(answer.body)}` };
-    throw new RestCatalogError(this.label, answer.status, `the commit was refused (${answer.status}: ${errorText(answer.body)}); the catalog applied nothing and nothing was deleted`);
+    throw new RestCatalogError(
+      this.label,
+      answer.status,
+      `the commit was refused (${answer.status}: ${errorText(answer.body)}); the catalog applied nothing and nothing was deleted`,
+    );
   }
 
   async #tablePath(): Promise<string> {
@@ -138,7 +143,8 @@ export class RestCatalogTable implements TableCatalog {
   async #configPrefix(): Promise<string> {
     const query = this.#options.warehouse ? `?warehouse=${encodeURIComponent(this.#options.warehouse)}` : "";
     const answer = await this.#send("GET", `v1/config${query}`);
-    if (answer.status !== 200) throw new RestCatalogError(this.label, answer.status, `GET v1/config answered ${answer.status} (${errorText(answer.body)}); nothing read, written or deleted`);
+    if (answer.status !== 200)
+      throw new RestCatalogError(this.label, answer.status, `GET v1/config answered ${answer.status} (${errorText(answer.body)}); nothing read, written or deleted`);
     const config = parseObject(answer.body);
     const pick = (section: unknown): string | undefined => {
       const value = (section as Record<string, unknown> | undefined)?.prefix;
@@ -156,7 +162,10 @@ export class RestCatalogTable implements TableCatalog {
       response = await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS) });
       return { status: response.status, body: await response.text() };
     } catch (error) {
-      const why = (error as Error).name === "TimeoutError" ? `no answer within ${this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` : `no answer (${(error as Error).message}${(error as { cause?: Error }).cause ? `: ${(error as { cause?: Error }).cause!.message}` : ""})`;
+      const why =
+        (error as Error).name === "TimeoutError"
+          ? `no answer within ${this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`
+          : `no answer (${(error as Error).message}${(error as { cause?: Error }).cause ? `: ${(error as { cause?: Error }).cause!.message}` : ""})`;
       if (method === "POST") throw new NoAnswer(why);
       throw new RestCatalogError(this.label, null, `${method} ${url.pathname}: ${why}; nothing read, written or deleted`, { cause: error });
     }
@@ -183,15 +192,26 @@ export class RestCatalogTable implements TableCatalog {
     const form = new URLSearchParams({ grant_type: "client_credentials", client_id: auth.clientId, client_secret: auth.clientSecret, scope: auth.scope ?? "catalog" });
     let response: Response;
     try {
-      response = await this.#fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" }, body: form.toString(), signal: AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS) });
+      response = await this.#fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body: form.toString(),
+        signal: AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
     } catch (error) {
-      throw new RestCatalogError(this.label, null, `the token endpoint ${url.href} did not answer (${(error as Error).message}); nothing read, written or deleted`, { cause: error });
+      throw new RestCatalogError(this.label, null, `the token endpoint ${url.href} did not answer (${(error as Error).message}); nothing read, written or deleted`, {
+        cause: error,
+      });
     }
     const text = await response.text();
     const answer = parseObject(text);
     const token = answer?.access_token;
     if (response.status !== 200 || typeof token !== "string") {
-      throw new RestCatalogError(this.label, response.status, `the token endpoint ${url.href} gave no access token (${response.status}: ${errorText(text)}): check the client id and secret; nothing read, written or deleted`);
+      throw new RestCatalogError(
+        this.label,
+        response.status,
+        `the token endpoint ${url.href} gave no access token (${response.status}: ${errorText(text)}): check the client id and secret; nothing read, written or deleted`,
+      );
     }
     const expiresIn = typeof answer?.expires_in === "number" ? answer.expires_in * 1000 : 3600_000;
     this.#token = { value: token, until: Date.now() + Math.max(0, expiresIn - TOKEN_MARGIN_MS) };
@@ -235,7 +255,13 @@ class Sha256 {
   reset(): void {}
 }
 
-async function signV4(auth: Extract<RestAuth, { type: "sigv4" }>, method: string, url: URL, headers: Record<string, string>, body: string | undefined): Promise<Record<string, string>> {
+async function signV4(
+  auth: Extract<RestAuth, { type: "sigv4" }>,
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Record<string, string>> {
   const [{ SignatureV4 }, credentials] = await Promise.all([
     import("@smithy/signature-v4"),
     auth.credentials ? auth.credentials() : import("@aws-sdk/credential-provider-node").then(({ defaultProvider }) => defaultProvider()()),

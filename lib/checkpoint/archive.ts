@@ -98,18 +98,20 @@ export async function archiveAndHold(store: ObjectStore, input: ArchiveInput): P
   const nowMillis = input.now.getTime();
   const damage = await settleDamage(store, input);
   const merge = (previous: CheckpointContent | null, notes: readonly DamageNote[] = damage.notes): MergedHistory =>
-    withoutProvenNotes(mergeHistory({
-      previous,
-      records: damage.repairedRows.length > 0 ? [...damage.repairedRows, ...input.records] : input.records,
-      liveVersions: input.liveVersions,
-      taggedVersions: input.taggedVersions,
-      nowMillis,
-      tableFormat: input.tableFormat,
-      // A concurrent writer's file merged with keeps the notes this archive did not settle.
-      damaged: [...notes, ...(previous?.damaged ?? []).filter((n) => !damage.checked.has(n.set_aside) && !notes.some((m) => m.set_aside === n.set_aside))],
-      ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
-      ...(input.protection !== undefined ? { protection: input.protection } : {}),
-    }));
+    withoutProvenNotes(
+      mergeHistory({
+        previous,
+        records: damage.repairedRows.length > 0 ? [...damage.repairedRows, ...input.records] : input.records,
+        liveVersions: input.liveVersions,
+        taggedVersions: input.taggedVersions,
+        nowMillis,
+        tableFormat: input.tableFormat,
+        // A concurrent writer's file merged with keeps the notes this archive did not settle.
+        damaged: [...notes, ...(previous?.damaged ?? []).filter((n) => !damage.checked.has(n.set_aside) && !notes.some((m) => m.set_aside === n.set_aside))],
+        ...(input.maxEntries !== undefined ? { maxEntries: input.maxEntries } : {}),
+        ...(input.protection !== undefined ? { protection: input.protection } : {}),
+      }),
+    );
   const content = withSegments(merge(input.previous), damage.segments);
   let archivedTo: string | null = null;
   const setAsideNow: DamageNote[] = [...damage.setAside];

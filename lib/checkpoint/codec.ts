@@ -73,20 +73,35 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
     switch (name) {
       case "is_tagged":
       case "is_cleaned_up":
-        return columnData("bool", rows.map((r) => r[name]));
+        return columnData(
+          "bool",
+          rows.map((r) => r[name]),
+        );
       case "transaction_uuid":
       case "operation_type":
       case "version_id":
       case "branch":
-        return columnData("utf8", rows.map((r) => r[name]));
+        return columnData(
+          "utf8",
+          rows.map((r) => r[name]),
+        );
       case "transaction_properties":
-        return columnData("utf8", rows.map((r) => encodeTransactionProperties(r.transaction_properties)));
+        return columnData(
+          "utf8",
+          rows.map((r) => encodeTransactionProperties(r.transaction_properties)),
+        );
       case "parent_ids":
       case "metrics":
-        return columnData("utf8", rows.map((r) => JSON.stringify(r[name])));
+        return columnData(
+          "utf8",
+          rows.map((r) => JSON.stringify(r[name])),
+        );
       default: {
         const column = name;
-        return columnData("int64", rows.map((r) => r[column]));
+        return columnData(
+          "int64",
+          rows.map((r) => r[column]),
+        );
       }
     }
   });
@@ -200,7 +215,17 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   if (newest && newest.version > version) {
     throw new CorruptCheckpointError(uri, `holds version ${newest.version}, newer than the ${version} it claims to cover`);
   }
-  return { version, records, createdAtMillis, datasetCreatedAtMillis, datasetCreatedFromVersion, tableFormat, archiveSegments: archiveSegmentsOf(metadata, uri), ...protectionOf(metadata, uri), ...damagedOf(metadata, uri) };
+  return {
+    version,
+    records,
+    createdAtMillis,
+    datasetCreatedAtMillis,
+    datasetCreatedFromVersion,
+    tableFormat,
+    archiveSegments: archiveSegmentsOf(metadata, uri),
+    ...protectionOf(metadata, uri),
+    ...damagedOf(metadata, uri),
+  };
 }
 
 function damagedOf(metadata: Map<string, string>, uri: string): { damaged?: DamageNote[] } {

@@ -51,7 +51,6 @@ export function unreadableCheckpoints(problems: readonly HistoryProblem[]): { ke
   return problems.filter((p) => p.role === "checkpoint" && p.set_aside === null).map((p) => ({ key: p.file, problem: p.problem }));
 }
 
-
 export interface SetAside {
   /** Where the bytes (or the note of a missing file) are now. */
   key: string;
@@ -72,7 +71,9 @@ export async function setAside(store: ObjectStore, file: string, problem: string
     etag = read.etag;
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
-    body = new TextEncoder().encode(`${file} was missing when lakewarden needed it (${problem}); restore the file here to have its rows merged back, or delete this to accept the loss\n`);
+    body = new TextEncoder().encode(
+      `${file} was missing when lakewarden needed it (${problem}); restore the file here to have its rows merged back, or delete this to accept the loss\n`,
+    );
   }
   for (let attempt = 0; ; attempt++) {
     const key = damagedKey(file, nowMillis + attempt);
@@ -179,13 +180,12 @@ const RANGES_SHOWN = 5;
 /** One line for a history problem (the CLI's stderr line, the HTML report's list item). */
 export function describeHistoryProblem(problem: HistoryProblem): string {
   const { covered, unlisted } = problem;
-  const versions = covered.from === null ? `versions up to ${covered.through}` : covered.from === covered.through ? `version ${covered.from}` : `versions ${covered.from}-${covered.through}`;
+  const versions =
+    covered.from === null ? `versions up to ${covered.through}` : covered.from === covered.through ? `version ${covered.from}` : `versions ${covered.from}-${covered.through}`;
   const shown = unlisted.slice(0, RANGES_SHOWN).map(describeRange).join(", ") + (unlisted.length > RANGES_SHOWN ? `, and ${unlisted.length - RANGES_SHOWN} more ranges` : "");
   const missing = unlisted.length === 0 ? "every one of them is still listed" : `not listed now: ${shown}`;
   const kept =
-    problem.set_aside === null
-      ? ""
-      : `; set aside at ${problem.set_aside}: repair it there and run lakewarden checkpoint to merge its rows back, or delete it to accept the loss`;
+    problem.set_aside === null ? "" : `; set aside at ${problem.set_aside}: repair it there and run lakewarden checkpoint to merge its rows back, or delete it to accept the loss`;
   return `history incomplete: ${problem.role} ${problem.file} cannot be read (${reasonOf(problem)}); it covered ${versions}; ${missing}; listed from ${problem.served_by.join(", ")}${kept}`;
 }
 

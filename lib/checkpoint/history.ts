@@ -110,9 +110,5 @@ export function sameHistory(a: CheckpointContent, b: CheckpointContent): boolean
 
 /** Compares rows as stored (properties as their stored, possibly truncated, JSON). */
 function rowKey(row: VersionRecord): string {
-  return JSON.stringify(
-    VERSION_RECORD_FIELDS.map((field) =>
-      field === "transaction_properties" ? encodeTransactionProperties(row.transaction_properties) : row[field],
-    ),
-  );
+  return JSON.stringify(VERSION_RECORD_FIELDS.map((field) => (field === "transaction_properties" ? encodeTransactionProperties(row.transaction_properties) : row[field])));
 }

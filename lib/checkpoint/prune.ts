@@ -55,7 +55,11 @@ export async function cleanupOldCheckpoints(store: ObjectStore, options: PruneCh
 
   const problems: string[] = [];
   const setAsideNow: DamageNote[] = [];
-  const covering = await newestReadable(store, newestFirst.filter((file) => kept.includes(file.key)), options.held ?? null);
+  const covering = await newestReadable(
+    store,
+    newestFirst.filter((file) => kept.includes(file.key)),
+    options.held ?? null,
+  );
   const doomed: string[] = [];
   for (const file of past) {
     if (!covering) {

@@ -109,10 +109,7 @@ export interface ArchivedHistory {
  * `unreadable`, naming it, and the others are still read: the caller must say so, never fall
  * silently past it.
  */
-export async function readArchivedHistory(
-  store: ObjectStore,
-  options: { since?: number; keys?: readonly string[] } = {},
-): Promise<ArchivedHistory> {
+export async function readArchivedHistory(store: ObjectStore, options: { since?: number; keys?: readonly string[] } = {}): Promise<ArchivedHistory> {
   const known = options.keys ? options.keys.map((key) => parseSegmentKey(key)) : await listSegments(store);
   const wanted = known
     .filter((s): s is SegmentFile => s !== null)

@@ -38,7 +38,8 @@ export class HistoryIncompleteError extends Error {
 export function describeError(error: unknown, verbose: boolean): string {
   if (verbose && error instanceof Error && error.stack) return `lakewarden: ${error.stack}`;
   if (error instanceof StoreError) return `lakewarden: ${error.message}`;
-  if (error instanceof TableFormatError || error instanceof UsageError || error instanceof InterruptedError || error instanceof HistoryIncompleteError) return `lakewarden: ${error.message}`;
+  if (error instanceof TableFormatError || error instanceof UsageError || error instanceof InterruptedError || error instanceof HistoryIncompleteError)
+    return `lakewarden: ${error.message}`;
   if (error instanceof Error) {
     return `lakewarden: unexpected ${error.name}: ${firstLine(error.message)} (run with --verbose for details)`;
   }

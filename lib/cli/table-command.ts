@@ -33,10 +33,7 @@ const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
 
 /** Adds `--glue-table` (commands that need the catalog's pointer: cleanup, storage, head write and show). */
 export function withGlueTableOption(command: Command): Command {
-  return command.option(
-    "--glue-table <database.table>",
-    "take --metadata-location from this AWS Glue Data Catalog entry",
-  );
+  return command.option("--glue-table <database.table>", "take --metadata-location from this AWS Glue Data Catalog entry");
 }
 
 /**
@@ -85,12 +82,7 @@ export function takeStatsLine(io: CliIO): string | null {
  * printed as the last line on stderr (by runCli, after warnings and errors), whether the body
  * succeeded or not.
  */
-export async function runOnTable<T>(
-  location: string,
-  options: OutputOptions,
-  io: CliIO,
-  body: (store: ObjectStore) => Promise<T>,
-): Promise<T> {
+export async function runOnTable<T>(location: string, options: OutputOptions, io: CliIO, body: (store: ObjectStore) => Promise<T>): Promise<T> {
   const store = openStore(location);
   if (options.stats) pendingStats.set(io, () => `${JSON.stringify({ requests: store.stats.snapshot() })}\n`);
   await assertLocalDirectory(location);

@@ -19,11 +19,7 @@ export interface DiscoverOptions {
 }
 
 /** Table roots relative to the store ("" when the store root is itself a table), sorted. */
-export async function discoverTables(
-  store: ObjectStore,
-  formats: readonly Pick<TableFormat, "versionsPrefix">[],
-  options: DiscoverOptions = {},
-): Promise<string[]> {
+export async function discoverTables(store: ObjectStore, formats: readonly Pick<TableFormat, "versionsPrefix">[], options: DiscoverOptions = {}): Promise<string[]> {
   const maxDepth = options.maxDepth ?? 4;
   const concurrency = options.concurrency ?? 8;
   const tables: string[] = [];

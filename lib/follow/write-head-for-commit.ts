@@ -14,11 +14,7 @@ export interface HeadForCommitResult extends WriteTableHeadResult {
   notifiedVersionGone: boolean;
 }
 
-export async function writeHeadForCommit(
-  store: ObjectStore,
-  notifiedVersion: number | null,
-  options: Omit<WriteTableHeadOptions, "version"> = {},
-): Promise<HeadForCommitResult> {
+export async function writeHeadForCommit(store: ObjectStore, notifiedVersion: number | null, options: Omit<WriteTableHeadOptions, "version"> = {}): Promise<HeadForCommitResult> {
   if (notifiedVersion === null) return { ...(await writeTableHead(store, options)), notifiedVersionGone: false };
   try {
     return { ...(await writeTableHead(store, { ...options, version: notifiedVersion })), notifiedVersionGone: false };

@@ -16,9 +16,7 @@ import type { CatalogTable } from "./table-format.ts";
 
 export type CatalogCommitAnswer =
   /** `pointer`: the new commit pointer, when the catalog wrote the commit itself (REST). */
-  | { outcome: "accepted"; pointer?: string }
-  | { outcome: "conflict"; reason: string }
-  | { outcome: "unknown"; reason: string };
+  { outcome: "accepted"; pointer?: string } | { outcome: "conflict"; reason: string } | { outcome: "unknown"; reason: string };
 
 /** One table in one catalog: loaded fresh on every call, committed to only on top of a loaded entry. */
 export interface TableCatalog {

@@ -35,9 +35,10 @@ export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable, 
   const readings = readers.map((format) => ({ format, reading: format.catalogPointer!(table) }));
   const matched = readings.flatMap(({ format, reading }) => ("pointer" in reading ? [{ format, ...reading }] : []));
   if (matched.length !== 1) {
-    const why = matched.length === 0
-      ? `is not a table lakewarden reads through a catalog (${readings.map(({ format, reading }) => `${format.name}: ${"mismatch" in reading ? reading.mismatch : "matched"}`).join("; ")})`
-      : `reads as ${matched.map((m) => m.format.name).join(" and ")} at once`;
+    const why =
+      matched.length === 0
+        ? `is not a table lakewarden reads through a catalog (${readings.map(({ format, reading }) => `${format.name}: ${"mismatch" in reading ? reading.mismatch : "matched"}`).join("; ")})`
+        : `reads as ${matched.map((m) => m.format.name).join(" and ")} at once`;
     throw new CatalogTableError(table.label, `${why}; nothing read, written or deleted at ${store.uri}`);
   }
   const { format, pointer, parameter } = matched[0]!;
@@ -45,7 +46,10 @@ export function formatAtCatalogPointer(store: ObjectStore, table: CatalogTable, 
   if (!URI.test(pointer)) throw new CatalogTableError(table.label, `${where} is not a URI; nothing read, written or deleted at ${store.uri}`);
   const resolved = resolveTablePath(pointer, { roots: [store.uri], absolute: true });
   if (resolved.kind !== "key") {
-    throw new CatalogTableError(table.label, `${where} is not under the table root, ${store.uri}: the catalog and the deployment's settings disagree about where this table is; nothing read, written or deleted`);
+    throw new CatalogTableError(
+      table.label,
+      `${where} is not under the table root, ${store.uri}: the catalog and the deployment's settings disagree about where this table is; nothing read, written or deleted`,
+    );
   }
   const at = options.commitThrough ? format.at!(resolved.key, { catalog: { catalog: options.commitThrough, entry: table } }) : format.at!(resolved.key);
   return { format: at, pointer, key: resolved.key };

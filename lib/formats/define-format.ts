@@ -23,8 +23,7 @@ export function defineFormat(parts: FormatParts): TableFormat {
       }),
     readRecord: parts.readRecord ?? (async (store, file) => (await format.readSnapshot(store, file)).record),
     readRecords:
-      parts.readRecords ??
-      ((store, files, options = {}) => mapConcurrent([...files], options.concurrency ?? DEFAULT_RECORD_CONCURRENCY, (file) => format.readRecord(store, file))),
+      parts.readRecords ?? ((store, files, options = {}) => mapConcurrent([...files], options.concurrency ?? DEFAULT_RECORD_CONCURRENCY, (file) => format.readRecord(store, file))),
     readForCleanup: parts.readForCleanup ?? ((store, file) => format.readSnapshot(store, file)),
   };
   return format;

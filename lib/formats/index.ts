@@ -81,10 +81,12 @@ export async function findFormat(store: ObjectStore, options: ResolveFormatOptio
   const pin = store.uriOf(FORMAT_PIN_KEY);
   const choose = `say which with --format ${[pinned, ...others].map((f) => f.name).join("|")}, or delete ${FORMAT_PIN_KEY} to detect again`;
   if (!found.includes(pinned)) {
-    throw (others.length === 0 ? new NotATableError(pin, `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now`) : new AmbiguousFormatError(
-      pin,
-      `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now and looks like ${describe(others)}; ${choose}`,
-    ));
+    throw others.length === 0
+      ? new NotATableError(pin, `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now`)
+      : new AmbiguousFormatError(
+          pin,
+          `pins ${pinned.name}, but the folder holds no ${pinned.name} version files under ${pinned.versionsPrefix} now and looks like ${describe(others)}; ${choose}`,
+        );
   }
   const unexplained = await unexplainedBy(store, pinned, others);
   if (unexplained.length > 0) throw new AmbiguousFormatError(pin, `pins ${pinned.name}, but the folder now also looks like ${describe(unexplained)}; ${choose}`);
@@ -122,7 +124,16 @@ async function oneFormat(store: ObjectStore, found: readonly TableFormat[]): Pro
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
     for (const format of found) {
-      if ((await unexplainedBy(store, format, found.filter((f) => f !== format))).length === 0) return format;
+      if (
+        (
+          await unexplainedBy(
+            store,
+            format,
+            found.filter((f) => f !== format),
+          )
+        ).length === 0
+      )
+        return format;
     }
     throw new AmbiguousFormatError(store.uri, `looks like ${describe(found)} at once; say which with --format ${found.map((f) => f.name).join("|")}`);
   }
@@ -140,7 +151,10 @@ async function readPinnedFormat(store: ObjectStore): Promise<TableFormat | null>
   }
   const format = registeredFormat(text);
   if (!format) {
-    throw new TableFormatError(store.uriOf(FORMAT_PIN_KEY), `pins format ${JSON.stringify(text.slice(0, 40))}, which this lakewarden does not know (known: ${formatNames().join(", ")})`);
+    throw new TableFormatError(
+      store.uriOf(FORMAT_PIN_KEY),
+      `pins format ${JSON.stringify(text.slice(0, 40))}, which this lakewarden does not know (known: ${formatNames().join(", ")})`,
+    );
   }
   return format;
 }

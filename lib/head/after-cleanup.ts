@@ -16,10 +16,7 @@ export interface CleanupCommitOutcome {
   removal_commit: { status: string; key: string | null } | null;
 }
 
-export type HeadAfterCleanup =
-  | { action: "none"; reason: string }
-  | { action: "written"; result: WriteTableHeadResult }
-  | { action: "failed"; problem: string };
+export type HeadAfterCleanup = { action: "none"; reason: string } | { action: "written"; result: WriteTableHeadResult } | { action: "failed"; problem: string };
 
 export async function refreshHeadAfterCleanup(store: ObjectStore, report: CleanupCommitOutcome, options: { format?: TableFormat } = {}): Promise<HeadAfterCleanup> {
   if (report.removal_commit?.status !== "written") return { action: "none", reason: "the run wrote no commit" };
@@ -28,6 +25,9 @@ export async function refreshHeadAfterCleanup(store: ObjectStore, report: Cleanu
     return { action: "written", result: await writeTableHead(store, options.format ? { format: options.format } : {}) };
   } catch (error) {
     // The cleanup itself is done and the table whole; a stale head only costs readers a fallback.
-    return { action: "failed", problem: `the head was not brought up to ${report.removal_commit.key ?? "the new commit"}: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      action: "failed",
+      problem: `the head was not brought up to ${report.removal_commit.key ?? "the new commit"}: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }

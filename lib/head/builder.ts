@@ -76,9 +76,7 @@ export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
   };
   if (input.headerVersion === 1) return buildVersion1(input, base, candidates, settings);
   // Sectioned: every section is encoded once; fitting footers re-encodes only the properties and footers.
-  const sections = new Map(
-    modelSections(contentToModel(base)).map((s) => [s.name, encodeModelSection(settings.codec, s.name, s.model, settings.compression)]),
-  );
+  const sections = new Map(modelSections(contentToModel(base)).map((s) => [s.name, encodeModelSection(settings.codec, s.name, s.model, settings.compression)]));
   const sum = () => [...sections.values()].reduce((total, section) => total + section.rawLength, 0);
   const mandatoryBytes = sum();
   const limit = Math.max(settings.inlineBudgetBytes, mandatoryBytes);
@@ -109,11 +107,22 @@ export async function buildHead(input: BuildHeadInput): Promise<BuiltHead> {
 
 /** The properties and footers of `content` only (the sections that change while footers are fitted). */
 function contentToModelWithout(content: HeadContent): HeadModel {
-  const model = contentToModel({ ...content, snapshot: { ...EMPTY_SNAPSHOT, versionFile: content.snapshot.versionFile, record: content.snapshot.record }, recentVersions: { after: content.recentVersions.after, records: [] } });
+  const model = contentToModel({
+    ...content,
+    snapshot: { ...EMPTY_SNAPSHOT, versionFile: content.snapshot.versionFile, record: content.snapshot.record },
+    recentVersions: { after: content.recentVersions.after, records: [] },
+  });
   return { properties: model.properties, tables: model.tables.filter((table) => table.name === "footers") };
 }
 
-const EMPTY_SNAPSHOT: Omit<TableSnapshot, "versionFile" | "record"> = { referencedFiles: [], unresolvedReferences: [], liveFiles: [], schema: [], config: {}, raw: new Uint8Array(0) };
+const EMPTY_SNAPSHOT: Omit<TableSnapshot, "versionFile" | "record"> = {
+  referencedFiles: [],
+  unresolvedReferences: [],
+  liveFiles: [],
+  schema: [],
+  config: {},
+  raw: new Uint8Array(0),
+};
 
 /** The version 1 layout: the whole model through the codec, compressed as one body. */
 async function buildVersion1(input: BuildHeadInput, base: HeadContent, candidates: Candidates, settings: HeadSettings): Promise<BuiltHead> {

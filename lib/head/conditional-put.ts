@@ -62,12 +62,7 @@ const DEFAULT_BACKOFF = { baseMs: 10, maxMs: 500 };
  * Writes `head` under the rule above. `known` is what the caller already read of the stored
  * head (saves the first probe); undefined means "probe first".
  */
-export async function putHeadConditionally(
-  store: ObjectStore,
-  head: HeadToWrite,
-  options: ConditionalWriteOptions = {},
-  known?: StoredHeadProbe | null,
-): Promise<HeadWriteResult> {
+export async function putHeadConditionally(store: ObjectStore, head: HeadToWrite, options: ConditionalWriteOptions = {}, known?: StoredHeadProbe | null): Promise<HeadWriteResult> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const random = options.random ?? Math.random;

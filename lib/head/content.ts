@@ -40,16 +40,7 @@ export interface HeadContent {
   liveFileColumns?: () => LiveFileColumns;
 }
 
-export const MANDATORY_SECTIONS = [
-  "raw_metadata",
-  "summary",
-  "live_files",
-  "referenced_files",
-  "schema",
-  "config",
-  "recent_versions",
-] as const;
-
+export const MANDATORY_SECTIONS = ["raw_metadata", "summary", "live_files", "referenced_files", "schema", "config", "recent_versions"] as const;
 
 export function contentToModel(content: HeadContent): HeadModel {
   const { snapshot } = content;
@@ -134,12 +125,7 @@ export function modelToContent(model: HeadModel, uri: string): HeadContent {
  */
 export function headDescribesFile(content: HeadContent, file: VersionFile, formatName: string): boolean {
   const recorded = content.snapshot.versionFile;
-  return (
-    content.format === formatName &&
-    content.tableVersion === file.version &&
-    recorded.size === file.size &&
-    recorded.etag === file.etag
-  );
+  return content.format === formatName && content.tableVersion === file.version && recorded.size === file.size && recorded.etag === file.etag;
 }
 
 function col<T extends ColumnType>(name: string, type: T, values: (ColumnValueOf[T] | null)[]): HeadColumn {
@@ -151,25 +137,101 @@ function recordsTable(name: string, records: readonly VersionRecord[]): HeadTabl
   return {
     name,
     columns: [
-      col("version", "int64", ints((r) => r.version)),
-      col("timestamp_millis", "int64", ints((r) => r.timestamp_millis)),
-      col("total_fragments", "int64", ints((r) => r.total_fragments)),
-      col("total_data_files", "int64", ints((r) => r.total_data_files)),
-      col("total_files_size", "int64", ints((r) => r.total_files_size)),
-      col("total_deletion_files", "int64", ints((r) => r.total_deletion_files)),
-      col("total_data_file_rows", "int64", ints((r) => r.total_data_file_rows)),
-      col("total_deletion_file_rows", "int64", ints((r) => r.total_deletion_file_rows)),
-      col("total_rows", "int64", ints((r) => r.total_rows)),
-      col("is_tagged", "bool", records.map((r) => r.is_tagged)),
-      col("is_cleaned_up", "bool", records.map((r) => r.is_cleaned_up)),
-      col("transaction_uuid", "utf8", records.map((r) => r.transaction_uuid)),
-      col("read_version", "int64", ints((r) => r.read_version)),
-      col("operation_type", "utf8", records.map((r) => r.operation_type)),
-      col("transaction_properties", "utf8", records.map((r) => JSON.stringify(r.transaction_properties))),
-      col("version_id", "utf8", records.map((r) => r.version_id)),
-      col("parent_ids", "utf8_list", records.map((r) => r.parent_ids)),
-      col("branch", "utf8", records.map((r) => r.branch)),
-      col("metrics", "utf8", records.map((r) => JSON.stringify(r.metrics))),
+      col(
+        "version",
+        "int64",
+        ints((r) => r.version),
+      ),
+      col(
+        "timestamp_millis",
+        "int64",
+        ints((r) => r.timestamp_millis),
+      ),
+      col(
+        "total_fragments",
+        "int64",
+        ints((r) => r.total_fragments),
+      ),
+      col(
+        "total_data_files",
+        "int64",
+        ints((r) => r.total_data_files),
+      ),
+      col(
+        "total_files_size",
+        "int64",
+        ints((r) => r.total_files_size),
+      ),
+      col(
+        "total_deletion_files",
+        "int64",
+        ints((r) => r.total_deletion_files),
+      ),
+      col(
+        "total_data_file_rows",
+        "int64",
+        ints((r) => r.total_data_file_rows),
+      ),
+      col(
+        "total_deletion_file_rows",
+        "int64",
+        ints((r) => r.total_deletion_file_rows),
+      ),
+      col(
+        "total_rows",
+        "int64",
+        ints((r) => r.total_rows),
+      ),
+      col(
+        "is_tagged",
+        "bool",
+        records.map((r) => r.is_tagged),
+      ),
+      col(
+        "is_cleaned_up",
+        "bool",
+        records.map((r) => r.is_cleaned_up),
+      ),
+      col(
+        "transaction_uuid",
+        "utf8",
+        records.map((r) => r.transaction_uuid),
+      ),
+      col(
+        "read_version",
+        "int64",
+        ints((r) => r.read_version),
+      ),
+      col(
+        "operation_type",
+        "utf8",
+        records.map((r) => r.operation_type),
+      ),
+      col(
+        "transaction_properties",
+        "utf8",
+        records.map((r) => JSON.stringify(r.transaction_properties)),
+      ),
+      col(
+        "version_id",
+        "utf8",
+        records.map((r) => r.version_id),
+      ),
+      col(
+        "parent_ids",
+        "utf8_list",
+        records.map((r) => r.parent_ids),
+      ),
+      col(
+        "branch",
+        "utf8",
+        records.map((r) => r.branch),
+      ),
+      col(
+        "metrics",
+        "utf8",
+        records.map((r) => JSON.stringify(r.metrics)),
+      ),
     ],
   };
 }
@@ -178,12 +240,36 @@ function liveFilesTable(files: readonly LiveFile[]): HeadTable {
   return {
     name: "live_files",
     columns: [
-      col("fragment_id", "int64", files.map((f) => f.fragmentId)),
-      col("paths", "utf8_list", files.map((f) => f.paths)),
-      col("size", "int64", files.map((f) => f.size)),
-      col("physical_rows", "int64", files.map((f) => f.physicalRows)),
-      col("deletion_file", "utf8", files.map((f) => f.deletionFile)),
-      col("deleted_rows", "int64", files.map((f) => f.deletedRows)),
+      col(
+        "fragment_id",
+        "int64",
+        files.map((f) => f.fragmentId),
+      ),
+      col(
+        "paths",
+        "utf8_list",
+        files.map((f) => f.paths),
+      ),
+      col(
+        "size",
+        "int64",
+        files.map((f) => f.size),
+      ),
+      col(
+        "physical_rows",
+        "int64",
+        files.map((f) => f.physicalRows),
+      ),
+      col(
+        "deletion_file",
+        "utf8",
+        files.map((f) => f.deletionFile),
+      ),
+      col(
+        "deleted_rows",
+        "int64",
+        files.map((f) => f.deletedRows),
+      ),
     ],
   };
 }
@@ -192,9 +278,21 @@ function referencedFilesTable(files: readonly FileReference[]): HeadTable {
   return {
     name: "referenced_files",
     columns: [
-      col("path", "utf8", files.map((f) => f.path)),
-      col("kind", "utf8", files.map((f) => f.role)),
-      col("size", "int64", files.map((f) => f.size ?? null)),
+      col(
+        "path",
+        "utf8",
+        files.map((f) => f.path),
+      ),
+      col(
+        "kind",
+        "utf8",
+        files.map((f) => f.role),
+      ),
+      col(
+        "size",
+        "int64",
+        files.map((f) => f.size ?? null),
+      ),
     ],
   };
 }
@@ -203,11 +301,31 @@ function schemaTable(fields: readonly SchemaField[]): HeadTable {
   return {
     name: "schema",
     columns: [
-      col("id", "int64", fields.map((f) => f.id)),
-      col("parent_id", "int64", fields.map((f) => f.parentId)),
-      col("name", "utf8", fields.map((f) => f.name)),
-      col("logical_type", "utf8", fields.map((f) => f.logicalType)),
-      col("nullable", "bool", fields.map((f) => f.nullable)),
+      col(
+        "id",
+        "int64",
+        fields.map((f) => f.id),
+      ),
+      col(
+        "parent_id",
+        "int64",
+        fields.map((f) => f.parentId),
+      ),
+      col(
+        "name",
+        "utf8",
+        fields.map((f) => f.name),
+      ),
+      col(
+        "logical_type",
+        "utf8",
+        fields.map((f) => f.logicalType),
+      ),
+      col(
+        "nullable",
+        "bool",
+        fields.map((f) => f.nullable),
+      ),
     ],
   };
 }
@@ -216,10 +334,26 @@ function footersTable(footers: readonly DataFileFooter[]): HeadTable {
   return {
     name: "footers",
     columns: [
-      col("path", "utf8", footers.map((f) => f.path)),
-      col("file_size", "int64", footers.map((f) => f.fileSize)),
-      col("offset", "int64", footers.map((f) => f.offset)),
-      col("bytes", "binary", footers.map((f) => f.bytes)),
+      col(
+        "path",
+        "utf8",
+        footers.map((f) => f.path),
+      ),
+      col(
+        "file_size",
+        "int64",
+        footers.map((f) => f.fileSize),
+      ),
+      col(
+        "offset",
+        "int64",
+        footers.map((f) => f.offset),
+      ),
+      col(
+        "bytes",
+        "binary",
+        footers.map((f) => f.bytes),
+      ),
     ],
   };
 }

@@ -364,12 +364,7 @@ async function getHead(store: ObjectStore, codecs: HeadCodecRegistry, isCurrent:
   }
 }
 
-function fallbackWarning(
-  stored: LoadedHead,
-  latest: VersionFile,
-  headUri: string,
-  formatName: string,
-): HeadWarning {
+function fallbackWarning(stored: LoadedHead, latest: VersionFile, headUri: string, formatName: string): HeadWarning {
   switch (stored.state) {
     case "missing":
       return { reason: "head-missing", message: `${headUri}: no head object; read the manifest of version ${latest.version} instead` };
@@ -378,7 +373,10 @@ function fallbackWarning(
       return { reason: "head-unreadable", message: `${stored.problem}; read the manifest of version ${latest.version} instead` };
     case "readable":
     case "not-current": {
-      const identity = stored.state === "readable" ? { format: stored.content.format, tableVersion: stored.content.tableVersion, versionFile: stored.content.snapshot.versionFile } : stored.identity;
+      const identity =
+        stored.state === "readable"
+          ? { format: stored.content.format, tableVersion: stored.content.tableVersion, versionFile: stored.content.snapshot.versionFile }
+          : stored.identity;
       const held = identity.tableVersion;
       if (identity.format !== formatName) {
         return { reason: "head-unreadable", message: `${headUri}: head describes a ${identity.format} table, not ${formatName}; read the manifest instead` };

@@ -71,11 +71,7 @@ export function packReferencedFiles(live: HeadTable, referenced: HeadTable): Hea
   });
   return {
     name: referenced.name,
-    columns: [
-      { name: "path", type: "utf8", values: spelled },
-      { name: LIVE_REF_COLUMN, type: "int64", values: refs },
-      ...referenced.columns.filter((c) => c.name !== "path"),
-    ],
+    columns: [{ name: "path", type: "utf8", values: spelled }, { name: LIVE_REF_COLUMN, type: "int64", values: refs }, ...referenced.columns.filter((c) => c.name !== "path")],
   };
 }
 

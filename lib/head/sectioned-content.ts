@@ -10,16 +10,7 @@
 import type { FileReference, FormatSection, LiveFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { FORMAT_SECTION_PREFIX, formatSectionsOf } from "./format-sections.ts";
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import {
-  HEAD_CONTENT_VERSION,
-  SectionReader,
-  readConfig,
-  readFooters,
-  readLiveFiles,
-  readRecords,
-  readReferencedFiles,
-  readSchema,
-} from "./content.ts";
+import { HEAD_CONTENT_VERSION, SectionReader, readConfig, readFooters, readLiveFiles, readRecords, readReferencedFiles, readSchema } from "./content.ts";
 import type { HeadContent } from "./content.ts";
 import { CorruptHeadError } from "./errors.ts";
 import type { HeadTable } from "./model.ts";

@@ -42,17 +42,7 @@ export const HEAD_PREFIX_BYTES = 64 * 1024;
 export const LOAD_PREFIX_BYTES = 4 * 1024 * 1024;
 
 /** Write order: small first. Tables not listed here follow, in model order. */
-export const SECTION_ORDER: readonly string[] = [
-  PROPERTIES_SECTION,
-  "summary",
-  "recent_versions",
-  "config",
-  "schema",
-  "live_files",
-  "referenced_files",
-  "raw_metadata",
-  "footers",
-];
+export const SECTION_ORDER: readonly string[] = [PROPERTIES_SECTION, "summary", "recent_versions", "config", "schema", "live_files", "referenced_files", "raw_metadata", "footers"];
 
 export interface EncodedSection {
   name: string;
@@ -285,7 +275,8 @@ export class SectionedHead {
     if (end > this.bytes.length) throw new CorruptHeadError(this.uri, `head section ${name} lies beyond the ${this.bytes.length} bytes read`);
     const stored = this.bytes.subarray(entry.offset, end);
     if (crc32(stored) !== entry.crc32) throw new CorruptHeadError(this.uri, `head section ${name} checksum mismatch`);
-    if (!canDecompress(entry.compression)) throw new UnsupportedHeadError(this.uri, `head section ${name} is ${entry.compression}-compressed, which this runtime cannot decompress`);
+    if (!canDecompress(entry.compression))
+      throw new UnsupportedHeadError(this.uri, `head section ${name} is ${entry.compression}-compressed, which this runtime cannot decompress`);
     let raw: Uint8Array;
     try {
       raw = decompress(stored, entry.compression, entry.rawLength);

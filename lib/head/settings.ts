@@ -30,12 +30,7 @@ export interface HeadSettings {
   compression: BodyCompression;
 }
 
-export function resolveHeadSettings(
-  snapshot: TableSnapshot,
-  uri: string,
-  overrides: HeadSettingOverrides = {},
-  registry: HeadCodecRegistry = headCodecs,
-): HeadSettings {
+export function resolveHeadSettings(snapshot: TableSnapshot, uri: string, overrides: HeadSettingOverrides = {}, registry: HeadCodecRegistry = headCodecs): HeadSettings {
   const codecSetting = overrides.codec ?? snapshot.config[HEAD_CODEC_CONFIG_KEY] ?? DEFAULT_HEAD_CODEC;
   const codec = typeof codecSetting === "string" ? registry.get(codecSetting) : codecSetting;
   if (!codec) {

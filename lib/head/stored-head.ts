@@ -74,11 +74,7 @@ export async function readStoredHead(store: ObjectStore, registry: HeadCodecRegi
 }
 
 /** Decodes bytes read from the head key (a GET made elsewhere, e.g. in parallel with a LIST). */
-export function interpretStoredHead(
-  object: { etag: string; size: number; body: Uint8Array },
-  uri: string,
-  registry: HeadCodecRegistry = headCodecs,
-): StoredHead {
+export function interpretStoredHead(object: { etag: string; size: number; body: Uint8Array }, uri: string, registry: HeadCodecRegistry = headCodecs): StoredHead {
   const probe: StoredHeadProbe = { etag: object.etag, size: object.size, ...parseProbe(object.body, uri) };
   try {
     if (probe.header?.headerVersion === SECTIONED_HEADER_VERSION) {

@@ -110,9 +110,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
     ...(options.headerVersion ? { headerVersion: options.headerVersion } : {}),
     uri: store.uriOf(target.key),
     ...(options.now ? { now: options.now } : {}),
-    ...(footerReader
-      ? { footers: { store, read: footerReader, known: knownFooters(previous?.footers), maxReads: options.maxFooterReads ?? 64 } }
-      : {}),
+    ...(footerReader ? { footers: { store, read: footerReader, known: knownFooters(previous?.footers), maxReads: options.maxFooterReads ?? 64 } } : {}),
   });
   const written = await putHeadConditionally(
     store,
@@ -143,12 +141,7 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   };
 }
 
-function earlySkip(
-  storedVersion: number | null,
-  storedCodec: string | null,
-  version: number,
-  requestedCodec: HeadSettingOverrides["codec"],
-): HeadWriteResult["action"] | null {
+function earlySkip(storedVersion: number | null, storedCodec: string | null, version: number, requestedCodec: HeadSettingOverrides["codec"]): HeadWriteResult["action"] | null {
   if (storedVersion === null || storedVersion < version) return null;
   if (storedVersion > version) return "skipped-newer-present";
   const requested = typeof requestedCodec === "string" ? requestedCodec : requestedCodec?.name;

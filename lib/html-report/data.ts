@@ -107,7 +107,10 @@ function pick(record: VersionRecord): ReportVersion {
 
 function runOf(receipt: Record<string, unknown>): ReportRun | null {
   if (typeof receipt.started_at !== "string") return null;
-  const filesRemoved = receipt.files_removed && typeof receipt.files_removed === "object" ? Object.values(receipt.files_removed as Record<string, { files?: number }>).reduce((s, t) => s + (t?.files ?? 0), 0) : 0;
+  const filesRemoved =
+    receipt.files_removed && typeof receipt.files_removed === "object"
+      ? Object.values(receipt.files_removed as Record<string, { files?: number }>).reduce((s, t) => s + (t?.files ?? 0), 0)
+      : 0;
   const policy = receipt.policy as { protect_before?: { value?: unknown } } | null | undefined;
   const storage = receipt.storage as ReportRun["storage"] | undefined;
   const run: ReportRun = {

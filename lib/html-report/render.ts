@@ -72,11 +72,21 @@ export function renderReport(data: ReportData): string {
     `<h2>Cleanup runs: bytes reclaimed and requests</h2>`,
     data.runs.length > 0
       ? [
-          barChart({ id: "reclaimed", runs: data.runs, series: [{ name: "bytes reclaimed", color: KEPT_BYTES, value: (run) => run.bytes_removed }], yTitle: "bytes reclaimed", bytes: true }),
+          barChart({
+            id: "reclaimed",
+            runs: data.runs,
+            series: [{ name: "bytes reclaimed", color: KEPT_BYTES, value: (run) => run.bytes_removed }],
+            yTitle: "bytes reclaimed",
+            bytes: true,
+          }),
           barChart({
             id: "requests",
             runs: data.runs,
-            series: (["get", "head", "list", "put", "delete"] as const).map((kind, i) => ({ name: `${kind} requests`, color: OPERATION_COLORS[i]!, value: (run: ReportRun) => run.requests[kind] ?? 0 })),
+            series: (["get", "head", "list", "put", "delete"] as const).map((kind, i) => ({
+              name: `${kind} requests`,
+              color: OPERATION_COLORS[i]!,
+              value: (run: ReportRun) => run.requests[kind] ?? 0,
+            })),
             yTitle: "requests",
             bytes: false,
           }),
@@ -209,8 +219,38 @@ function timelineSvg(data: ReportData): string {
   labelBoxes.push(textBox(LEFT + PLOT_W, axisY + 34, xTitle, FONT, "end"));
   xAxis.push(`</g>`);
 
-  out.push(plot({ id: "rows", title: "rows", top: rowsTop, height: plotH, x, versions, value: (v) => v.total_rows, color: KEPT_ROWS, format: (n) => compactNumber(n), bytes: false, gridTicks: xTicks, labelBoxes }));
-  out.push(plot({ id: "bytes", title: "bytes", top: bytesTop, height: plotH, x, versions, value: (v) => v.total_files_size, color: KEPT_BYTES, format: (n) => formatBytes(n), bytes: true, gridTicks: xTicks, labelBoxes }));
+  out.push(
+    plot({
+      id: "rows",
+      title: "rows",
+      top: rowsTop,
+      height: plotH,
+      x,
+      versions,
+      value: (v) => v.total_rows,
+      color: KEPT_ROWS,
+      format: (n) => compactNumber(n),
+      bytes: false,
+      gridTicks: xTicks,
+      labelBoxes,
+    }),
+  );
+  out.push(
+    plot({
+      id: "bytes",
+      title: "bytes",
+      top: bytesTop,
+      height: plotH,
+      x,
+      versions,
+      value: (v) => v.total_files_size,
+      color: KEPT_BYTES,
+      format: (n) => formatBytes(n),
+      bytes: true,
+      gridTicks: xTicks,
+      labelBoxes,
+    }),
+  );
   out.push(xAxis.join(""));
 
   // Operations strip: one column per pixel, coloured by the commonest operation in it.
@@ -266,7 +306,16 @@ function timelineSvg(data: ReportData): string {
     const mx = x(byVersion.get(m.version)!.timestamp_millis);
     out.push(m.kind === "tag" ? `<path d="M${fmt(mx)},${laneY - 6} l5,9 l-10,0 Z" fill="${TAG}"/>` : `<path d="M${fmt(mx)},${laneY - 6} l5,6 l-5,6 l-5,-6 Z" fill="${PIN}"/>`);
   }
-  const { placed, dropped } = placeLabels(markers, (m) => ({ x: x(byVersion.get(m.version)!.timestamp_millis) - 4, text: m.label }), laneY + 18, -15, laneRows, FONT, labelBoxes, WIDTH - 4);
+  const { placed, dropped } = placeLabels(
+    markers,
+    (m) => ({ x: x(byVersion.get(m.version)!.timestamp_millis) - 4, text: m.label }),
+    laneY + 18,
+    -15,
+    laneRows,
+    FONT,
+    labelBoxes,
+    WIDTH - 4,
+  );
   for (const p of placed) {
     out.push(text(p.x, p.y, p.text, FONT, "start", `class="marker-label" fill="${p.item.kind === "tag" ? "#1b6e1b" : "#5b3a82"}"`));
     labelBoxes.push(p.box);
@@ -333,8 +382,10 @@ function plot(input: PlotInput): string {
   for (const t of input.gridTicks) out.push(`<line x1="${fmt(x(t))}" x2="${fmt(x(t))}" y1="${top}" y2="${top + height}" stroke="#f0f0f0"/>`);
   out.push(`<g class="series">`);
   if (points.length <= MAX_DOTS) {
-    if (points.length > 1) out.push(`<polyline fill="none" stroke="${color}" stroke-opacity="0.35" stroke-width="1.5" points="${points.map((p) => `${fmt(x(p.t))},${fmt(y(p.y))}`).join(" ")}"/>`);
-    for (const p of points) out.push(`<circle cx="${fmt(x(p.t))}" cy="${fmt(y(p.y))}" r="3.5" fill="${p.cleaned ? CLEANED : color}"><title>${p.cleaned ? "cleaned up" : "live"}</title></circle>`);
+    if (points.length > 1)
+      out.push(`<polyline fill="none" stroke="${color}" stroke-opacity="0.35" stroke-width="1.5" points="${points.map((p) => `${fmt(x(p.t))},${fmt(y(p.y))}`).join(" ")}"/>`);
+    for (const p of points)
+      out.push(`<circle cx="${fmt(x(p.t))}" cy="${fmt(y(p.y))}" r="3.5" fill="${p.cleaned ? CLEANED : color}"><title>${p.cleaned ? "cleaned up" : "live"}</title></circle>`);
   } else {
     // One column per two pixels: the range of values in it, grey when every version in it is cleaned up.
     const columns = new Map<number, { min: number; max: number; live: boolean }>();
@@ -384,7 +435,11 @@ interface BarSeries {
 /** Stacked bars, one per run in order, with a legend, a y axis with units and run times below. */
 function barChart(input: { id: string; runs: readonly ReportRun[]; series: readonly BarSeries[]; yTitle: string; bytes: boolean }): string {
   const labelBoxes: Box[] = [];
-  const head = legend(input.series.map((s) => ({ label: s.name, swatch: square(s.color) })), 10, labelBoxes);
+  const head = legend(
+    input.series.map((s) => ({ label: s.name, swatch: square(s.color) })),
+    10,
+    labelBoxes,
+  );
   const top = head.bottom + 26;
   const height = 170;
   const axisY = top + height;
@@ -405,7 +460,9 @@ function barChart(input: { id: string; runs: readonly ReportRun[]; series: reado
     `<g class="axis y-axis"><line x1="${LEFT}" x2="${LEFT}" y1="${top}" y2="${axisY}" stroke="#333"/>`,
   ];
   for (const t of ticks) {
-    out.push(`<line x1="${LEFT}" x2="${LEFT + PLOT_W}" y1="${fmt(y(t))}" y2="${fmt(y(t))}" stroke="#eee"/><line x1="${LEFT - 5}" x2="${LEFT}" y1="${fmt(y(t))}" y2="${fmt(y(t))}" stroke="#333"/>`);
+    out.push(
+      `<line x1="${LEFT}" x2="${LEFT + PLOT_W}" y1="${fmt(y(t))}" y2="${fmt(y(t))}" stroke="#eee"/><line x1="${LEFT - 5}" x2="${LEFT}" y1="${fmt(y(t))}" y2="${fmt(y(t))}" stroke="#333"/>`,
+    );
     out.push(text(LEFT - 8, y(t) + 4, fmtY(t), FONT, "end"));
   }
   out.push(text(LEFT, top - 8, input.yTitle, FONT + 1, "start", `font-weight="bold"`));
@@ -416,7 +473,9 @@ function barChart(input: { id: string; runs: readonly ReportRun[]; series: reado
     for (const s of input.series) {
       const v = s.value(run);
       if (v <= 0) continue;
-      out.push(`<rect x="${fmt(cx - barW / 2)}" y="${fmt(y(base + v))}" width="${fmt(barW)}" height="${fmt(Math.max(0.5, y(base) - y(base + v)))}" fill="${s.color}"><title>${escapeXml(`${run.started_at}: ${s.name} ${fmtY(v)}`)}</title></rect>`);
+      out.push(
+        `<rect x="${fmt(cx - barW / 2)}" y="${fmt(y(base + v))}" width="${fmt(barW)}" height="${fmt(Math.max(0.5, y(base) - y(base + v)))}" fill="${s.color}"><title>${escapeXml(`${run.started_at}: ${s.name} ${fmtY(v)}`)}</title></rect>`,
+      );
       base += v;
     }
   });
@@ -451,7 +510,9 @@ function runsTable(runs: readonly ReportRun[]): string {
 function refsTables(data: ReportData): string {
   const out: string[] = [];
   if (data.tags.length > 0) {
-    out.push(`<h2>Tags</h2><table><tr><th class="l">tag</th><th>version</th></tr>${data.tags.map((t) => `<tr><td class="l">${escapeXml(t.name)}</td><td>${t.version}</td></tr>`).join("")}</table>`);
+    out.push(
+      `<h2>Tags</h2><table><tr><th class="l">tag</th><th>version</th></tr>${data.tags.map((t) => `<tr><td class="l">${escapeXml(t.name)}</td><td>${t.version}</td></tr>`).join("")}</table>`,
+    );
   }
   if (data.pins.length > 0) {
     out.push(

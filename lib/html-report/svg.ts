@@ -82,10 +82,37 @@ export function byteTicks(max: number, count: number): number[] {
 }
 
 const TIME_STEPS: readonly [number, string][] = [
-  [1, "ms"], [2, "ms"], [5, "ms"], [10, "ms"], [20, "ms"], [50, "ms"], [100, "ms"], [200, "ms"], [500, "ms"],
-  [1000, "s"], [2000, "s"], [5000, "s"], [15_000, "s"], [30_000, "s"], [60_000, "min"], [5 * 60_000, "min"], [15 * 60_000, "min"], [30 * 60_000, "min"],
-  [3_600_000, "h"], [3 * 3_600_000, "h"], [6 * 3_600_000, "h"], [12 * 3_600_000, "h"], [86_400_000, "d"], [2 * 86_400_000, "d"], [7 * 86_400_000, "d"],
-  [14 * 86_400_000, "d"], [30 * 86_400_000, "mo"], [61 * 86_400_000, "mo"], [91 * 86_400_000, "mo"], [182 * 86_400_000, "mo"], [365 * 86_400_000, "y"],
+  [1, "ms"],
+  [2, "ms"],
+  [5, "ms"],
+  [10, "ms"],
+  [20, "ms"],
+  [50, "ms"],
+  [100, "ms"],
+  [200, "ms"],
+  [500, "ms"],
+  [1000, "s"],
+  [2000, "s"],
+  [5000, "s"],
+  [15_000, "s"],
+  [30_000, "s"],
+  [60_000, "min"],
+  [5 * 60_000, "min"],
+  [15 * 60_000, "min"],
+  [30 * 60_000, "min"],
+  [3_600_000, "h"],
+  [3 * 3_600_000, "h"],
+  [6 * 3_600_000, "h"],
+  [12 * 3_600_000, "h"],
+  [86_400_000, "d"],
+  [2 * 86_400_000, "d"],
+  [7 * 86_400_000, "d"],
+  [14 * 86_400_000, "d"],
+  [30 * 86_400_000, "mo"],
+  [61 * 86_400_000, "mo"],
+  [91 * 86_400_000, "mo"],
+  [182 * 86_400_000, "mo"],
+  [365 * 86_400_000, "y"],
 ];
 
 /** Round time ticks (UTC) across [min, max], about `count` of them, with a label format fitting the step. */
@@ -97,11 +124,15 @@ export function timeTicks(min: number, max: number, count: number): { ticks: num
   if (ticks.length === 0) ticks.push(min);
   const iso = (t: number) => new Date(t).toISOString();
   const label =
-    step < 1000 ? (t: number) => iso(t).slice(11, 23)
-    : step < 60_000 ? (t: number) => iso(t).slice(11, 19)
-    : step < 86_400_000 ? (t: number) => (span > 86_400_000 ? iso(t).slice(5, 16).replace("T", " ") : iso(t).slice(11, 16))
-    : step < 365 * 86_400_000 ? (t: number) => iso(t).slice(0, 10)
-    : (t: number) => iso(t).slice(0, 4);
+    step < 1000
+      ? (t: number) => iso(t).slice(11, 23)
+      : step < 60_000
+        ? (t: number) => iso(t).slice(11, 19)
+        : step < 86_400_000
+          ? (t: number) => (span > 86_400_000 ? iso(t).slice(5, 16).replace("T", " ") : iso(t).slice(11, 16))
+          : step < 365 * 86_400_000
+            ? (t: number) => iso(t).slice(0, 10)
+            : (t: number) => iso(t).slice(0, 4);
   return { ticks, label };
 }
 

@@ -171,7 +171,10 @@ const SNAKE_CASE_CACHE_LIMIT = 10_000;
 export function toSnakeCase(key: string): string {
   let snake = snakeCaseOf.get(key);
   if (snake === undefined) {
-    snake = key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2").toLowerCase();
+    snake = key
+      .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+      .replace(/([A-Z])([A-Z][a-z])/g, "$1_$2")
+      .toLowerCase();
     // Keys are field names, a bounded set; the limit keeps a caller converting data keys from growing it forever.
     if (snakeCaseOf.size < SNAKE_CASE_CACHE_LIMIT) snakeCaseOf.set(key, snake);
   }

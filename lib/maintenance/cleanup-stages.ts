@@ -186,7 +186,11 @@ export function deleteBatchWork(run: CleanupRun): number {
  * the files written lately, not for all it named. A file whose time the intent does not know
  * (written before intents kept times) counts as young.
  */
-export async function provenByIntents(store: ObjectStore, intents: readonly IntentRead[], window: { safetyWindowMs: number; deleteUnverified: boolean; now: Date }): Promise<Map<string, string>> {
+export async function provenByIntents(
+  store: ObjectStore,
+  intents: readonly IntentRead[],
+  window: { safetyWindowMs: number; deleteUnverified: boolean; now: Date },
+): Promise<Map<string, string>> {
   const proven = new Map<string, string>();
   if (window.deleteUnverified || window.safetyWindowMs <= 0) return proven;
   const oldestYoung = window.now.getTime() - window.safetyWindowMs;

@@ -39,7 +39,12 @@ export interface ArchiveStep {
  * them, the versions the steps removed are not, and the checkpoint written before them is not
  * read back while it is still the newest.
  */
-export async function archive(run: CleanupRun, start: RunStart, processed: ProcessedManifests, after: { gone: readonly number[]; earlier: ArchiveStep | null } | null = null): Promise<ArchiveStep> {
+export async function archive(
+  run: CleanupRun,
+  start: RunStart,
+  processed: ProcessedManifests,
+  after: { gone: readonly number[]; earlier: ArchiveStep | null } | null = null,
+): Promise<ArchiveStep> {
   if (after) await run.lease?.renewIfDue();
   run.progress.stage("writing checkpoint");
   const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier?.archived.held ?? null);
@@ -82,7 +87,13 @@ function protectionState(processed: ProcessedManifests): StoredProtection | null
 
 /** The intent: the records of the versions about to go and the files about to be deleted. Every key written, the intent's first. */
 export function writeRunIntent(run: CleanupRun, plan: DeletePlan): Promise<string[]> {
-  return writeIntent(run.store, run.key, run.runId, { records: removedRecords(plan.processed), files: intentFilesOf(plannedDeletes(plan, (file) => file.version === undefined)) }, run.now());
+  return writeIntent(
+    run.store,
+    run.key,
+    run.runId,
+    { records: removedRecords(plan.processed), files: intentFilesOf(plannedDeletes(plan, (file) => file.version === undefined)) },
+    run.now(),
+  );
 }
 
 /** Finishes a commit an earlier run was stopped in, before this run's first delete (nothing to finish without deletes). */
@@ -139,13 +150,19 @@ export async function deleteFiles(run: CleanupRun, start: RunStart, plan: Delete
   if (check && !check.ok) {
     errors.push(
       `post-delete check: ${filesWere(check.deletedByRun.length)} referenced by kept versions ${check.deletedByRun.length === 1 ? "was" : "were"} deleted: ` +
-        check.deletedByRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
+        check.deletedByRun
+          .slice(0, 5)
+          .map((m) => `${m.path} (${m.versions})`)
+          .join(", "),
     );
   }
   if (check && check.missingBeforeRun.length > 0) {
     warnings.push(
       `${filesWere(check.missingBeforeRun.length)} referenced by kept versions ${check.missingBeforeRun.length === 1 ? "was" : "were"} already missing before this run: ` +
-        check.missingBeforeRun.slice(0, 5).map((m) => `${m.path} (${m.versions})`).join(", "),
+        check.missingBeforeRun
+          .slice(0, 5)
+          .map((m) => `${m.path} (${m.versions})`)
+          .join(", "),
     );
   }
   return { outcome, warnings, errors };
@@ -262,4 +279,3 @@ function* remainingListing(plan: DeletePlan, deletion: DeletionOutcome): Iterabl
   }
   if (!next.done) throw new Error(`internal: deleted ${next.value.key} is not in the listing's order`);
 }
-

@@ -152,7 +152,8 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
       heldBack = first.failed.length === 1 ? "1 version file could not be deleted" : `${first.failed.length} version files could not be deleted`;
     } else if (processed.plan.removed.length > 0) {
       reappeared = await versionsAliveAgain(store, format, processed, commitKeysDeleted);
-      if (reappeared.length > 0) heldBack = `${reappeared.length === 1 ? "the version file of removed version" : "version files of removed versions"} ${reappeared.join(", ")} appeared again while this run deleted (a writer copying manifests to new names)`;
+      if (reappeared.length > 0)
+        heldBack = `${reappeared.length === 1 ? "the version file of removed version" : "version files of removed versions"} ${reappeared.join(", ")} appeared again while this run deleted (a writer copying manifests to new names)`;
     }
   }
   const second =

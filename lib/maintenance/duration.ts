@@ -12,12 +12,32 @@ const UNIT_MILLIS: Record<string, number> = {
 };
 
 const UNIT_ALIASES: Record<string, string> = {
-  ms: "ms", msec: "ms", millis: "ms", millisecond: "ms", milliseconds: "ms",
-  s: "s", sec: "s", secs: "s", second: "s", seconds: "s",
-  m: "m", min: "m", mins: "m", minute: "m", minutes: "m",
-  h: "h", hr: "h", hrs: "h", hour: "h", hours: "h",
-  d: "d", day: "d", days: "d",
-  w: "w", week: "w", weeks: "w",
+  ms: "ms",
+  msec: "ms",
+  millis: "ms",
+  millisecond: "ms",
+  milliseconds: "ms",
+  s: "s",
+  sec: "s",
+  secs: "s",
+  second: "s",
+  seconds: "s",
+  m: "m",
+  min: "m",
+  mins: "m",
+  minute: "m",
+  minutes: "m",
+  h: "h",
+  hr: "h",
+  hrs: "h",
+  hour: "h",
+  hours: "h",
+  d: "d",
+  day: "d",
+  days: "d",
+  w: "w",
+  week: "w",
+  weeks: "w",
 };
 
 /** Milliseconds of a duration text, or null when it is not one. */

@@ -225,7 +225,18 @@ function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key:
   const ageMillis = nowMillis - object.lastModified.getTime();
   const modified = `last modified ${modifiedAt}`;
   const window = formatDuration(input.safetyWindowMs);
-  if (ageMillis >= input.safetyWindowMs) return remove(kind, texts.text(`old ${modifiedAt}`, () => `unreferenced, ${modified}, older than the safety window ${window}`));
-  if (input.deleteUnverified) return remove(kind, texts.text(`unverified ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}, deleted because of --delete-unverified`));
-  return keep(kind, texts.text(`young ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`));
+  if (ageMillis >= input.safetyWindowMs)
+    return remove(
+      kind,
+      texts.text(`old ${modifiedAt}`, () => `unreferenced, ${modified}, older than the safety window ${window}`),
+    );
+  if (input.deleteUnverified)
+    return remove(
+      kind,
+      texts.text(`unverified ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}, deleted because of --delete-unverified`),
+    );
+  return keep(
+    kind,
+    texts.text(`young ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`),
+  );
 }

@@ -129,7 +129,11 @@ function keptByOf(version: number, latest: number, latestAtStart: number, pinned
   return "retention";
 }
 
-function protectionOutcome(protection: { boundary: number; result: ProtectionOutcome["result"]; reason: string } | null, decisions: readonly VersionDecision[], removedEarlier: readonly number[]): ProtectionOutcome | null {
+function protectionOutcome(
+  protection: { boundary: number; result: ProtectionOutcome["result"]; reason: string } | null,
+  decisions: readonly VersionDecision[],
+  removedEarlier: readonly number[],
+): ProtectionOutcome | null {
   if (!protection) return null;
   const below = decisions.filter((d) => d.version < protection.boundary).map((d) => d.version);
   const live = new Set(below);

@@ -64,7 +64,15 @@ export class Lease {
   private readonly durationMs: number;
   private readonly now: () => Date;
 
-  private constructor(store: ObjectStore, record: LeaseRecord, etag: string, tookOverFrom: LeaseRecord | null, tookOverBecause: LeaseState | null, durationMs: number, now: () => Date) {
+  private constructor(
+    store: ObjectStore,
+    record: LeaseRecord,
+    etag: string,
+    tookOverFrom: LeaseRecord | null,
+    tookOverBecause: LeaseState | null,
+    durationMs: number,
+    now: () => Date,
+  ) {
     this.store = store;
     this.record = record;
     this.etag = etag;
@@ -138,7 +146,9 @@ export class Lease {
   /** Throws LeaseLostError if, by our clock, the lease has run out (another cleaner may hold it now). */
   assertHeld(): void {
     if (this.released || this.now().getTime() >= this.expiresAtMillis) {
-      throw new LeaseLostError(`${this.store.uriOf(LEASE_KEY)}: this run's lease expired at ${this.expiresAt.toISOString()}; stopping before deleting more`, { uri: this.store.uriOf(LEASE_KEY) });
+      throw new LeaseLostError(`${this.store.uriOf(LEASE_KEY)}: this run's lease expired at ${this.expiresAt.toISOString()}; stopping before deleting more`, {
+        uri: this.store.uriOf(LEASE_KEY),
+      });
     }
   }
 
@@ -232,10 +242,7 @@ function holderIsDead(record: LeaseRecord): boolean {
 const THIS_HOST: string | null = process.env.AWS_LAMBDA_FUNCTION_NAME ? null : hostname();
 
 function describeHolder(record: LeaseRecord): string {
-  return (
-    `another ${record.purpose} holds this table's lease (run ${record.run_id} on ${record.owner}, ` +
-    `since ${record.acquired_at}, until ${record.expires_at})`
-  );
+  return `another ${record.purpose} holds this table's lease (run ${record.run_id} on ${record.owner}, ` + `since ${record.acquired_at}, until ${record.expires_at})`;
 }
 
 /** The warning a run gives when it took over a lease its holder never released. */
@@ -272,9 +279,10 @@ export async function inspectLease(store: ObjectStore, now: Date = new Date()): 
     released: `free: ${who} released it at ${record.released_at}`,
     expired: `free: ${who} stopped renewing it; it expired at ${record.expires_at}`,
     "holder dead": `free: ${who} held it until ${record.expires_at}, but process ${record.pid} no longer exists on this host (${record.host}); the next cleanup takes it over`,
-    held: record.host !== null && record.host === THIS_HOST
-      ? `held by ${who}, process ${record.pid} on this host, still running; until ${record.expires_at} unless renewed`
-      : `held by ${who} on host ${record.host ?? "(not recorded: Lambda)"}, which this host cannot check; until ${record.expires_at} unless renewed`,
+    held:
+      record.host !== null && record.host === THIS_HOST
+        ? `held by ${who}, process ${record.pid} on this host, still running; until ${record.expires_at} unless renewed`
+        : `held by ${who} on host ${record.host ?? "(not recorded: Lambda)"}, which this host cannot check; until ${record.expires_at} unless renewed`,
   };
   return { record, state, description: description[state], etag };
 }

@@ -57,7 +57,13 @@ export async function planDeletes(store: ObjectStore, format: TableFormat, proce
 }
 
 /** Plans a listing: by the format's own plan when its removal strategy has one, else by the generic rules. */
-export async function planListing(store: ObjectStore, plan: Pick<DeletePlan, "listing">, format: TableFormat, processed: ProcessedManifests, options: PlanDeletesOptions): Promise<DeletePlan> {
+export async function planListing(
+  store: ObjectStore,
+  plan: Pick<DeletePlan, "listing">,
+  format: TableFormat,
+  processed: ProcessedManifests,
+  options: PlanDeletesOptions,
+): Promise<DeletePlan> {
   // The format's check that what its refs keep exists: a plan of files that disagree with the metadata is no plan.
   const steps = removalSteps(format.removal);
   const newest = [...processed.scan.values()].at(-1)?.file;

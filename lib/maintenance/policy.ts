@@ -211,7 +211,12 @@ export function settingOrigin(field: PolicyField, source: SettingSource, text: s
  * The guard every source of a setting goes through: an older-than below 7 days or a safety
  * window below 1 hour is refused unless `allowed`. Returns the one-line reason, or null.
  */
-export function shortSettingProblem(field: "olderThanMs" | "safetyWindowMs", millis: number, origin: Pick<SettingOrigin, "shown" | "acknowledge">, allowed: boolean): string | null {
+export function shortSettingProblem(
+  field: "olderThanMs" | "safetyWindowMs",
+  millis: number,
+  origin: Pick<SettingOrigin, "shown" | "acknowledge">,
+  allowed: boolean,
+): string | null {
   const shown = formatDuration(millis);
   if (field === "olderThanMs") {
     if (millis >= MIN_SAFE_RETENTION_MS || allowed) return null;

@@ -171,7 +171,18 @@ export function decideManifests(scan: ManifestScan, input: DecideInput): Process
   for (const [version, scanned] of scan) {
     (decisions.get(version)?.keep ? kept : removed).addAll(version, scanned.references, scanned.unresolved);
   }
-  return { scan, policy: input.policy, plan, decisions, kept, removed, latestAtStart: input.latestAtStart, refs: input.refs, pins: input.pins ?? [], removedEarlier: input.removedEarlier ?? [] };
+  return {
+    scan,
+    policy: input.policy,
+    plan,
+    decisions,
+    kept,
+    removed,
+    latestAtStart: input.latestAtStart,
+    refs: input.refs,
+    pins: input.pins ?? [],
+    removedEarlier: input.removedEarlier ?? [],
+  };
 }
 
 export interface ProcessManifestsInput {
@@ -211,9 +222,16 @@ export async function processManifests(store: ObjectStore, format: TableFormat, 
   const declared = format.declaredRetention(config, store.uri);
   const policy =
     input.policy ??
-    resolvePolicy(input.settings ?? {}, config, store.uri, input.storedConfig, { settings: declared, sources: declared.sources }, {
-      ...(input.environment ? { environment: input.environment } : {}),
-    });
+    resolvePolicy(
+      input.settings ?? {},
+      config,
+      store.uri,
+      input.storedConfig,
+      { settings: declared, sources: declared.sources },
+      {
+        ...(input.environment ? { environment: input.environment } : {}),
+      },
+    );
   // Asked on the same version file the scan read, so the rules and the references agree.
   const base = scan.get(input.latestAtStart)?.file ?? [...scan.values()].at(-1)?.file;
   const steps = removalSteps(format.removal);

@@ -1,11 +1,5 @@
 /** What the pipeline tells a progress display (the CLI draws one on a terminal; Lambdas pass none). */
-export type CleanupStage =
-  | "reading manifests"
-  | "listing files"
-  | "proving kept versions"
-  | "deleting files"
-  | "writing checkpoint"
-  | "pruning checkpoints";
+export type CleanupStage = "reading manifests" | "listing files" | "proving kept versions" | "deleting files" | "writing checkpoint" | "pruning checkpoints";
 
 export interface CleanupProgress {
   /** A new stage starts; `total` when the amount of work is known. */

@@ -86,7 +86,11 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
     if (needed) add(needed, `the plan would delete it (${file.reason})`);
   }
   if (problems.length > 0) {
-    throw new KeptStateError(store.uri, `cleanup refused: its plan would delete ${countOf(problems.length, "file")} that kept versions need (${namedProblems(problems, 1)}); nothing was deleted. This is a defect in lakewarden: please report it with this line`, problems);
+    throw new KeptStateError(
+      store.uri,
+      `cleanup refused: its plan would delete ${countOf(problems.length, "file")} that kept versions need (${namedProblems(problems, 1)}); nothing was deleted. This is a defect in lakewarden: please report it with this line`,
+      problems,
+    );
   }
 
   // 2. Existence and size, from the listing; what it does not show is asked for.
@@ -112,8 +116,14 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
   if (vanished.length > 0) {
     // The scan read these version files a moment ago: they moved (LanceDB renaming manifests) or
     // another cleaner removed them. A table in motion, not a broken one.
-    const named = vanished.slice(0, PROBLEMS_NAMED).map((reference) => `${reference.path} (${describeVersions(reference)})`).join(", ");
-    throw new TableChangedError(store.uri, `the version file(s) ${named} vanished or moved while cleanup ran (a writer renaming them, or another cleaner); nothing was deleted, run again`);
+    const named = vanished
+      .slice(0, PROBLEMS_NAMED)
+      .map((reference) => `${reference.path} (${describeVersions(reference)})`)
+      .join(", ");
+    throw new TableChangedError(
+      store.uri,
+      `the version file(s) ${named} vanished or moved while cleanup ran (a writer renaming them, or another cleaner); nothing was deleted, run again`,
+    );
   }
   for (const reference of kept.all()) {
     const info = found.get(reference.path);
@@ -127,7 +137,9 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
   const contentSkipped = problems.length > 0 ? "the files are missing or of the wrong size" : !changes ? "nothing to delete" : null;
   let filesRead = 0;
   if (contentSkipped === null) {
-    const readable = [...kept.all()].filter((reference) => !isFolder(reference) && found.has(reference.path) && (METADATA_ROLES.has(reference.kind) || !processed.removed.lookup(reference.path)));
+    const readable = [...kept.all()].filter(
+      (reference) => !isFolder(reference) && found.has(reference.path) && (METADATA_ROLES.has(reference.kind) || !processed.removed.lookup(reference.path)),
+    );
     await inParallel(readable, concurrency, async (reference) => {
       filesRead++;
       const problem = await format.proveFile(store, fileReferenceOf(reference), found.get(reference.path)!);
@@ -178,7 +190,9 @@ function lookUpInListing(kept: ReferenceSet, listing: Iterable<ObjectInfo>): { f
 function brokenStateError(uri: string, processed: ProcessedManifests, problems: readonly KeptFileProblem[]): KeptStateError {
   const broken = new Set(problems.map((problem) => problem.path));
   const latest = Math.max(...[...processed.decisions.keys()].filter((version) => processed.decisions.get(version)!.keep));
-  const latestBroken = [...processed.scan.values()].some((scanned) => scanned.file.version === latest && (broken.has(scanned.file.key) || referencesAny(processed, latest, broken)));
+  const latestBroken = [...processed.scan.values()].some(
+    (scanned) => scanned.file.version === latest && (broken.has(scanned.file.key) || referencesAny(processed, latest, broken)),
+  );
   const whole = [...processed.scan.keys()].filter((version) => !broken.has(processed.scan.get(version)!.file.key) && !referencesAny(processed, version, broken));
   const what = latestBroken ? `the latest version (${latest}) cannot be read` : "a version cleanup keeps cannot be read";
   const still = whole.length > 0 ? `; versions that do not need ${problems.length === 1 ? "it" : "them"}: ${describeList(whole)}` : "";
@@ -191,7 +205,10 @@ function referencesAny(processed: ProcessedManifests, version: number, paths: Re
 }
 
 function namedProblems(problems: readonly KeptFileProblem[], named = PROBLEMS_NAMED): string {
-  const first = problems.slice(0, named).map((p) => `${p.path} (${p.versions}): ${p.problem}`).join("; ");
+  const first = problems
+    .slice(0, named)
+    .map((p) => `${p.path} (${p.versions}): ${p.problem}`)
+    .join("; ");
   const more = problems.length - named;
   return more > 0 ? `${first}; and ${countOf(more, "more")}` : first;
 }
@@ -210,7 +227,9 @@ export function describeList(versions: readonly number[]): string {
 }
 
 function sizeProblem(actual: number, recorded: number): string {
-  return actual < recorded ? `truncated: ${actual.toLocaleString("en-US")} of ${recorded.toLocaleString("en-US")} bytes` : `${actual.toLocaleString("en-US")} bytes where its version recorded ${recorded.toLocaleString("en-US")}`;
+  return actual < recorded
+    ? `truncated: ${actual.toLocaleString("en-US")} of ${recorded.toLocaleString("en-US")} bytes`
+    : `${actual.toLocaleString("en-US")} bytes where its version recorded ${recorded.toLocaleString("en-US")}`;
 }
 
 function countOf(count: number, noun: string): string {

@@ -28,12 +28,7 @@ export interface ReferenceCheck {
  * `deleted`: the keys the run (and the earlier runs of its chain) deleted that a kept reference
  * covers; deleting no others can break a kept version, so the caller keeps only these.
  */
-export function checkKeptReferences(
-  kept: ReferenceSet,
-  listing: Iterable<ObjectInfo>,
-  deleted: ReadonlySet<string>,
-  managedPrefixes: readonly string[],
-): ReferenceCheck {
+export function checkKeptReferences(kept: ReferenceSet, listing: Iterable<ObjectInfo>, deleted: ReadonlySet<string>, managedPrefixes: readonly string[]): ReferenceCheck {
   // Only the kept references are asked about, a few next to a listing that can hold millions of
   // keys: the listing is walked once against them, not indexed.
   const checkedFiles = new Set<string>();

@@ -62,10 +62,7 @@ async function whatChanged(store: ObjectStore, format: TableFormat, processed: P
   let newestRead = -1;
   for (const version of processed.scan.keys()) newestRead = Math.max(newestRead, version);
   if (latest === null || latest.version < processed.latestAtStart) {
-    throw new TableChangedError(
-      store.uri,
-      `the latest version went from ${processed.latestAtStart} to ${latest?.version ?? "none"} while cleanup planned; nothing was deleted`,
-    );
+    throw new TableChangedError(store.uri, `the latest version went from ${processed.latestAtStart} to ${latest?.version ?? "none"} while cleanup planned; nothing was deleted`);
   }
   const reasons: string[] = [];
   if (refsFingerprint(refs) !== refsFingerprint(processed.refs)) reasons.push("tags or branches changed");

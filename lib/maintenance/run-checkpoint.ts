@@ -96,11 +96,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
     versions: result.rows,
     cleaned_up_versions: result.cleanedUpRows,
     requests: diffCounts(store.stats.snapshot(), before),
-    warnings: [
-      ...intents.problems,
-      ...pruned.failed.map((f) => `${store.uriOf(f.key)}: not pruned: ${f.message}`),
-      ...(pruned.problems ?? []),
-    ],
+    warnings: [...intents.problems, ...pruned.failed.map((f) => `${store.uriOf(f.key)}: not pruned: ${f.message}`), ...(pruned.problems ?? [])],
     history_problems: timeline.historyProblems.map((problem) => {
       const note = result.setAside?.find((n) => n.file === problem.file);
       return note && problem.set_aside === null ? { ...problem, set_aside: note.set_aside } : problem;

@@ -107,14 +107,26 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
   try {
     lease = options.dryRun
       ? null
-      : await Lease.acquire(store, { runId, now, ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}), ...(options.lease?.owner ? { owner: options.lease.owner } : {}) });
+      : await Lease.acquire(store, {
+          runId,
+          now,
+          ...(options.lease?.durationMs !== undefined ? { durationMs: options.lease.durationMs } : {}),
+          ...(options.lease?.owner ? { owner: options.lease.owner } : {}),
+        });
   } catch (error) {
     spill.dispose();
     throw error;
   }
   // The budget stops a run only once it did its minimum of new work; the hard deadline and the
   // abort signal stop it at once.
-  const guard = stopGuard({ now, startedAt, deadline: options.deadline, maxDurationMs: options.maxDurationMs, minWorkPerRun: options.minWorkPerRun ?? DEFAULT_MIN_WORK_PER_RUN, signal: options.signal });
+  const guard = stopGuard({
+    now,
+    startedAt,
+    deadline: options.deadline,
+    maxDurationMs: options.maxDurationMs,
+    minWorkPerRun: options.minWorkPerRun ?? DEFAULT_MIN_WORK_PER_RUN,
+    signal: options.signal,
+  });
   const run: CleanupRun = { store, format, options, runId, key: runKey(startedAt, runId), startedAt, now, progress: options.progress ?? silentProgress, lease, spill, guard };
   // Taking over a released lease is the normal case; only an expired one means a run died holding it.
   const takeover = lease?.tookOverFrom && lease.tookOverFrom.released_at === null ? [describeTakeover(lease.tookOverFrom, lease.tookOverBecause)] : [];
@@ -126,7 +138,14 @@ export async function runCleanup(store: ObjectStore, options: RunCleanupOptions 
     const ending = await cleanTable(run, got);
     return (report = reportOf(run, got, await endedAs(run, got, ending, takeover), requestsBefore));
   } catch (error) {
-    const failed: Ended = { status: "failed", stopReason: null, progressSaved: null, warningsBefore: takeover, warningsAfter: [], errors: [error instanceof Error ? error.message : String(error)] };
+    const failed: Ended = {
+      status: "failed",
+      stopReason: null,
+      progressSaved: null,
+      warningsBefore: takeover,
+      warningsAfter: [],
+      errors: [error instanceof Error ? error.message : String(error)],
+    };
     report = reportOf(run, got, failed, requestsBefore);
     throw error;
   } finally {

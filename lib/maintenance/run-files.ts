@@ -149,7 +149,9 @@ export async function readIntents(store: ObjectStore, intents: readonly ObjectIn
       keys.forEach((file, i) => {
         if (typeof file === "string") files.push({ key: file, lastModifiedMillis: typeof modified[i] === "number" ? modified[i]! : UNKNOWN_TIME });
       });
-      const parts = Array.isArray(parsed.deleting_file_parts) ? parsed.deleting_file_parts.filter((p): p is string => typeof p === "string" && p.startsWith(`${object.key}.files-`)) : [];
+      const parts = Array.isArray(parsed.deleting_file_parts)
+        ? parsed.deleting_file_parts.filter((p): p is string => typeof p === "string" && p.startsWith(`${object.key}.files-`))
+        : [];
       read.push({ key: object.key, runId: String(parsed.run_id ?? "unknown"), records: parsed.removing_versions.filter(isVersionRecord), files, parts });
     } catch (error) {
       if (error instanceof NotFoundError) continue;
@@ -201,9 +203,7 @@ export function expiredReceipts(receipts: readonly ObjectInfo[], retention: Rece
   const maxAge = retention.maxAgeMs ?? DEFAULT_RECEIPT_RETENTION_MS;
   const keepNewest = retention.keepNewest ?? DEFAULT_RECEIPTS_KEPT;
   const newestFirst = [...receipts].sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
-  return newestFirst
-    .filter((object, rank) => rank >= keepNewest && now.getTime() - object.lastModified.getTime() > maxAge)
-    .map((object) => object.key);
+  return newestFirst.filter((object, rank) => rank >= keepNewest && now.getTime() - object.lastModified.getTime() > maxAge).map((object) => object.key);
 }
 
 /** Receipts read at most, newest first, to find the checkpoint the last archiving run left. */
@@ -217,7 +217,11 @@ const RECEIPTS_READ_FOR_CHECKPOINT = 5;
  * checkpoint it writes remembers it, so `versions` says which versions may be missing. Reads at
  * most a few receipts (a GET each); a receipt that does not read is passed over, never an error.
  */
-export async function checkpointMissingPerReceipts(store: ObjectStore, receipts: readonly ObjectInfo[], checkpoints: readonly { key: string; version: number }[]): Promise<{ key: string; problem: string } | null> {
+export async function checkpointMissingPerReceipts(
+  store: ObjectStore,
+  receipts: readonly ObjectInfo[],
+  checkpoints: readonly { key: string; version: number }[],
+): Promise<{ key: string; problem: string } | null> {
   const newestFirst = [...receipts].sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0)).slice(0, RECEIPTS_READ_FOR_CHECKPOINT);
   for (const receipt of newestFirst) {
     let named: unknown;
@@ -231,7 +235,10 @@ export async function checkpointMissingPerReceipts(store: ObjectStore, receipts:
     const version = parseCheckpointKey(named);
     if (version === null) continue;
     if (checkpoints.some((file) => file.key === named || file.version >= version)) return null;
-    return { key: named, problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RUN_RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it` };
+    return {
+      key: named,
+      problem: `${store.uriOf(named)}: missing, though run ${receipt.key.slice(RUNS_PREFIX.length, -RUN_RECEIPT_SUFFIX.length)} wrote it and no newer checkpoint replaced it`,
+    };
   }
   return null;
 }

@@ -99,7 +99,14 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
     const scan: ManifestScan = new Map();
     for (const key of body.segments.scan) {
       for (const entry of await getJson<ScanEntryJson[]>(store, key)) {
-        const file: VersionFile = { version: entry.file.version, key: entry.file.key, size: entry.file.size, etag: entry.file.etag, lastModified: new Date(entry.file.last_modified), ...(entry.file.id !== undefined ? { id: entry.file.id } : {}) };
+        const file: VersionFile = {
+          version: entry.file.version,
+          key: entry.file.key,
+          size: entry.file.size,
+          etag: entry.file.etag,
+          lastModified: new Date(entry.file.last_modified),
+          ...(entry.file.id !== undefined ? { id: entry.file.id } : {}),
+        };
         scan.set(file.version, { file, record: entry.record, references: entry.references, unresolved: entry.unresolved, config: entry.config, round: 0 });
       }
     }
@@ -172,7 +179,14 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
     if (known.get(version)?.file.key === scanned.file.key) continue;
     const { file } = scanned;
     scanPart.push({
-      file: { version: file.version, key: file.key, size: file.size, etag: file.etag, last_modified: file.lastModified.toISOString(), ...(file.id !== undefined ? { id: file.id } : {}) },
+      file: {
+        version: file.version,
+        key: file.key,
+        size: file.size,
+        etag: file.etag,
+        last_modified: file.lastModified.toISOString(),
+        ...(file.id !== undefined ? { id: file.id } : {}),
+      },
       record: scanned.record,
       references: scanned.references,
       unresolved: scanned.unresolved,

@@ -88,7 +88,9 @@ export function reportOf(run: CleanupRun, got: Reached, ended: Ended, requestsBe
     references_outside_root: processed ? [...processed.kept.outside, ...processed.removed.outside] : [],
     replans: got.replans ?? [],
     removal_commit: removalCommitOf(run, processed, got.commit ?? null),
-    proof: got.proof ? { files_checked: got.proof.filesChecked, files_headed: got.proof.filesHeaded, files_read: got.proof.filesRead, content_skipped: got.proof.contentSkipped } : null,
+    proof: got.proof
+      ? { files_checked: got.proof.filesChecked, files_headed: got.proof.filesHeaded, files_read: got.proof.filesRead, content_skipped: got.proof.contentSkipped }
+      : null,
     reference_check: deletion?.referenceCheck ?? null,
     checkpoint: checkpoint?.archived.result ?? null,
     checkpoints_pruned: got.pruned?.pruned.pruned ?? [],

@@ -19,9 +19,7 @@ import { TABLE_CONFIG_KEYS, parseSetting, resolvePolicy, type PolicyField } from
 export { STORED_CONFIG_KEY } from "../model/layout.ts";
 
 /** The settings `lakewarden config set` accepts: the cleanup policy's keys. */
-export const STORED_CONFIG_FIELDS: ReadonlyMap<string, PolicyField> = new Map(
-  (Object.entries(TABLE_CONFIG_KEYS) as [PolicyField, string][]).map(([field, key]) => [key, field]),
-);
+export const STORED_CONFIG_FIELDS: ReadonlyMap<string, PolicyField> = new Map((Object.entries(TABLE_CONFIG_KEYS) as [PolicyField, string][]).map(([field, key]) => [key, field]));
 
 /** The stored settings; {} when there is no file. An unreadable file is an error naming it. */
 export async function readStoredConfig(store: ObjectStore): Promise<Record<string, string>> {
@@ -63,10 +61,7 @@ export function storedConfigKey(name: string, uri: string): string {
  * Sets and removes stored settings; each value is checked by the same parser cleanup uses.
  * Conditional on the ETag read (or create-only), retried when another writer got there first.
  */
-export async function updateStoredConfig(
-  store: ObjectStore,
-  changes: { set?: Record<string, string>; unset?: readonly string[] },
-): Promise<Record<string, string>> {
+export async function updateStoredConfig(store: ObjectStore, changes: { set?: Record<string, string>; unset?: readonly string[] }): Promise<Record<string, string>> {
   const uri = store.uriOf(STORED_CONFIG_KEY);
   const set = Object.entries(changes.set ?? {}).map(([name, value]) => {
     const key = storedConfigKey(name, uri);

@@ -133,7 +133,10 @@ export function planVersions(input: VersionPlanInput): VersionPlan {
   // Counted among the versions that existed when the run started, so commits landing while
   // it runs cannot push older versions out of the window between a dry run and a real one.
   const newestRetained = new Set(
-    versions.filter((v) => v.version <= latestAtStart).slice(-policy.retainVersions).map((v) => v.version),
+    versions
+      .filter((v) => v.version <= latestAtStart)
+      .slice(-policy.retainVersions)
+      .map((v) => v.version),
   );
   const tags = mainTagsByVersion(input.refs);
   const branches = branchesByParentVersion(input.refs);
@@ -243,9 +246,7 @@ function applyProtection(decisions: VersionDecision[], boundary: number, removed
   if (blockers.length === 0) {
     return outcome("removed-all", `all ${below.length} versions below ${boundary} are due: removed together in this run`);
   }
-  const reason =
-    `only ${due.length} of the ${below.length} versions below ${boundary} are due, so all of them are kept ` +
-    `(still needed: ${shown.join("; ")}${more})`;
+  const reason = `only ${due.length} of the ${below.length} versions below ${boundary} are due, so all of them are kept ` + `(still needed: ${shown.join("; ")}${more})`;
   for (const decision of due) {
     decision.keep = true;
     decision.reason = `history protection: ${decision.reason}, but versions below ${boundary} go all together or not at all`;

@@ -119,4 +119,3 @@ async function listAll(store: ObjectStore, spill: SpillArea): Promise<CompactLis
   for await (const object of store.list("")) out.push(object);
   return out;
 }
-

@@ -5,18 +5,7 @@
  */
 
 /** The roles the formats use today; a format may name another (the type stays open on purpose). */
-export const FILE_ROLES = [
-  "commit",
-  "checkpoint",
-  "metadata",
-  "data",
-  "delete",
-  "index",
-  "change-data",
-  "statistics",
-  "sidecar",
-  "transaction",
-] as const;
+export const FILE_ROLES = ["commit", "checkpoint", "metadata", "data", "delete", "index", "change-data", "statistics", "sidecar", "transaction"] as const;
 
 export type KnownFileRole = (typeof FILE_ROLES)[number];
 export type FileRole = KnownFileRole | (string & {});

@@ -8,10 +8,7 @@
  * the table's `location`. A format that writes relative paths cannot resolve an absolute one,
  * even when it points inside the root: it does not know what that path means to its readers.
  */
-export type ResolvedPath =
-  | { kind: "key"; key: string }
-  | { kind: "outside"; reason: string }
-  | { kind: "unresolvable"; reason: string };
+export type ResolvedPath = { kind: "key"; key: string } | { kind: "outside"; reason: string } | { kind: "unresolvable"; reason: string };
 
 export interface PathContext {
   /**

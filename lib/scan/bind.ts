@@ -71,7 +71,8 @@ function coerce(column: ScanColumn, literal: Literal, position: number): ScanVal
     }
     case "timestamp":
     case "timestamptz": {
-      const text = literal.type === "timestamp" || literal.type === "date" ? literal.text : literal.type === "string" ? literal.value : bad("a timestamp (TIMESTAMP 'YYYY-MM-DD HH:MM:SS')");
+      const text =
+        literal.type === "timestamp" || literal.type === "date" ? literal.text : literal.type === "string" ? literal.value : bad("a timestamp (TIMESTAMP 'YYYY-MM-DD HH:MM:SS')");
       const t = timestampMicros(text) ?? bad("a timestamp (TIMESTAMP 'YYYY-MM-DD HH:MM:SS')");
       return t.micros;
     }

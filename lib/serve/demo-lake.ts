@@ -44,10 +44,7 @@ type LanceDb = typeof import("@lancedb/lancedb");
 /** The operations the writer cycles through: appends, a delete (deletion file) and an overwrite (unreferenced files). */
 const CYCLE = ["append", "append", "delete", "overwrite"] as const;
 
-export async function startDemoLake(
-  dir: string,
-  options: { commitEveryMs: number; onCommit(commit: DemoCommit): void; onError(error: unknown): void },
-): Promise<DemoWriter> {
+export async function startDemoLake(dir: string, options: { commitEveryMs: number; onCommit(commit: DemoCommit): void; onError(error: unknown): void }): Promise<DemoWriter> {
   let lancedb: LanceDb;
   try {
     lancedb = await import("@lancedb/lancedb");

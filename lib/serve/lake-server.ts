@@ -30,10 +30,20 @@ export type ServeEvent =
   | { type: "table-found"; table: string }
   /** A folder that looked like a table but is a branch of one (its root's head and cleanup cover it). */
   | { type: "table-ignored"; table: string; reason: string }
-    /** action: created | replaced | skipped-same-version | skipped-newer-present (see lib/head). */
+  /** action: created | replaced | skipped-same-version | skipped-newer-present (see lib/head). */
   | { type: "head"; table: string; version: number; action: string; bytes: number; durationMs: number; notifiedVersionGone: boolean }
   | { type: "head-failed"; table: string; version: number; error: string }
-  | { type: "cleanup"; table: string; status: string; latestVersion: number | null; versionsRemoved: number[]; filesRemoved: number; bytesRemoved: number; durationMs: number; warnings: string[] }
+  | {
+      type: "cleanup";
+      table: string;
+      status: string;
+      latestVersion: number | null;
+      versionsRemoved: number[];
+      filesRemoved: number;
+      bytesRemoved: number;
+      durationMs: number;
+      warnings: string[];
+    }
   | { type: "cleanup-skipped"; table: string; reason: string }
   | { type: "cleanup-failed"; table: string; error: string }
   | { type: "error"; message: string }

@@ -11,10 +11,7 @@ export function checkRange(range: ByteRange, uri: string): void {
     return;
   }
   if (!Number.isSafeInteger(range.offset) || range.offset < 0 || !Number.isSafeInteger(range.length) || range.length <= 0) {
-    throw new InvalidRangeError(
-      `${uri}: invalid range offset ${range.offset} length ${range.length} (offset >= 0 and length > 0 integers)`,
-      { uri },
-    );
+    throw new InvalidRangeError(`${uri}: invalid range offset ${range.offset} length ${range.length} (offset >= 0 and length > 0 integers)`, { uri });
   }
 }
 

@@ -27,18 +27,7 @@ import { withLockFile } from "./local-lock.ts";
 import { mapConcurrent } from "./map-concurrent.ts";
 import type { LockTiming } from "./local-lock.ts";
 import { RequestStats } from "./object-store.ts";
-import type {
-  ByteRange,
-  DeleteFailure,
-  DeleteResult,
-  GetResult,
-  ListedKey,
-  ListOptions,
-  ObjectInfo,
-  ObjectStore,
-  PutOptions,
-  PutResult,
-} from "./object-store.ts";
+import type { ByteRange, DeleteFailure, DeleteResult, GetResult, ListedKey, ListOptions, ObjectInfo, ObjectStore, PutOptions, PutResult } from "./object-store.ts";
 
 /** Marks our temp and lock files; any file name containing it is not an object. */
 export const LOCAL_RESERVED_MARKER = ".~lw";
@@ -181,10 +170,7 @@ export class LocalStore implements ObjectStore {
           if (!current) throw new NotFoundError(`${uri}: not found (If-Match ${options.ifMatch})`, { uri });
           const currentEtag = etagOf(current);
           if (currentEtag !== options.ifMatch) {
-            throw new PreconditionFailedError(
-              `${uri}: ETag is ${currentEtag}, not ${options.ifMatch} (If-Match): another writer changed it`,
-              { uri },
-            );
+            throw new PreconditionFailedError(`${uri}: ETag is ${currentEtag}, not ${options.ifMatch} (If-Match): another writer changed it`, { uri });
           }
         }
         const etag = stampAndEtag(fd, current);
@@ -361,10 +347,7 @@ export class LocalStore implements ObjectStore {
 
   private checkNotReserved(key: string): void {
     if (key.includes(LOCAL_RESERVED_MARKER)) {
-      throw new InvalidLocationError(
-        `${this.uri}: key "${key}" contains "${LOCAL_RESERVED_MARKER}", reserved for the local store's temp and lock files`,
-        { uri: this.uriOf(key) },
-      );
+      throw new InvalidLocationError(`${this.uri}: key "${key}" contains "${LOCAL_RESERVED_MARKER}", reserved for the local store's temp and lock files`, { uri: this.uriOf(key) });
     }
   }
 

@@ -5,8 +5,8 @@ import { InvalidLocationError } from "./errors.ts";
 import { keyProblem } from "./keys.ts";
 
 export type StoreLocation =
-  | { kind: "s3"; bucket: string; /** No leading or trailing "/"; "" for the whole bucket. */ prefix: string; uri: string }
-  | { kind: "local"; /** Absolute path. */ path: string; uri: string };
+  | { kind: "s3"; bucket: string /** No leading or trailing "/"; "" for the whole bucket. */; prefix: string; uri: string }
+  | { kind: "local" /** Absolute path. */; path: string; uri: string };
 
 const EXPECTED = "expected s3://bucket/prefix, file:///absolute/dir or a local path";
 // Single letters are Windows drive letters (C:\lake), not schemes.
@@ -33,10 +33,7 @@ function parseS3(location: string): StoreLocation {
   const bucket = match[1] ?? "";
   if (bucket === "") throw new InvalidLocationError(`${location}: S3 URI has no bucket name, expected s3://bucket/prefix`, { uri: location });
   if (!BUCKET.test(bucket) || bucket.includes("..")) {
-    throw new InvalidLocationError(
-      `${location}: "${bucket}" is not a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)`,
-      { uri: location },
-    );
+    throw new InvalidLocationError(`${location}: "${bucket}" is not a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)`, { uri: location });
   }
   const prefix = (match[2] ?? "").replace(/\/+$/, "");
   if (prefix !== "") {
@@ -52,7 +49,10 @@ function parseFileUrl(location: string): StoreLocation {
   const extra = /([?#])(.*)$/s.exec(location);
   if (extra) {
     const what = extra[1] === "?" ? "query" : "fragment";
-    throw new InvalidLocationError(`${location}: file URI has a ${what} (${JSON.stringify(extra[0])}), which names no file; write ? as %3F and # as %23 if they are part of the path`, { uri: location });
+    throw new InvalidLocationError(
+      `${location}: file URI has a ${what} (${JSON.stringify(extra[0])}), which names no file; write ? as %3F and # as %23 if they are part of the path`,
+      { uri: location },
+    );
   }
   let path: string;
   try {

@@ -2,11 +2,7 @@
  * Maps over items with at most `limit` calls in flight, keeping input order in the output.
  * The first rejection rejects the whole map (no new calls start after it).
  */
-export async function mapConcurrent<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
+export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency must be a positive integer, got ${limit}`);
   const results = new Array<R>(items.length);
   let next = 0;

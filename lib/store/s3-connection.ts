@@ -76,7 +76,7 @@ function requestTimeoutFrom(env: NodeJS.ProcessEnv): number {
   const text = nonEmpty(env[REQUEST_TIMEOUT_VARIABLE]);
   if (text === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
   const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(text);
-  const millis = match ? Number(match[1]) * ({ ms: 1, s: 1000, m: 60_000 }[(match[2] ?? "ms").toLowerCase() as "ms" | "s" | "m"]) : NaN;
+  const millis = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? "ms").toLowerCase() as "ms" | "s" | "m"] : NaN;
   if (!Number.isFinite(millis) || millis <= 0) {
     throw new InvalidLocationError(`${REQUEST_TIMEOUT_VARIABLE} = ${JSON.stringify(text)} is not a duration (e.g. 30s, 500ms, 2m)`, { uri: `env:${REQUEST_TIMEOUT_VARIABLE}` });
   }

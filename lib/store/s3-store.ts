@@ -12,17 +12,7 @@ import { NoAnswerError, StoreError, ThrottledError } from "./errors.ts";
 import { checkKey, checkPrefix, checkSubpath } from "./keys.ts";
 import { mapConcurrent } from "./map-concurrent.ts";
 import { RequestStats } from "./object-store.ts";
-import type {
-  ByteRange,
-  DeleteFailure,
-  DeleteResult,
-  GetResult,
-  ListOptions,
-  ObjectInfo,
-  ObjectStore,
-  PutOptions,
-  PutResult,
-} from "./object-store.ts";
+import type { ByteRange, DeleteFailure, DeleteResult, GetResult, ListOptions, ObjectInfo, ObjectStore, PutOptions, PutResult } from "./object-store.ts";
 import { NO_ANSWER_SETTINGS, THROTTLE_NAMES, mapS3Error } from "./s3-errors.ts";
 
 const PAGE_SIZE = 1000;
@@ -130,9 +120,7 @@ export class S3Store implements ObjectStore {
     this.stats.record("get");
     try {
       const { sdk, client } = await this.connect();
-      const out = await client.send(
-        new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(range ? { Range: rangeHeader(range) } : {}) }),
-      );
+      const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(range ? { Range: rangeHeader(range) } : {}) }));
       const body = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
       const size = totalSize(out.ContentRange) ?? out.ContentLength ?? body.length;
       return { key, size, etag: requireEtag(out.ETag, uri), lastModified: out.LastModified ?? new Date(0), body };
@@ -256,10 +244,7 @@ export class S3Store implements ObjectStore {
     }
   }
 
-  private async listPage(
-    prefix: string,
-    page: { continuationToken?: string; startAfter?: string; maxKeys: number; delimiter?: string },
-  ): Promise<ListObjectsV2CommandOutput> {
+  private async listPage(prefix: string, page: { continuationToken?: string; startAfter?: string; maxKeys: number; delimiter?: string }): Promise<ListObjectsV2CommandOutput> {
     this.stats.record("list");
     try {
       const { sdk, client } = await this.connect();
@@ -293,7 +278,9 @@ export class S3Store implements ObjectStore {
 
   private mapError(err: unknown, uri: string): StoreError {
     if (err instanceof HeldSilent) {
-      return new NoAnswerError(`${uri}: not sent: no answer from S3 endpoint ${this.endpoint} within the timeout on any attempt of a request just before ${NO_ANSWER_SETTINGS}`, { uri });
+      return new NoAnswerError(`${uri}: not sent: no answer from S3 endpoint ${this.endpoint} within the timeout on any attempt of a request just before ${NO_ANSWER_SETTINGS}`, {
+        uri,
+      });
     }
     const mapped = mapS3Error(err, { uri, bucket: this.bucket, endpoint: this.endpoint });
     if (mapped instanceof NoAnswerError) this.cell.silentSince = Date.now();

@@ -30,15 +30,8 @@ import { mainBranchTaggedVersions } from "../model/refs.ts";
  * main branch's tags; `is_cleaned_up` is false (every record here has a live file).
  * NotATableError when the table has no version files at all (and `fromVersion` is unset).
  */
-export async function readVersionRecords(
-  store: ObjectStore,
-  format: TableFormat,
-  options: ReadVersionRecordsOptions = {},
-): Promise<VersionRecord[]> {
-  const [listed, refs] = await Promise.all([
-    options.versionFiles ?? format.listVersionFiles(store),
-    options.refs ?? format.readRefs(store),
-  ]);
+export async function readVersionRecords(store: ObjectStore, format: TableFormat, options: ReadVersionRecordsOptions = {}): Promise<VersionRecord[]> {
+  const [listed, refs] = await Promise.all([options.versionFiles ?? format.listVersionFiles(store), options.refs ?? format.readRefs(store)]);
   if (listed.length === 0 && options.fromVersion === undefined) {
     throw noVersionFilesError(store.uri, format);
   }

@@ -188,18 +188,16 @@ async function readTimelineOnce(store: ObjectStore, format: TableFormat, options
     taggedVersions: mainBranchTaggedVersions(refs),
   });
   const records = options.since === undefined ? merged : merged.filter((record) => record.version >= options.since!);
-  const servedBy = [
-    ...(checkpoint ? [checkpoint.key] : []),
-    ...archive.segments.map((s) => s.key),
-    ...(recent.length > 0 ? ["head"] : []),
-    "version files",
-  ];
+  const servedBy = [...(checkpoint ? [checkpoint.key] : []), ...archive.segments.map((s) => s.key), ...(recent.length > 0 ? ["head"] : []), "version files"];
   const problem = (file: string, role: HistoryProblem["role"], text: string, covered: CoveredVersions, setAsideAt: string | null): HistoryProblem => ({
     file,
     role,
     problem: text,
     covered,
-    unlisted: unlistedRanges(covered, merged.map((r) => r.version)),
+    unlisted: unlistedRanges(
+      covered,
+      merged.map((r) => r.version),
+    ),
     set_aside: setAsideAt,
     served_by: servedBy,
   });
@@ -258,11 +256,7 @@ export interface ListedVersionsAndRefs {
  * format can, so it lists the checkpoints too (every other key of ours after them as well:
  * config, format, head, lease, pins, runs; a handful).
  */
-export async function listVersionsAndRefs(
-  store: ObjectStore,
-  format: TableFormat,
-  options: { withCheckpoints?: boolean } = {},
-): Promise<ListedVersionsAndRefs> {
+export async function listVersionsAndRefs(store: ObjectStore, format: TableFormat, options: { withCheckpoints?: boolean } = {}): Promise<ListedVersionsAndRefs> {
   const { versionKeys, refs, also } = await format.listVersionKeysAndRefs(store, options.withCheckpoints ? { alsoAfter: CHECKPOINTS_PREFIX } : {});
   return { versionKeys, refs, ...(options.withCheckpoints && also ? { checkpointFiles: checkpointFilesIn(also) } : {}) };
 }
@@ -288,20 +282,12 @@ function vanished(store: ObjectStore, listed: ListedVersion): never {
  *     checkpoint the head did not see, has its record only in that newer checkpoint. A format
  *     whose version numbers leave gaps just lists, as before.
  */
-async function checkpointNamedByRecent(
-  store: ObjectStore,
-  known: KnownVersions | null,
-  listed: Promise<readonly ListedVersion[]>,
-): Promise<LoadedCheckpoint | null> {
+async function checkpointNamedByRecent(store: ObjectStore, known: KnownVersions | null, listed: Promise<readonly ListedVersion[]>): Promise<LoadedCheckpoint | null> {
   const boundary = known?.boundary;
   if (!known || !boundary || boundary.checkpoint === null || boundary.checkpoint > boundary.version) return null;
   const named = boundary.checkpoint;
   const own = boundary.version;
-  const [checkpoint, ownExists, files] = await Promise.all([
-    readCheckpointOrNull(store, named),
-    named < own ? objectExists(store, checkpointKey(own)) : false,
-    listed,
-  ]);
+  const [checkpoint, ownExists, files] = await Promise.all([readCheckpointOrNull(store, named), named < own ? objectExists(store, checkpointKey(own)) : false, listed]);
   const latest = files.at(-1)?.file();
   const file = boundary.versionFile;
   if (!latest || latest.version !== own || latest.key !== file.key || latest.size !== file.size || latest.etag !== file.etag) return null;

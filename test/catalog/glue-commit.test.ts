@@ -71,7 +71,10 @@ async function py<T>(args: string[], options: { direct?: boolean } = {}): Promis
 }
 
 const write = (table: string, commits: number, options: { direct?: boolean } = {}) =>
-  py<{ snapshots: Snapshot[]; retries: number; metadata_location: string }>(["write", table, location(table), "--commits", String(commits), "--retain-ms", String(RETAIN_MS)], options);
+  py<{ snapshots: Snapshot[]; retries: number; metadata_location: string }>(
+    ["write", table, location(table), "--commits", String(commits), "--retain-ms", String(RETAIN_MS)],
+    options,
+  );
 const read = (table: string, versions: readonly string[] = []) =>
   py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
 const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
@@ -101,7 +104,10 @@ async function keysUnder(table: string): Promise<Set<string>> {
 async function checkFiles(table: string, before: Record<string, string[]>, kept: readonly string[]): Promise<{ onlyExpired: string[] }> {
   const keys = await keysUnder(table);
   const keptFiles = new Set(kept.flatMap((id) => before[id] ?? []));
-  const onlyExpired = Object.entries(before).filter(([id]) => !kept.includes(id)).flatMap(([, files]) => files).filter((f) => !keptFiles.has(f));
+  const onlyExpired = Object.entries(before)
+    .filter(([id]) => !kept.includes(id))
+    .flatMap(([, files]) => files)
+    .filter((f) => !keptFiles.has(f));
   for (const file of keptFiles) expect(keys.has(file), `kept ${file}`).toBe(true);
   for (const file of onlyExpired) expect(keys.has(file), `expired-only ${file}`).toBe(false);
   return { onlyExpired };
@@ -133,7 +139,13 @@ describe("moto's Glue", () => {
     await glue.setTable("facts", "versioned", { parameters: { table_type: "ICEBERG", metadata_location: "s3://b/t/metadata/00001-a.metadata.json" } });
     await glue.setTable("facts", "versioned", { parameters: { table_type: "ICEBERG", metadata_location: "s3://b/t/metadata/00002-a.metadata.json" } });
     const stale = { ...(await moto_.table({ database: "facts", table: "versioned" })), version: "1" };
-    await moto.glueClient.send(new UpdateTableCommand({ DatabaseName: "facts", VersionId: stale.version, TableInput: { Name: "versioned", Parameters: { table_type: "ICEBERG", metadata_location: "s3://b/t/metadata/00003-a.metadata.json" } } }));
+    await moto.glueClient.send(
+      new UpdateTableCommand({
+        DatabaseName: "facts",
+        VersionId: stale.version,
+        TableInput: { Name: "versioned", Parameters: { table_type: "ICEBERG", metadata_location: "s3://b/t/metadata/00003-a.metadata.json" } },
+      }),
+    );
     expect((await moto_.table({ database: "facts", table: "versioned" })).parameters.metadata_location).toBe("s3://b/t/metadata/00003-a.metadata.json");
     // Through the pass-through, lakewarden's guarded update on that stale entry is refused.
     expect(await catalog.updateParameters({ database: "facts", table: "versioned" }, stale, { metadata_location: "s3://b/t/metadata/00004-a.metadata.json" })).toEqual({

@@ -39,7 +39,12 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
     const before = glue.requests.length;
     const entry = await catalog.table({ database: "sales", table: "orders" });
     // With the entry's VersionId, which guards a commit through Glue (glue-commit.test.ts).
-    expect(entry).toEqual({ label: 'Glue table "orders" in database "sales"', tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: CURRENT }, version: "1" });
+    expect(entry).toEqual({
+      label: 'Glue table "orders" in database "sales"',
+      tableType: "EXTERNAL_TABLE",
+      parameters: { table_type: "ICEBERG", metadata_location: CURRENT },
+      version: "1",
+    });
     await catalog.table({ database: "sales", table: "orders", catalogId: "210987654321" });
     expect(glue.requests.slice(before)).toEqual([
       { target: "AWSGlue.GetTable", body: { DatabaseName: "sales", Name: "orders" }, signedFor: "glue" },
@@ -58,7 +63,9 @@ describe("GlueCatalog.table (GetTable through the AWS SDK)", () => {
     const error = await catalog.table({ database: "sales", table: "missing" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GlueLookupError);
     expect((error as GlueLookupError).code).toBe("EntityNotFoundException");
-    expect((error as Error).message).toBe('Glue table "missing" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException: Table missing not found.); nothing read, written or deleted');
+    expect((error as Error).message).toBe(
+      'Glue table "missing" in database "sales": not found in the Glue Data Catalog (EntityNotFoundException: Table missing not found.); nothing read, written or deleted',
+    );
   });
 
   it("AccessDeniedException: one line naming the table, the database and the permission needed", async () => {
@@ -94,7 +101,9 @@ describe("formatAtCatalogPointer", () => {
       expect(found.key).toBe("metadata/00003-6f0e3c1a-2b4d-4c5e-9f70-8a1b2c3d4e5f.metadata.json");
       expect(found.pointer).toBe(CURRENT);
       // The format bound to the pointer: it never expires snapshots (the catalog owns the commits).
-      expect(found.format.removal.kind === "metadata-commit" && found.format.removal.keptTogether([], [1])).toEqual(new Map([[1, expect.stringContaining("the catalog owns this table's commits")]]));
+      expect(found.format.removal.kind === "metadata-commit" && found.format.removal.keptTogether([], [1])).toEqual(
+        new Map([[1, expect.stringContaining("the catalog owns this table's commits")]]),
+      );
     }
     // Hadoop's s3a:// names the same objects.
     expect(formatAtCatalogPointer(store, entry({ table_type: "ICEBERG", metadata_location: CURRENT.replace("s3://", "s3a://") })).key).toMatch(/^metadata\/00003-/);
@@ -113,7 +122,11 @@ describe("formatAtCatalogPointer", () => {
   });
 
   it("refuses a metadata_location outside the table root, a relative one, or none", () => {
-    for (const elsewhere of ["s3://lake/warehouse/orders_old/metadata/00003-a.metadata.json", "s3://other/warehouse/orders/metadata/00003-a.metadata.json", "s3://lake/warehouse/orders/../x/metadata/00001-a.metadata.json"]) {
+    for (const elsewhere of [
+      "s3://lake/warehouse/orders_old/metadata/00003-a.metadata.json",
+      "s3://other/warehouse/orders/metadata/00003-a.metadata.json",
+      "s3://lake/warehouse/orders/../x/metadata/00001-a.metadata.json",
+    ]) {
       expect(() => formatAtCatalogPointer(store, entry({ table_type: "ICEBERG", metadata_location: elsewhere }))).toThrow(
         `Glue table "orders" in database "sales": metadata_location ${JSON.stringify(elsewhere)} is not under the table root, ${ROOT}`,
       );

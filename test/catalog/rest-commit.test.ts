@@ -52,7 +52,10 @@ async function py<T>(args: string[], options: { direct?: boolean } = {}): Promis
 }
 const tableDir = (table: string) => join(dir, "warehouse", ...table.split("."));
 const write = (table: string, commits: number, options: { direct?: boolean } = {}) =>
-  py<{ snapshots: Snapshot[]; retries: number }>(["write", table, `${server.warehouse}/${table.replace(".", "/")}`, "--commits", String(commits), "--retain-ms", String(RETAIN_MS)], options);
+  py<{ snapshots: Snapshot[]; retries: number }>(
+    ["write", table, `${server.warehouse}/${table.replace(".", "/")}`, "--commits", String(commits), "--retain-ms", String(RETAIN_MS)],
+    options,
+  );
 const read = (table: string, versions: readonly string[] = []) =>
   py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
 const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
@@ -78,7 +81,10 @@ const plain = (path: string) => path.replace(/^file:\/\/(?=\/)/, "file:");
 async function checkFiles(table: string, before: Record<string, string[]>, kept: readonly string[]): Promise<string[]> {
   const present = await filesUnder(table);
   const keptFiles = new Set(kept.flatMap((id) => before[id] ?? []).map(plain));
-  const onlyExpired = Object.entries(before).filter(([id]) => !kept.includes(id)).flatMap(([, files]) => files.map(plain)).filter((f) => !keptFiles.has(f));
+  const onlyExpired = Object.entries(before)
+    .filter(([id]) => !kept.includes(id))
+    .flatMap(([, files]) => files.map(plain))
+    .filter((f) => !keptFiles.has(f));
   for (const file of keptFiles) expect(present.has(file), `kept ${file}`).toBe(true);
   for (const file of onlyExpired) expect(present.has(file), `expired-only ${file}`).toBe(false);
   return onlyExpired;
@@ -110,7 +116,12 @@ describe("Iceberg expiry through a REST catalog (the Iceberg project's server; p
     // 64-bit ids exactly as the metadata has them (JSON numbers, not rounded).
     expect(body).toContain(`{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":${newest.version}}`);
     expect(body).toMatch(/"type":"assert-table-uuid","uuid":"[0-9a-f-]{36}"/);
-    expect(body).toContain(`{"action":"remove-snapshots","snapshot-ids":[${written.snapshots.slice(0, 3).map((s) => s.version).join(",")}]}`);
+    expect(body).toContain(
+      `{"action":"remove-snapshots","snapshot-ids":[${written.snapshots
+        .slice(0, 3)
+        .map((s) => s.version)
+        .join(",")}]}`,
+    );
 
     const after = await read(table);
     expect(after.snapshots).toEqual([newest.version]);
@@ -175,13 +186,20 @@ describe("Iceberg expiry through a REST catalog (the Iceberg project's server; p
   it("SigV4: every request is signed for the service and region given (S3 Tables: s3tables)", async () => {
     const table = "ns.orders";
     const seen = server.requests.length;
-    const catalog = restTable(table, { type: "sigv4", region: "us-east-1", service: "s3tables", credentials: async () => ({ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" }) });
+    const catalog = restTable(table, {
+      type: "sigv4",
+      region: "us-east-1",
+      service: "s3tables",
+      credentials: async () => ({ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" }),
+    });
     const entry = await catalog.load();
     expect(entry.parameters.metadata_location).toMatch(/\/metadata\/\d{5}-[0-9a-f-]{36}\.metadata\.json$/);
     const signed = server.requests.slice(seen);
     expect(signed.map((r) => r.path)).toEqual(["/v1/config", "/v1/namespaces/ns/tables/orders"]);
     for (const request of signed) {
-      expect(request.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/s3tables\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+      expect(request.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/s3tables\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+      );
     }
   }, 60_000);
 });

@@ -27,8 +27,7 @@ describe("archive segments", () => {
     dirs.push(dbUri);
     const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 4 }, ...appends(7)] });
     const store = new LocalStore(ds.tableUri);
-    const clean = () =>
-      runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 2 }, maxCheckpointEntries: 4, now: () => new Date(Date.now() + 1000) });
+    const clean = () => runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 2 }, maxCheckpointEntries: 4, now: () => new Date(Date.now() + 1000) });
 
     const first = await clean();
     expect(first.status).toBe("completed");

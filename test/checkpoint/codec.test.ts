@@ -4,12 +4,7 @@ import { decodeCheckpoint, encodeCheckpoint } from "../../lib/checkpoint/codec.t
 import type { CheckpointContent } from "../../lib/checkpoint/codec.ts";
 import { CorruptCheckpointError } from "../../lib/checkpoint/errors.ts";
 import { checkpointKey, parseCheckpointKey } from "../../lib/model/layout.ts";
-import {
-  MAX_TRANSACTION_PROPERTIES_BYTES,
-  ORIGINAL_SIZE_KEY,
-  TRUNCATED_MARKER_KEY,
-  isTruncatedProperties,
-} from "../../lib/checkpoint/properties.ts";
+import { MAX_TRANSACTION_PROPERTIES_BYTES, ORIGINAL_SIZE_KEY, TRUNCATED_MARKER_KEY, isTruncatedProperties } from "../../lib/checkpoint/properties.ts";
 import { VERSION_RECORD_FIELDS } from "../../lib/model/version-record.ts";
 import type { VersionRecord } from "../../lib/model/version-record.ts";
 import { versionRecord } from "./records.ts";
@@ -42,7 +37,7 @@ describe("checkpoint codec", () => {
       { parent_ids: [], metrics: {} },
       { parent_ids: ["7"], metrics: {} },
       { parent_ids: ["007"], metrics: { numFiles: 3 } },
-      { parent_ids: ["a", "b"], metrics: { "x\"y": 1.5 } },
+      { parent_ids: ["a", "b"], metrics: { 'x"y': 1.5 } },
       { parent_ids: ["snap-1"], metrics: {} },
       { parent_ids: ["9007199254740993"], metrics: {} },
     ];

@@ -71,7 +71,13 @@ describe("archive_versions", () => {
     expect(after.checkpoint?.records.every((r) => r.is_cleaned_up)).toBe(true);
     expect(after).toEqual(await loadNewestCheckpoint(store));
     // A newer checkpoint written by someone else: that one is the newest.
-    await archiveVersions(store, archiveInput([1, 2, 3, 4].map((v) => versionRecord(v)), [1, 2, 3, 4]));
+    await archiveVersions(
+      store,
+      archiveInput(
+        [1, 2, 3, 4].map((v) => versionRecord(v)),
+        [1, 2, 3, 4],
+      ),
+    );
     expect((await loadNewestCheckpointAfter(store, other.held)).checkpoint?.version).toBe(4);
   });
 
@@ -93,7 +99,11 @@ describe("archive_versions", () => {
     // The file it merged with is the one of that name: one replace on its ETag, no create-only attempt.
     expect(puts.map((p) => p.options)).toEqual([expect.objectContaining({ ifMatch: previous.etag })]);
     const reloaded = (await loadNewestCheckpoint(store)).checkpoint!;
-    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false]]);
+    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+    ]);
   });
 
   it("a same-version checkpoint replaced since it was read is read again and merged, not overwritten", async () => {
@@ -109,7 +119,11 @@ describe("archive_versions", () => {
     expect(puts[0]!.options).toEqual(expect.objectContaining({ ifMatch: stale.etag }));
     expect(puts.at(-1)!.options).toEqual(expect.objectContaining({ ifMatch: expect.not.stringMatching(stale.etag) }));
     const reloaded = (await loadNewestCheckpoint(store)).checkpoint!;
-    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false]]);
+    expect(reloaded.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+    ]);
   });
 
   it("keeps removed versions with is_cleaned_up and grows history across checkpoints", async () => {
@@ -120,7 +134,13 @@ describe("archive_versions", () => {
     const result = await archiveVersions(store, { ...archiveInput(records, [3, 4, 5]), previous });
     expect(result).toMatchObject({ status: "written", version: 5, rows: 5, cleanedUpRows: 2 });
     const latest = (await loadNewestCheckpoint(store)).checkpoint!;
-    expect(latest.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true], [3, false], [4, false], [5, false]]);
+    expect(latest.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+      [4, false],
+      [5, false],
+    ]);
   });
 
   it("caps rows at max entries, the oldest moved out down to half, and remembers the table's creation time", () => {
@@ -137,7 +157,15 @@ describe("archive_versions", () => {
     expect(merged.overflow.map((r) => r.version)).toEqual([1, 2, 3]);
     expect(merged.records.map((r) => r.is_tagged)).toEqual([true, false]);
     expect(merged.datasetCreatedFromVersion).toBe(1);
-    const next = mergeHistory({ previous: merged, records: [versionRecord(6)], liveVersions: new Set([6]), taggedVersions: new Set(), nowMillis: 2, tableFormat: "lance", maxEntries: 3 });
+    const next = mergeHistory({
+      previous: merged,
+      records: [versionRecord(6)],
+      liveVersions: new Set([6]),
+      taggedVersions: new Set(),
+      nowMillis: 2,
+      tableFormat: "lance",
+      maxEntries: 3,
+    });
     expect(next.records.map((r) => r.version)).toEqual([4, 5, 6]);
     expect(next.overflow).toEqual([]);
     expect(next.datasetCreatedFromVersion).toBe(1);
@@ -155,7 +183,13 @@ describe("archive_versions", () => {
 describe("archive past a damaged newest checkpoint", () => {
   /** Checkpoint 2 (versions 1-2, readable) and a damaged checkpoint `damagedVersion`. */
   async function damagedAfterTwo(damagedVersion: number) {
-    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await archiveVersions(
+      store,
+      archiveInput(
+        [1, 2].map((v) => versionRecord(v)),
+        [1, 2],
+      ),
+    );
     await store.put(checkpointKey(damagedVersion), new TextEncoder().encode("not a checkpoint"));
     return loadNewestCheckpoint(store);
   }
@@ -182,7 +216,14 @@ describe("archive past a damaged newest checkpoint", () => {
 
   it("remembers nothing when every version the damaged file covered is still held", async () => {
     const loaded = await damagedAfterTwo(4);
-    const result = await archiveVersions(store, { ...archiveInput([3, 4].map((v) => versionRecord(v)), [1, 2, 3, 4]), previous: loaded.checkpoint, unreadable: loaded.skipped });
+    const result = await archiveVersions(store, {
+      ...archiveInput(
+        [3, 4].map((v) => versionRecord(v)),
+        [1, 2, 3, 4],
+      ),
+      previous: loaded.checkpoint,
+      unreadable: loaded.skipped,
+    });
     expect(result).toMatchObject({ status: "replaced", key: checkpointKey(4), rows: 4 });
     expect(result.setAside).toHaveLength(1);
     expect((await loadNewestCheckpoint(store)).checkpoint!.damaged).toBeUndefined();
@@ -209,17 +250,40 @@ describe("an archive segment under the name a writer needs", () => {
 
 describe("loading with fallback", () => {
   it("falls back to the previous checkpoint when the newest is corrupt", async () => {
-    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
-    await store.put(checkpointKey(3), encodeCheckpoint({
-      version: 3, records: [1, 2, 3].map((v) => versionRecord(v)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [],
-    }).subarray(0, 100));
+    await archiveVersions(
+      store,
+      archiveInput(
+        [1, 2].map((v) => versionRecord(v)),
+        [1, 2],
+      ),
+    );
+    await store.put(
+      checkpointKey(3),
+      encodeCheckpoint({
+        version: 3,
+        records: [1, 2, 3].map((v) => versionRecord(v)),
+        createdAtMillis: 1,
+        datasetCreatedAtMillis: null,
+        datasetCreatedFromVersion: null,
+        tableFormat: "lance",
+        archiveSegments: [],
+      }).subarray(0, 100),
+    );
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint?.version).toBe(2);
     expect(loaded.skipped).toEqual([{ key: checkpointKey(3), problem: expect.stringContaining(store.uriOf(checkpointKey(3))) }]);
   });
 
   it("a name that disagrees with the content is corrupt too", async () => {
-    const bytes = encodeCheckpoint({ version: 2, records: [versionRecord(1)], createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [] });
+    const bytes = encodeCheckpoint({
+      version: 2,
+      records: [versionRecord(1)],
+      createdAtMillis: 1,
+      datasetCreatedAtMillis: null,
+      datasetCreatedFromVersion: null,
+      tableFormat: "lance",
+      archiveSegments: [],
+    });
     await store.put(checkpointKey(7), bytes);
     const loaded = await loadNewestCheckpoint(store);
     expect(loaded.checkpoint).toBeNull();
@@ -238,15 +302,35 @@ describe("loading with fallback", () => {
 describe("a checkpoint in a newer format (written by a newer lakewarden)", () => {
   /** A valid checkpoint of versions 1..n whose file says it is format `formatVersion`. */
   function newerFormatCheckpoint(n: number, formatVersion = "3"): Uint8Array {
-    const table = tableFromIPC(encodeCheckpoint({
-      version: n, records: Array.from({ length: n }, (_, i) => versionRecord(i + 1)), createdAtMillis: 1, datasetCreatedAtMillis: null, datasetCreatedFromVersion: null, tableFormat: "lance", archiveSegments: [],
-    }));
+    const table = tableFromIPC(
+      encodeCheckpoint({
+        version: n,
+        records: Array.from({ length: n }, (_, i) => versionRecord(i + 1)),
+        createdAtMillis: 1,
+        datasetCreatedAtMillis: null,
+        datasetCreatedFromVersion: null,
+        tableFormat: "lance",
+        archiveSegments: [],
+      }),
+    );
     const schema = new Schema(table.schema.fields, new Map([...table.schema.metadata, [CHECKPOINT_METADATA.formatVersion, formatVersion]]));
-    return tableToIPC(new Table(schema, table.batches.map((batch) => new RecordBatch(schema, batch.data))), "file");
+    return tableToIPC(
+      new Table(
+        schema,
+        table.batches.map((batch) => new RecordBatch(schema, batch.data)),
+      ),
+      "file",
+    );
   }
 
   it("is not taken for a corrupt one: loading stops with an error naming the file, instead of falling back past its history", async () => {
-    await archiveVersions(store, archiveInput([1, 2].map((v) => versionRecord(v)), [1, 2]));
+    await archiveVersions(
+      store,
+      archiveInput(
+        [1, 2].map((v) => versionRecord(v)),
+        [1, 2],
+      ),
+    );
     await store.put(checkpointKey(3), newerFormatCheckpoint(3));
     const loading = loadNewestCheckpoint(store);
     await expect(loading).rejects.toThrow(UnsupportedCheckpointError);
@@ -308,7 +392,9 @@ describe("cleanup_old_checkpoints", () => {
     expect((await store.get(checkpointKey(1))).body).toEqual(damaged);
     const result = await cleanupOldCheckpoints(store, { now: NOW });
     expect(result.pruned).toEqual([]);
-    expect(result.setAside).toEqual([expect.objectContaining({ file: checkpointKey(1), set_aside: expect.stringMatching(/^_lakewarden\/damaged\/00000000000000000001\.arrow\./) })]);
+    expect(result.setAside).toEqual([
+      expect.objectContaining({ file: checkpointKey(1), set_aside: expect.stringMatching(/^_lakewarden\/damaged\/00000000000000000001\.arrow\./) }),
+    ]);
     expect((await store.get(result.setAside![0]!.set_aside)).body).toEqual(damaged);
     expect((await listCheckpointFiles(store)).map((f) => f.version)).toEqual([2, 3]);
   });

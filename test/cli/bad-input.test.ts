@@ -36,7 +36,10 @@ beforeAll(async () => {
   dir = await makeTempDir("cli-bad-input-");
   dataset = await buildLanceDataset({
     dbUri: join(dir, "db"),
-    steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }],
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+    ],
   });
 });
 afterAll(async () => {

@@ -60,7 +60,10 @@ const tableFiles = async (dir: string) => (await listFiles(dir)).filter((k) => !
 describe("cleanup --glue-table", () => {
   it("cleans at the metadata file the Glue entry names now, as --metadata-location would", async () => {
     const { dir, unaccepted } = await athena();
-    await glue.setTable("sales", "athena_cli", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
+    await glue.setTable("sales", "athena_cli", {
+      tableType: "EXTERNAL_TABLE",
+      parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href },
+    });
     const live = await icebirdLiveFiles(dir, CURRENT);
     const before = await tableFiles(dir);
     const asked = glue.requests.length;
@@ -102,7 +105,10 @@ describe("cleanup --glue-table", () => {
     await glue.setTable("sales", "here_cli", { parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(dir, "metadata", CURRENT)).href } });
     for (const [args, said] of [
       [["--glue-table", "orders"], 'lakewarden: --glue-table "orders": expected database.table'],
-      [["--glue-table", "sales.here_cli", "--metadata-location", `metadata/${CURRENT}`], "lakewarden: --glue-table and --metadata-location both name the current metadata: give one"],
+      [
+        ["--glue-table", "sales.here_cli", "--metadata-location", `metadata/${CURRENT}`],
+        "lakewarden: --glue-table and --metadata-location both name the current metadata: give one",
+      ],
       [["--glue-table", "sales.here_cli", "--format", "delta"], "lakewarden: --format delta: the Glue entry sales.here_cli is an iceberg table"],
     ] as const) {
       const run = await cli("cleanup", dir, ...args);

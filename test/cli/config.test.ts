@@ -15,7 +15,14 @@ let dataset: LanceDataset;
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-config-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+      { op: "append", rows: 5 },
+    ],
+  });
 });
 afterAll(async () => {
   dataset?.close();
@@ -42,7 +49,13 @@ it("config set stores settings under _lakewarden/config only; cleanup uses them,
 
   const shown = JSON.parse((await cli("config", "show", dataset.tableUri, "--json")).stdout);
   expect(shown.config).toEqual({ "lakewarden.older_than": "30d", "lakewarden.retain_versions": "3" });
-  expect(shown.settings).toContainEqual({ key: "lakewarden.retain_versions", value: 3, source: "lakewarden config lakewarden.retain_versions", table_config: null, lakewarden_config: "3" });
+  expect(shown.settings).toContainEqual({
+    key: "lakewarden.retain_versions",
+    value: 3,
+    source: "lakewarden config lakewarden.retain_versions",
+    table_config: null,
+    lakewarden_config: "3",
+  });
 
   const stored = JSON.parse((await cli("cleanup", dataset.tableUri, "--dry-run", "--json")).stdout);
   expect(stored.policy.older_than).toEqual({ value: "30d", source: "lakewarden config lakewarden.older_than" });

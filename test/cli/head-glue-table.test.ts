@@ -44,7 +44,11 @@ async function table() {
   onTestFinished(copy.remove);
   const files = athenaCatalogFiles();
   await appendCatalogCommits(copy.dir, files);
-  const point = (name: string) => glue.setTable("sales", "head_cli", { tableType: "EXTERNAL_TABLE", parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(copy.dir, "metadata", name)).href } });
+  const point = (name: string) =>
+    glue.setTable("sales", "head_cli", {
+      tableType: "EXTERNAL_TABLE",
+      parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(copy.dir, "metadata", name)).href },
+    });
   return { dir: copy.dir, files, point };
 }
 

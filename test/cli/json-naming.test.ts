@@ -21,10 +21,7 @@ const USER_DATA = new Set(["config", "transaction_properties"]);
 function badKeys(value: unknown, path = "$"): string[] {
   if (Array.isArray(value)) return value.flatMap((item, i) => badKeys(item, `${path}[${i}]`));
   if (value === null || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([key, inner]) => [
-    ...(SNAKE_CASE.test(key) ? [] : [`${path}.${key}`]),
-    ...(USER_DATA.has(key) ? [] : badKeys(inner, `${path}.${key}`)),
-  ]);
+  return Object.entries(value).flatMap(([key, inner]) => [...(SNAKE_CASE.test(key) ? [] : [`${path}.${key}`]), ...(USER_DATA.has(key) ? [] : badKeys(inner, `${path}.${key}`))]);
 }
 
 let dir: string;
@@ -88,9 +85,13 @@ it("every --json output and every receipt uses snake_case keys", async () => {
 });
 
 it("every serve --json event uses snake_case keys", async () => {
-  const child = spawn(process.execPath, [BIN, "serve", join(dir, "lake"), "--json", "--cleanup-every", "1s", "--older-than", "0s", "--allow-short-retention", "--poll-interval", "200ms"], {
-    env: { ...process.env, NO_COLOR: "1" },
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", join(dir, "lake"), "--json", "--cleanup-every", "1s", "--older-than", "0s", "--allow-short-retention", "--poll-interval", "200ms"],
+    {
+      env: { ...process.env, NO_COLOR: "1" },
+    },
+  );
   let stdout = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   const deadline = Date.now() + 60_000;
@@ -99,7 +100,10 @@ it("every serve --json event uses snake_case keys", async () => {
   }
   child.kill("SIGINT");
   await once(child, "exit");
-  const events = stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+  const events = stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { type: string });
   expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["started", "cleanup", "stopped"]));
   for (const event of events) expect(badKeys(event), event.type).toEqual([]);
 });

@@ -118,7 +118,11 @@ describe("cleanup --summary", () => {
     // No key of the plan is printed: totals only.
     for (const file of plan.files) expect(summary.stdout).not.toContain(file.key);
     const section = summary.stdout.slice(summary.stdout.indexOf("files by reason"));
-    const rows = section.split("\n").slice(2).filter((l) => l.trim() !== "").map((l) => l.trim().split(/\s{2,}/));
+    const rows = section
+      .split("\n")
+      .slice(2)
+      .filter((l) => l.trim() !== "")
+      .map((l) => l.trim().split(/\s{2,}/));
     const byKind = new Map<string, number>();
     for (const [action, kind, files] of rows) if (action === "delete") byKind.set(kind!, (byKind.get(kind!) ?? 0) + Number(files));
     expect(Object.fromEntries(byKind)).toEqual(Object.fromEntries(Object.entries(plan.files_removed).map(([kind, totals]) => [kind, totals!.files])));

@@ -25,7 +25,15 @@ let dir: string;
 let dataset: LanceDataset;
 beforeAll(async () => {
   dir = await makeTempDir("lw-progress-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 5 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 5 },
+      { op: "append", rows: 5 },
+      { op: "append", rows: 5 },
+      { op: "append", rows: 5 },
+    ],
+  });
 });
 afterAll(async () => {
   dataset?.close();

@@ -23,7 +23,13 @@ describe("--safety-window below 1 hour", () => {
   it("is refused with the reason unless --allow-short-safety-window is given", async () => {
     const dbUri = await makeTempDir("lw-safety-");
     dirs.push(dbUri);
-    const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }] });
+    const ds = await buildLanceDataset({
+      dbUri,
+      steps: [
+        { op: "create", rows: 4 },
+        { op: "append", rows: 2 },
+      ],
+    });
     ds.close();
     const refused = await cli("cleanup", ds.tableUri, "--safety-window", "0s", "--dry-run");
     expect(refused.code).toBe(2);

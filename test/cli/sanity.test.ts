@@ -4,9 +4,23 @@ import { runCli } from "../../lib/cli/run-cli.ts";
 import { BufferIO } from "../../lib/cli/io.ts";
 
 const SUBCOMMANDS = [
-  ["versions"], ["head", "write"], ["head", "show"], ["cleanup"], ["checkpoint"], ["version-at"],
-  ["lease", "show"], ["lease", "break"], ["config", "show"], ["config", "set"], ["config", "unset"], ["serve"],
-  ["pin"], ["pins", "list"], ["unpin"], ["storage"], ["report"],
+  ["versions"],
+  ["head", "write"],
+  ["head", "show"],
+  ["cleanup"],
+  ["checkpoint"],
+  ["version-at"],
+  ["lease", "show"],
+  ["lease", "break"],
+  ["config", "show"],
+  ["config", "set"],
+  ["config", "unset"],
+  ["serve"],
+  ["pin"],
+  ["pins", "list"],
+  ["unpin"],
+  ["storage"],
+  ["report"],
 ];
 
 async function cli(...argv: string[]) {
@@ -19,8 +33,11 @@ describe("lakewarden CLI", () => {
   it("prints help naming its commands, the exit statuses and the environment", async () => {
     const help = await cli("--help");
     expect(help.code).toBe(0);
-    for (const command of ["versions", "head", "cleanup", "checkpoint", "version-at", "lease", "config", "serve", "pin", "pins", "unpin", "storage", "report"]) expect(help.stdout).toContain(`  ${command}`);
-    expect(help.stdout).toMatch(/Exit status:\n {2}0 +ok\n {2}1 +runtime failure.*\n {2}2 +usage error.*\n {2}3 +.*lease.*\n {2}4 +.*checkpoint or archive segment.*\n {2}130 +interrupted/);
+    for (const command of ["versions", "head", "cleanup", "checkpoint", "version-at", "lease", "config", "serve", "pin", "pins", "unpin", "storage", "report"])
+      expect(help.stdout).toContain(`  ${command}`);
+    expect(help.stdout).toMatch(
+      /Exit status:\n {2}0 +ok\n {2}1 +runtime failure.*\n {2}2 +usage error.*\n {2}3 +.*lease.*\n {2}4 +.*checkpoint or archive segment.*\n {2}130 +interrupted/,
+    );
     expect(help.stdout).toContain("LAKEWARDEN_S3_REQUEST_TIMEOUT");
   });
 

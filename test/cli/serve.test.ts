@@ -69,7 +69,10 @@ describe("lakewarden serve <dir>", () => {
     const served = serve([lake, "--cleanup-every", "1s", "--older-than", "0s", "--allow-short-retention"], lake);
     const isHead = (version: number) => (e: Record<string, unknown>) => e.type === "head" && e.version === version && String(e.table).endsWith("/orders.lance");
     await waitFor(served, isHead(1), "head for version 1");
-    for (const step of [{ op: "append", rows: 2 }, { op: "overwrite", rows: 3 }] as const) {
+    for (const step of [
+      { op: "append", rows: 2 },
+      { op: "overwrite", rows: 3 },
+    ] as const) {
       await dataset.apply([step]);
       await waitFor(served, isHead(await dataset.table.version()), `head after commit ${step.op}`);
     }
@@ -136,6 +139,9 @@ describe("lakewarden serve (demo lake)", () => {
     const reopenedLine = lines.findIndex((line) => /\] demo +events\.lance +reopened at version \d+ \(\d+ rows\): no new commit; the demo writer resumes$/.test(line));
     expect(reopenedLine, stdout).toBeGreaterThan(0);
     const version = /reopened at version (\d+)/.exec(lines[reopenedLine]!)![1];
-    expect(lines.filter((line) => new RegExp(`\\] commit +events\\.lance +version ${version} `).test(line)), stdout).toEqual([]);
+    expect(
+      lines.filter((line) => new RegExp(`\\] commit +events\\.lance +version ${version} `).test(line)),
+      stdout,
+    ).toEqual([]);
   });
 });

@@ -23,7 +23,14 @@ const CONFIG = () => join(table, "_lakewarden", "config");
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-guards-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+      { op: "append", rows: 5 },
+    ],
+  });
   dataset.close();
   table = dataset.tableUri;
 });
@@ -52,7 +59,9 @@ describe("stored config (lakewarden config set)", () => {
 
     const windowOnly = await runLakewarden(["config", "set", table, "older_than=0s", "allow_short_retention=true", "safety_window=10m"], NO_ENV);
     expect(windowOnly.code).toBe(2);
-    expect(windowOnly.stderr).toMatch(/lakewarden config lakewarden\.safety_window = "10m" is below 1 hour: .*add allow_short_safety_window=true to lakewarden config set only when/);
+    expect(windowOnly.stderr).toMatch(
+      /lakewarden config lakewarden\.safety_window = "10m" is below 1 hour: .*add allow_short_safety_window=true to lakewarden config set only when/,
+    );
 
     const acknowledged = await runLakewarden(["config", "set", table, "older_than=0s", "allow_short_retention=true", "--json"], NO_ENV);
     expect(acknowledged.code, acknowledged.stderr).toBe(0);

@@ -38,7 +38,10 @@ async function damage(path: string, how: Damage): Promise<void> {
       return truncate(path, 2000);
     case "random bytes": {
       const size = (await readFile(path)).length;
-      return writeFile(path, Uint8Array.from({ length: size }, (_, i) => (i * 7919 + 13) % 251));
+      return writeFile(
+        path,
+        Uint8Array.from({ length: size }, (_, i) => (i * 7919 + 13) % 251),
+      );
     }
     case "another schema":
       // A whole, valid Arrow IPC file: just not a checkpoint.
@@ -122,7 +125,11 @@ describe.each(DAMAGES)("the newest checkpoint (31) %s", (how) => {
     expect(text.stderr).toMatch(/it covered versions 1-31; not listed now: 21-28;/);
     expect(text.stderr).toMatch(/21-28/);
     // The fallback: checkpoint 20 holds 1-20, the version files 29-31.
-    const listed = text.stdout.trimEnd().split("\n").slice(1).map((line) => Number(line.split(/\s+/)[0]));
+    const listed = text.stdout
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((line) => Number(line.split(/\s+/)[0]));
     expect(listed).toEqual([...range(1, 20), 29, 30, 31]);
 
     const json = await cli(["versions", table, "--json"]);
@@ -243,9 +250,7 @@ describe.each(DAMAGES.filter((d) => d !== "another schema"))("an archive segment
     const parsed = JSON.parse(result.stdout) as DamagedJson;
     const expected = range(1, 31).filter((v) => v < segment.first || v > segment.last);
     expect(parsed.versions.map((r) => r.version)).toEqual(expected);
-    expect(parsed.history_problems).toEqual([
-      expect.objectContaining({ file: segment.key, role: "archive segment", covered: { from: segment.first, through: segment.last } }),
-    ]);
+    expect(parsed.history_problems).toEqual([expect.objectContaining({ file: segment.key, role: "archive segment", covered: { from: segment.first, through: segment.last } })]);
   });
 });
 

@@ -37,9 +37,12 @@ describe("lakewarden versions on local disk", () => {
     expect(records.length).toBe(dataset.written.length);
     for (const record of records) expect(Object.keys(record)).toEqual([...VERSION_RECORD_FIELDS]);
     await expectRecordsMatchLanceDb(records, dataset.table);
-    expect(records.filter((r) => r.is_tagged).map((r) => r.version).sort()).toEqual(
-      Object.values(dataset.tags).sort(),
-    );
+    expect(
+      records
+        .filter((r) => r.is_tagged)
+        .map((r) => r.version)
+        .sort(),
+    ).toEqual(Object.values(dataset.tags).sort());
   });
 
   it("accepts a file:// URI and ends stderr with the request counts under --stats", async () => {

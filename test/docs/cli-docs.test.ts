@@ -77,11 +77,20 @@ describe("docs/cli.md against --help", () => {
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
 }
 
 describe("links in the README and docs/", () => {
-  const files = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((n) => n.endsWith(".md")).map((n) => `docs/${n}`)];
+  const files = [
+    "README.md",
+    ...readdirSync(join(ROOT, "docs"))
+      .filter((n) => n.endsWith(".md"))
+      .map((n) => `docs/${n}`),
+  ];
 
   it.each(files)("%s: every relative link and anchor resolves", (file) => {
     const text = readFileSync(join(ROOT, file), "utf8").replace(/```[\s\S]*?```/g, "");
@@ -96,7 +105,11 @@ describe("links in the README and docs/", () => {
         continue;
       }
       if (anchor && resolved.endsWith(".md")) {
-        const headings = readFileSync(resolved, "utf8").replace(/```[\s\S]*?```/g, "").split("\n").filter((l) => /^#+ /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, "")));
+        const headings = readFileSync(resolved, "utf8")
+          .replace(/```[\s\S]*?```/g, "")
+          .split("\n")
+          .filter((l) => /^#+ /.test(l))
+          .map((l) => anchorOf(l.replace(/^#+ /, "")));
         if (!headings.includes(anchor)) broken.push(target);
       }
     }

@@ -44,7 +44,10 @@ it("the README's local walk-through runs as written on a Delta table", async () 
   const table = await copyFixture("delta", "basic-dv-with-checkpoint");
   await setAllTimes(table, new Date("2025-01-01T00:00:00Z"));
   const run = await bash(block, work, { T: table, PATH: `${shims}:${process.env.PATH}` });
-  expect(run.stderr.split("\n").filter((line) => line.includes("lakewarden:") && !line.includes("warning")), run.stderr).toEqual([]);
+  expect(
+    run.stderr.split("\n").filter((line) => line.includes("lakewarden:") && !line.includes("warning")),
+    run.stderr,
+  ).toEqual([]);
   expect(run.code, run.stderr).toBe(0);
 
   // The summary and the file-by-file plan come before the real run, which removes versions.

@@ -33,10 +33,15 @@ async function vacuumedTable(): Promise<{ live: string[]; reads: Map<string, Rea
   dirs.push(dir);
   const table = deltaTable(dir);
   // create, append, delete, merge, append: every one after the first removes or rewrites a file of the one before.
-  const out = JSON.parse(await runScript(table, ["write", table.uri, "--state", `${dir}/state.json`, "--commits", "5"])) as { commits: { version: string; rows: number | null; checksum: string | null }[] };
+  const out = JSON.parse(await runScript(table, ["write", table.uri, "--state", `${dir}/state.json`, "--commits", "5"])) as {
+    commits: { version: string; rows: number | null; checksum: string | null }[];
+  };
   await new Promise((resolve) => setTimeout(resolve, 2500));
   const io = new BufferIO();
-  const code = await runCli(["cleanup", table.uri, "--json", "--older-than", "1s", "--allow-short-retention", "--retain-versions", "2", "--safety-window", "2s", "--allow-short-safety-window"], io);
+  const code = await runCli(
+    ["cleanup", table.uri, "--json", "--older-than", "1s", "--allow-short-retention", "--retain-versions", "2", "--safety-window", "2s", "--allow-short-safety-window"],
+    io,
+  );
   expect(code, io.stderr).toBe(0);
   expect(Object.keys(JSON.parse(io.stdout).files_removed)).toContain("data");
   const listed = new BufferIO();

@@ -50,7 +50,9 @@ export function sqlCatalogPointer(catalogFile: string, namespace: string, table:
   try {
     const known = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'iceberg_tables'").get();
     if (!known) return null;
-    const row = db.prepare("SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ?").get(namespace, table) as { metadata_location: string } | undefined;
+    const row = db.prepare("SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ?").get(namespace, table) as
+      | { metadata_location: string }
+      | undefined;
     return row?.metadata_location ?? null;
   } finally {
     db.close();

@@ -21,7 +21,15 @@ describe("delta-rs writes while lakewarden maintains", () => {
   it("every kept version reads back with the rows the writer wrote; removed ones stay in the history", async () => {
     const dir = await makeTempDir("lw-race-delta-");
     dirs.push(dir);
-    const figures = await raceWritersAndMaintenance(deltaTable(dir), { rounds: 3, commitsPerRound: 6, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir, env: { LAKEWARDEN_DELTA_AGE_LOG_SECONDS: "86400" }, settleMs: 3000 });
+    const figures = await raceWritersAndMaintenance(deltaTable(dir), {
+      rounds: 3,
+      commitsPerRound: 6,
+      cleanupFlags: SHORT_RACE_CLEANUP_FLAGS,
+      retainVersions: 2,
+      workDir: dir,
+      env: { LAKEWARDEN_DELTA_AGE_LOG_SECONDS: "86400" },
+      settleMs: 3000,
+    });
     console.log(figuresLine(figures));
     expect(figures.problems).toEqual([]);
     expect(figures.runErrors).toEqual([]);

@@ -5,8 +5,4 @@
  * first data file to the commit), which is the condition under which the README allows a window
  * below an hour. On Delta and Iceberg the table's own retentions decide, and these only lengthen them.
  */
-export const SHORT_RACE_CLEANUP_FLAGS = [
-  "--older-than", "1s", "--allow-short-retention",
-  "--retain-versions", "2",
-  "--safety-window", "5s", "--allow-short-safety-window",
-];
+export const SHORT_RACE_CLEANUP_FLAGS = ["--older-than", "1s", "--allow-short-retention", "--retain-versions", "2", "--safety-window", "5s", "--allow-short-safety-window"];

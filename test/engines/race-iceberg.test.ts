@@ -24,7 +24,14 @@ describe.each<[string, (dir: string) => EngineTable]>([
   it("every kept snapshot reads back with the rows the writer wrote; removed ones stay in the history", async () => {
     const dir = await makeTempDir("lw-race-iceberg-");
     dirs.push(dir);
-    const figures = await raceWritersAndMaintenance(makeTable(dir), { rounds: 3, commitsPerRound: 5, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir, settleMs: 2500 });
+    const figures = await raceWritersAndMaintenance(makeTable(dir), {
+      rounds: 3,
+      commitsPerRound: 5,
+      cleanupFlags: SHORT_RACE_CLEANUP_FLAGS,
+      retainVersions: 2,
+      workDir: dir,
+      settleMs: 2500,
+    });
     console.log(figuresLine(figures));
     expect(figures.problems).toEqual([]);
     expect(figures.runErrors).toEqual([]);

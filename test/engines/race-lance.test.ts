@@ -16,7 +16,14 @@ describe("pylance writes while lakewarden maintains", () => {
   it("every kept version reads back with the rows the writer wrote; removed ones stay in the history", async () => {
     const dir = await makeTempDir("lw-race-lance-");
     dirs.push(dir);
-    const figures = await raceWritersAndMaintenance(lanceTable(dir), { rounds: 3, commitsPerRound: 6, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir, settleMs: SETTLE_MS });
+    const figures = await raceWritersAndMaintenance(lanceTable(dir), {
+      rounds: 3,
+      commitsPerRound: 6,
+      cleanupFlags: SHORT_RACE_CLEANUP_FLAGS,
+      retainVersions: 2,
+      workDir: dir,
+      settleMs: SETTLE_MS,
+    });
     console.log(figuresLine(figures));
     expect(figures.problems).toEqual([]);
     expect(figures.runErrors).toEqual([]);
@@ -34,7 +41,12 @@ describe("pylance's newest format (data storage 2.3, stable row ids) while lakew
     const dir = await makeTempDir("lw-race-lance-next-");
     dirs.push(dir);
     const figures = await raceWritersAndMaintenance(lanceTable(dir), {
-      rounds: 2, commitsPerRound: 6, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: dir, settleMs: SETTLE_MS,
+      rounds: 2,
+      commitsPerRound: 6,
+      cleanupFlags: SHORT_RACE_CLEANUP_FLAGS,
+      retainVersions: 2,
+      workDir: dir,
+      settleMs: SETTLE_MS,
       env: { LAKEWARDEN_LANCE_DATA_STORAGE_VERSION: "2.3", LAKEWARDEN_LANCE_STABLE_ROW_IDS: "1" },
     });
     console.log(figuresLine(figures));

@@ -49,7 +49,14 @@ describe.each<[string, (root: string, local: string) => EngineTable, boolean, nu
   it("every kept version reads back with the rows the writer wrote; removed ones stay in the history", async () => {
     const root = `s3://${BUCKET}/${randomUUID()}`;
     const figures = await raceWritersAndMaintenance(makeTable(root, localDir), {
-      rounds: 2, commitsPerRound, cleanupFlags: SHORT_RACE_CLEANUP_FLAGS, retainVersions: 2, workDir: localDir, env: moto.env, pauseMs: 1000, settleMs: 2500,
+      rounds: 2,
+      commitsPerRound,
+      cleanupFlags: SHORT_RACE_CLEANUP_FLAGS,
+      retainVersions: 2,
+      workDir: localDir,
+      env: moto.env,
+      pauseMs: 1000,
+      settleMs: 2500,
     });
     console.log(figuresLine(figures));
     expect(figures.problems).toEqual([]);

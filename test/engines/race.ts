@@ -128,8 +128,27 @@ interface CleanupJson {
 export async function raceWritersAndMaintenance(table: EngineTable, options: RaceOptions): Promise<RaceFigures> {
   const log = options.log ?? (() => {});
   const figures: RaceFigures = {
-    label: table.label, rounds: 0, commits: 0, cleanups: 0, cleanupsDuringWrites: 0, headWrites: 0, versionsRemoved: 0, filesDeleted: 0,
-    bytesDeleted: 0, rowsLost: 0, unreadableKept: 0, listedButVacuumed: 0, cleanedUp: 0, commitRacesLost: 0, supersededPointers: 0, writerReloads: 0, summaryMismatches: 0, missingFromHistory: 0, keptVersionsRead: 0, problems: [], runErrors: [],
+    label: table.label,
+    rounds: 0,
+    commits: 0,
+    cleanups: 0,
+    cleanupsDuringWrites: 0,
+    headWrites: 0,
+    versionsRemoved: 0,
+    filesDeleted: 0,
+    bytesDeleted: 0,
+    rowsLost: 0,
+    unreadableKept: 0,
+    listedButVacuumed: 0,
+    cleanedUp: 0,
+    commitRacesLost: 0,
+    supersededPointers: 0,
+    writerReloads: 0,
+    summaryMismatches: 0,
+    missingFromHistory: 0,
+    keptVersionsRead: 0,
+    problems: [],
+    runErrors: [],
   };
   await mkdir(options.workDir, { recursive: true });
   const state = join(options.workDir, `${table.label.replace(/\W+/g, "-")}.state.json`);
@@ -140,7 +159,10 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
     const writer = runScript(table, ["write", table.uri, "--state", state, "--commits", String(options.commitsPerRound), "--round", String(round)], options.env);
     // The table exists once the writer's first commit is in; until then lakewarden has nothing to open.
     let writing = true;
-    const done = writer.then(() => void (writing = false), () => void (writing = false));
+    const done = writer.then(
+      () => void (writing = false),
+      () => void (writing = false),
+    );
     while (writing) {
       if (round > 0 || (await tableExists(table))) {
         const during = await maintain(table, options.cleanupFlags, figures);
@@ -182,7 +204,8 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
       checkRead(`round ${round}: kept version ${got.version}`, got, expected, figures);
     }
     if (head && latestWritten) {
-      if (head.version !== latestWritten.version) figures.problems.push(`round ${round}: the latest version read is ${head.version}, the writer's last is ${latestWritten.version}`);
+      if (head.version !== latestWritten.version)
+        figures.problems.push(`round ${round}: the latest version read is ${head.version}, the writer's last is ${latestWritten.version}`);
       checkRead(`round ${round}: latest version ${head.version}`, head, latestWritten, figures);
     }
     // lakewarden's own summary of a version (from the format's metadata, as this writer wrote it) must count its rows as the writer did.
@@ -199,7 +222,9 @@ export async function raceWritersAndMaintenance(table: EngineTable, options: Rac
       figures.missingFromHistory++;
       figures.problems.push(`round ${round}: version ${version} the writer made is neither live nor cleaned up in lakewarden versions`);
     }
-    log(`${table.label} round ${round}: ${output.commits.length} commits, ${live.length} live, ${cleaned.size} cleaned up; removed ${figures.versionsRemoved} versions and ${figures.filesDeleted} files so far`);
+    log(
+      `${table.label} round ${round}: ${output.commits.length} commits, ${live.length} live, ${cleaned.size} cleaned up; removed ${figures.versionsRemoved} versions and ${figures.filesDeleted} files so far`,
+    );
   }
   return figures;
 }
@@ -295,7 +320,9 @@ export function runScript(table: Pick<EngineTable, "script" | "scriptArgs">, arg
     child.stdout.on("data", (chunk) => (stdout += chunk));
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${table.script} ${args[0]} exited ${code}: ${stderr.trim().split("\n").slice(-14).join(" | ")}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`${table.script} ${args[0]} exited ${code}: ${stderr.trim().split("\n").slice(-14).join(" | ")}`)),
+    );
   });
 }
 

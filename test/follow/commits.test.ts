@@ -3,7 +3,6 @@ import { groupCommitsByTable, parseCommitKey, type Commit } from "../../lib/foll
 import { versionKey } from "../../lib/formats/lance/version-names.ts";
 import { lanceFormat } from "../../lib/formats/lance/lance-format.ts";
 
-
 describe("parseCommitKey", () => {
   it("finds the table root and version in both Lance naming schemes", () => {
     expect(parseCommitKey(`lake/orders.lance/${versionKey(12, "v1")}`)).toEqual({
@@ -48,12 +47,7 @@ describe("groupCommitsByTable", () => {
   });
 
   it("keeps the newest version per table and every source once", () => {
-    const groups = groupCommitsByTable([
-      commit("a", 3, "m1", 30),
-      commit("b", 1, "m2", 10),
-      commit("a", 5, "m3", 50),
-      commit("a", 4, "m1", 40),
-    ]);
+    const groups = groupCommitsByTable([commit("a", 3, "m1", 30), commit("b", 1, "m2", 10), commit("a", 5, "m3", 50), commit("a", 4, "m1", 40)]);
     expect(groups).toEqual([
       { table: "a", newestVersion: 5, newestCommittedAt: new Date(50), sources: ["m1", "m3"] },
       { table: "b", newestVersion: 1, newestCommittedAt: new Date(10), sources: ["m2"] },
@@ -62,7 +56,10 @@ describe("groupCommitsByTable", () => {
 
   it("gives the same newest versions whatever the order and however many duplicates", () => {
     const commits = [commit("a", 1, "m1"), commit("a", 2, "m2"), commit("b", 7, "m3"), commit("a", 2, "m4"), commit("b", 7, "m5")];
-    const expected = new Map([["a", 2], ["b", 7]]);
+    const expected = new Map([
+      ["a", 2],
+      ["b", 7],
+    ]);
     for (const order of [commits, [...commits].reverse(), [...commits, ...commits], [commits[3]!, commits[0]!, commits[4]!, commits[2]!, commits[1]!]]) {
       const newest = new Map(groupCommitsByTable(order).map((g) => [g.table, g.newestVersion]));
       expect(newest).toEqual(expected);

@@ -10,7 +10,11 @@ let lake: string;
 
 beforeAll(async () => {
   lake = await makeTempDir("discover-");
-  for (const [db, name] of [[lake, "top"], [join(lake, "a"), "one"], [join(lake, "a", "b", "c"), "deep"]] as const) {
+  for (const [db, name] of [
+    [lake, "top"],
+    [join(lake, "a"), "one"],
+    [join(lake, "a", "b", "c"), "deep"],
+  ] as const) {
     (await buildLanceDataset({ dbUri: db, tableName: name, steps: [{ op: "create", rows: 3 }] })).close();
   }
   await mkdir(join(lake, "notes"), { recursive: true });

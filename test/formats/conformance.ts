@@ -84,7 +84,9 @@ async function listingOf(store: ObjectStore, format: TableFormat): Promise<Objec
 
 /** What a format that plans its own removal is given, built from the table as it is (as the pipeline builds it). */
 async function removalInputOf(store: ObjectStore, format: TableFormat, latest: VersionFile): Promise<RemovalInput> {
-  const versions = await Promise.all((await format.listVersionFiles(store)).map(async (file) => ({ file, references: (await format.readForCleanup(store, file)).referencedFiles })));
+  const versions = await Promise.all(
+    (await format.listVersionFiles(store)).map(async (file) => ({ file, references: (await format.readForCleanup(store, file)).referencedFiles })),
+  );
   return {
     listing: await listingOf(store, format),
     versions,
@@ -153,7 +155,10 @@ export function describeFormatConformance(conformance: ConformanceCase): void {
           const keys = new Set(await keysOf(store));
           for (const file of await format.listVersionFiles(store)) {
             const snapshot = await format.readSnapshot(store, file);
-            expect(snapshot.unresolvedReferences.filter((r) => r.kind === "unresolvable"), file.key).toEqual([]);
+            expect(
+              snapshot.unresolvedReferences.filter((r) => r.kind === "unresolvable"),
+              file.key,
+            ).toEqual([]);
             for (const reference of snapshot.referencedFiles) {
               expect(relativeKeyProblem(reference.path), reference.path).toBeNull();
               if (!table.complete) continue;

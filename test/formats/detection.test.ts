@@ -23,7 +23,13 @@ afterAll(async () => {
 async function lanceTable(): Promise<string> {
   const dbUri = await makeTempDir("lw-detect-");
   dirs.push(dbUri);
-  const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 3 }, { op: "append", rows: 2 }] });
+  const ds = await buildLanceDataset({
+    dbUri,
+    steps: [
+      { op: "create", rows: 3 },
+      { op: "append", rows: 2 },
+    ],
+  });
   ds.close();
   return ds.tableUri;
 }
@@ -45,7 +51,9 @@ describe("format detection", () => {
     await cp(join(fixturePath("spark-bunnies"), "metadata"), join(tableUri, "metadata"), { recursive: true });
     const store = new LocalStore(tableUri);
     await expect(detectFormat(store)).rejects.toThrow(AmbiguousFormatError);
-    await expect(detectFormat(store)).rejects.toThrow(/looks like a lance table \(_versions\/\) and an iceberg table \(metadata\/\) at once; say which with --format lance\|iceberg/);
+    await expect(detectFormat(store)).rejects.toThrow(
+      /looks like a lance table \(_versions\/\) and an iceberg table \(metadata\/\) at once; say which with --format lance\|iceberg/,
+    );
     const refused = new BufferIO();
     expect(await runCli(["versions", tableUri], refused)).toBe(1);
     expect(refused.stderr).toMatch(/looks like a lance table .* and an iceberg table/);

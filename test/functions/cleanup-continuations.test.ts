@@ -137,15 +137,19 @@ async function receipts(name: string): Promise<Array<{ status: string; budget: {
   return out;
 }
 
-const versionCount = async (name: string): Promise<number> =>
-  (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).length;
+const versionCount = async (name: string): Promise<number> => (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).length;
 
 describe("cleanup-table continuations", () => {
   it("a table that needs three budgets: three runs, two continuations, one receipt marked complete", async () => {
     const metrics = recordingMetrics();
     const handler = handlerFor(metrics, await budgetForThreeRuns("long"));
     await requestCleanup("long");
-    const polls = await drain(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
+    const polls = await drain(
+      moto.sqsClient,
+      queue,
+      handler,
+      lambdaContext("cleanup-table", () => REMAINING),
+    );
     expect(polls).toHaveLength(3);
     // Every message was acknowledged: the continuations, not redeliveries, carried the work.
     expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);
@@ -169,7 +173,12 @@ describe("cleanup-table continuations", () => {
     const metrics = recordingMetrics();
     const handler = handlerFor(metrics, await budgetForThreeRuns("capped"), { maxContinuations: 1 });
     await requestCleanup("capped");
-    const polls = await drain(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => REMAINING));
+    const polls = await drain(
+      moto.sqsClient,
+      queue,
+      handler,
+      lambdaContext("cleanup-table", () => REMAINING),
+    );
     expect(polls).toHaveLength(2);
     expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);
     expect(metrics.sums).toMatchObject({ CleanupsStoppedForTime: 2, CleanupContinuations: 1, ContinuationCapReached: 1 });

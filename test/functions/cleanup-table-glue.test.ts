@@ -114,7 +114,12 @@ async function download(root: string, into: string): Promise<void> {
 async function cleanOnce(root: string): Promise<string[]> {
   const queue = await moto.createQueue(`glue-${randomUUID().slice(0, 8)}`);
   await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: uri(root), requestedAt: new Date().toISOString() })]);
-  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
+  const poll = await pollOnce(
+    moto.sqsClient,
+    queue,
+    handler,
+    lambdaContext("cleanup-table", () => 15 * 60_000),
+  );
   return poll!.failedMessageIds;
 }
 
@@ -122,7 +127,11 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
   it("reads metadata_location with GetTable right before the run and cleans the table at it: orphans go, the catalog's snapshot and a newer unaccepted commit stay", async () => {
     await glue.setTable("sales", "orders", {
       tableType: "EXTERNAL_TABLE",
-      parameters: { table_type: "ICEBERG", metadata_location: `${uri(CLEANED)}/metadata/${CURRENT}`, previous_metadata_location: `${uri(CLEANED)}/metadata/00000-eedf51e6-8c09-463b-8850-844ee6ec1de0.metadata.json` },
+      parameters: {
+        table_type: "ICEBERG",
+        metadata_location: `${uri(CLEANED)}/metadata/${CURRENT}`,
+        previous_metadata_location: `${uri(CLEANED)}/metadata/00000-eedf51e6-8c09-463b-8850-844ee6ec1de0.metadata.json`,
+      },
       location: uri(CLEANED),
     });
     const liveBefore = await icebirdLiveFiles(copy.dir, CURRENT);
@@ -139,7 +148,11 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     });
     const after = await objects(CLEANED);
     const tableKeys = (m: Map<string, string>) => [...m.keys()].filter((k) => !k.startsWith("_lakewarden/")).sort();
-    expect(tableKeys(before).filter((k) => !after.has(k)).sort()).toEqual([...STRAYS].sort());
+    expect(
+      tableKeys(before)
+        .filter((k) => !after.has(k))
+        .sort(),
+    ).toEqual([...STRAYS].sort());
     expect(tableKeys(after).filter((k) => !before.has(k))).toEqual([]);
     for (const key of tableKeys(after)) expect(after.get(key), key).toBe(before.get(key));
     expect(after.has(`metadata/${UNACCEPTED}`)).toBe(true);
@@ -183,7 +196,12 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     const from = logged.length;
     const queue = await moto.createQueue(`glue-${randomUUID().slice(0, 8)}`);
     await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: uri(REFUSED), requestedAt: new Date().toISOString() })]);
-    const poll = await pollOnce(moto.sqsClient, queue, withoutGlue, lambdaContext("cleanup-table", () => 15 * 60_000));
+    const poll = await pollOnce(
+      moto.sqsClient,
+      queue,
+      withoutGlue,
+      lambdaContext("cleanup-table", () => 15 * 60_000),
+    );
     expect(poll!.failedMessageIds).toHaveLength(1);
     const errors = logged.slice(from).filter((l) => l.level === "error");
     expect(errors).toHaveLength(1);

@@ -87,7 +87,12 @@ describe("cleanup-table on an Iceberg table in S3", () => {
     }
 
     await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${ROOT}`, requestedAt: new Date().toISOString() })]);
-    const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
+    const poll = await pollOnce(
+      moto.sqsClient,
+      queue,
+      handler,
+      lambdaContext("cleanup-table", () => 15 * 60_000),
+    );
     expect(poll!.failedMessageIds).toEqual([]);
 
     downloaded = await mkdtemp(join(tmpdir(), "lw-iceberg-lambda-"));

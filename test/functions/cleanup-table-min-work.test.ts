@@ -33,7 +33,8 @@ const log: HandlerLog = {
 
 beforeAll(async () => {
   moto = await startMotoServer({ buckets: [BUCKET] });
-  for (const key of ["LAKEWARDEN_OLDER_THAN", "LAKEWARDEN_RETAIN_VERSIONS", "LAKEWARDEN_PROTECT_BEFORE", "LAKEWARDEN_SAFETY_WINDOW", "LAKEWARDEN_CLEANUP_QUEUE_URL"]) delete process.env[key];
+  for (const key of ["LAKEWARDEN_OLDER_THAN", "LAKEWARDEN_RETAIN_VERSIONS", "LAKEWARDEN_PROTECT_BEFORE", "LAKEWARDEN_SAFETY_WINDOW", "LAKEWARDEN_CLEANUP_QUEUE_URL"])
+    delete process.env[key];
   Object.assign(process.env, moto.awsEnv, {
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([`s3://${BUCKET}/warehouse/`]),
     POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "CRITICAL",
@@ -55,7 +56,10 @@ afterAll(async () => {
 });
 
 async function exists(key: string): Promise<boolean> {
-  return moto.s3Client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(() => true, () => false);
+  return moto.s3Client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** One message for `root` through a handler whose Lambda context leaves a 1 ms budget. */
@@ -68,7 +72,12 @@ async function runWith(env: NodeJS.ProcessEnv, root: string): Promise<{ failed: 
   const queue = await moto.createQueue(`min-work-${root.split("/").pop()}`);
   await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${root}`, requestedAt: new Date().toISOString() })]);
   const from = logged.length;
-  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => DEFAULT_STOP_MARGIN_MS + 1));
+  const poll = await pollOnce(
+    moto.sqsClient,
+    queue,
+    handler,
+    lambdaContext("cleanup-table", () => DEFAULT_STOP_MARGIN_MS + 1),
+  );
   const run = logged.slice(from).find((l) => l.message.startsWith("cleanup "));
   return { failed: poll!.failedMessageIds.length, status: run?.attributes.status };
 }

@@ -24,7 +24,13 @@ it("publishes StorageLiveBytes, StorageHistoryBytes and StorageReclaimedBytes fr
   dirs.push(dir);
   const ds = await buildLanceDataset({
     dbUri: dir,
-    steps: [{ op: "create", rows: 6 }, { op: "tag", name: "keep" }, { op: "overwrite", rows: 5 }, { op: "overwrite", rows: 4 }, { op: "append", rows: 2 }],
+    steps: [
+      { op: "create", rows: 6 },
+      { op: "tag", name: "keep" },
+      { op: "overwrite", rows: 5 },
+      { op: "overwrite", rows: 4 },
+      { op: "append", rows: 2 },
+    ],
   });
   ds.close();
   const metrics: { name: string; unit: string; value: number }[] = [];
@@ -38,7 +44,21 @@ it("publishes StorageLiveBytes, StorageHistoryBytes and StorageReclaimedBytes fr
     metrics: { addMetric: (name, unit, value) => metrics.push({ name, unit, value }) },
   });
   const body = encodeCleanupRequest({ table: `file://${ds.tableUri}`, requestedAt: new Date().toISOString() });
-  const event = { Records: [{ messageId: "m1", body, receiptHandle: "r", attributes: {}, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn:aws:sqs:us-east-1:1:q", awsRegion: "us-east-1" }] } as unknown as SQSEvent;
+  const event = {
+    Records: [
+      {
+        messageId: "m1",
+        body,
+        receiptHandle: "r",
+        attributes: {},
+        messageAttributes: {},
+        md5OfBody: "",
+        eventSource: "aws:sqs",
+        eventSourceARN: "arn:aws:sqs:us-east-1:1:q",
+        awsRegion: "us-east-1",
+      },
+    ],
+  } as unknown as SQSEvent;
   const response = await handler(event);
   expect(response.batchItemFailures).toEqual([]);
 
@@ -47,7 +67,10 @@ it("publishes StorageLiveBytes, StorageHistoryBytes and StorageReclaimedBytes fr
   const receiptName = receiptNames[0]!;
   const receipt = JSON.parse(await readFile(join(ds.tableUri, "_lakewarden", "runs", receiptName), "utf8")) as {
     bytes_removed: number;
-    storage: { before: { reclaimable: { bytes: number }; live: { bytes: number } }; after: { live: { bytes: number }; history: { bytes: number }; reclaimable: { bytes: number } } };
+    storage: {
+      before: { reclaimable: { bytes: number }; live: { bytes: number } };
+      after: { live: { bytes: number }; history: { bytes: number }; reclaimable: { bytes: number } };
+    };
   };
   const value = (name: string) => metrics.find((m) => m.name === name)?.value;
   expect(receipt.storage.before.reclaimable.bytes).toBeGreaterThan(0);

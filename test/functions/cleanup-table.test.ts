@@ -57,8 +57,7 @@ afterAll(async () => {
 });
 
 const request = (name: string): string => encodeCleanupRequest({ table: `${WAREHOUSE}/${name}.lance`, requestedAt: new Date().toISOString() });
-const versionKeys = async (name: string): Promise<string[]> =>
-  (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).map((o) => o.key);
+const versionKeys = async (name: string): Promise<string[]> => (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).map((o) => o.key);
 
 /** What LanceDB itself sees after cleanup: the versions it can list and the rows of the latest. */
 async function lanceView(name: string): Promise<{ versions: number[]; rows: number }> {

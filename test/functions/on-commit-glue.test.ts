@@ -103,7 +103,11 @@ async function commitEvents(root: string, names: string[]): Promise<string[]> {
   const files = await Promise.all(names.map((name) => object(root, name)));
   clock = Date.now();
   const queue = await moto.createQueue(`glue-commits-${randomUUID().slice(0, 8)}`);
-  await sendBodies(moto.sqsClient, queue, files.map((file) => s3EventBody([{ ...file, lastModified: new Date(clock) }])));
+  await sendBodies(
+    moto.sqsClient,
+    queue,
+    files.map((file) => s3EventBody([{ ...file, lastModified: new Date(clock) }])),
+  );
   const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("on-commit"));
   expect(poll!.event.Records).toHaveLength(names.length);
   return poll!.failedMessageIds;
@@ -150,9 +154,16 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
     expect(pauses.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(20_000);
     expect(getTables(asked, "orders")).toHaveLength(pauses.length + 1);
     expect(notCurrentLines(from)).toEqual([
-      expect.objectContaining({ level: "warn", attributes: expect.objectContaining({ table: uri(ORDERS), object: metadataUri(ORDERS, SECOND), newerThanCatalog: true, pointer: metadataUri(ORDERS, ACCEPTED) }) }),
+      expect.objectContaining({
+        level: "warn",
+        attributes: expect.objectContaining({ table: uri(ORDERS), object: metadataUri(ORDERS, SECOND), newerThanCatalog: true, pointer: metadataUri(ORDERS, ACCEPTED) }),
+      }),
     ]);
-    expect(logged.slice(from).find((l) => l.message === "head written")?.attributes).toMatchObject({ table: uri(ORDERS), version: 1, catalogTable: 'Glue table "orders" in database "sales"' });
+    expect(logged.slice(from).find((l) => l.message === "head written")?.attributes).toMatchObject({
+      table: uri(ORDERS),
+      version: 1,
+      catalogTable: 'Glue table "orders" in database "sales"',
+    });
   });
 
   it("an event for a file older than the catalog's pointer is a late one: no wait, the head stays", async () => {

@@ -98,7 +98,11 @@ describe("on-commit from moto's S3 notifications", () => {
       dbUri: `s3://${BUCKET}/warehouse`,
       tableName: "orders",
       storageOptions: moto.lanceStorageOptions,
-      steps: [{ op: "create", rows: 5 }, { op: "append", rows: 3 }, { op: "append", rows: 2 }],
+      steps: [
+        { op: "create", rows: 5 },
+        { op: "append", rows: 3 },
+        { op: "append", rows: 2 },
+      ],
     });
     const { keys, version } = await expectCurrentHead("warehouse/orders.lance");
     expect(version).toBe(await lance.table.version());
@@ -117,7 +121,11 @@ describe("on-commit from moto's S3 notifications", () => {
     try {
       const files = await listFiles(copy.dir);
       const log = files.filter((key) => key.startsWith("_delta_log/")).sort();
-      await putFiles(copy.dir, DELTA_ROOT, files.filter((key) => !key.startsWith("_delta_log/")));
+      await putFiles(
+        copy.dir,
+        DELTA_ROOT,
+        files.filter((key) => !key.startsWith("_delta_log/")),
+      );
       await putFiles(copy.dir, DELTA_ROOT, log);
       const { keys, version } = await expectCurrentHead(DELTA_ROOT);
       expect(version).toBe(4);
@@ -133,10 +141,19 @@ describe("on-commit from moto's S3 notifications", () => {
       const files = await listFiles(copy.dir);
       const isMetadata = (key: string) => key.endsWith(".metadata.json") || key.endsWith("version-hint.text");
       const metadata = files.filter(isMetadata).sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
-      await putFiles(copy.dir, ICEBERG_ROOT, files.filter((key) => !isMetadata(key)));
+      await putFiles(
+        copy.dir,
+        ICEBERG_ROOT,
+        files.filter((key) => !isMetadata(key)),
+      );
       await putFiles(copy.dir, ICEBERG_ROOT, metadata);
       const { keys } = await expectCurrentHead(ICEBERG_ROOT);
-      expect(keys.sort()).toEqual(metadata.filter((key) => key.endsWith(".metadata.json")).map((key) => `${ICEBERG_ROOT}/${key}`).sort());
+      expect(keys.sort()).toEqual(
+        metadata
+          .filter((key) => key.endsWith(".metadata.json"))
+          .map((key) => `${ICEBERG_ROOT}/${key}`)
+          .sort(),
+      );
     } finally {
       await copy.remove();
     }

@@ -36,10 +36,35 @@ const datasets: Record<string, LanceDataset> = {};
 beforeAll(async () => {
   moto = await startMotoServer({ buckets: [BUCKET] });
   const storageOptions = moto.lanceStorageOptions;
-  datasets.orders = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "orders", storageOptions, steps: [{ op: "create", rows: 5 }, { op: "append", rows: 3 }, { op: "append", rows: 2 }] });
-  datasets.customers = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "customers", storageOptions, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 4 }] });
+  datasets.orders = await buildLanceDataset({
+    dbUri: WAREHOUSE,
+    tableName: "orders",
+    storageOptions,
+    steps: [
+      { op: "create", rows: 5 },
+      { op: "append", rows: 3 },
+      { op: "append", rows: 2 },
+    ],
+  });
+  datasets.customers = await buildLanceDataset({
+    dbUri: WAREHOUSE,
+    tableName: "customers",
+    storageOptions,
+    steps: [
+      { op: "create", rows: 4 },
+      { op: "append", rows: 4 },
+    ],
+  });
   datasets.sales = await buildLanceDataset({ dbUri: `${WAREHOUSE}/ventes été`, tableName: "sales", storageOptions, steps: [{ op: "create", rows: 3 }] });
-  datasets.broken = await buildLanceDataset({ dbUri: WAREHOUSE, tableName: "broken", storageOptions, steps: [{ op: "create", rows: 3 }, { op: "append", rows: 1 }] });
+  datasets.broken = await buildLanceDataset({
+    dbUri: WAREHOUSE,
+    tableName: "broken",
+    storageOptions,
+    steps: [
+      { op: "create", rows: 3 },
+      { op: "append", rows: 1 },
+    ],
+  });
   for (const object of await listObjects(moto.s3Client, BUCKET, "warehouse/orders.lance/")) {
     const got = await moto.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: object.key }));
     const key = object.key.replace("warehouse/orders.lance/", `${COPY_ROOT}/`);
@@ -123,7 +148,11 @@ describe("on-commit", () => {
     const before = await headVersion(ROOTS.orders);
     const files = await versionFiles(ROOTS.orders);
     // Everything again, oldest first, twice: S3's at-least-once, unordered delivery.
-    await sendBodies(moto.sqsClient, queue, [...files, ...files].reverse().map((file) => s3EventBody([file])));
+    await sendBodies(
+      moto.sqsClient,
+      queue,
+      [...files, ...files].reverse().map((file) => s3EventBody([file])),
+    );
     expect((await drain(moto.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
     expect(await headVersion(ROOTS.orders)).toEqual(before); // same version, same ETag: not even rewritten
 
@@ -132,7 +161,11 @@ describe("on-commit", () => {
     const after = await versionFiles(ROOTS.orders);
     const newestFile = after.find((file) => !files.some((old) => old.key === file.key))!;
     // The new commit's event arrives between late duplicates of old ones.
-    await sendBodies(moto.sqsClient, queue, [files[0]!, newestFile, files[1]!, newestFile, files[2]!].map((file) => s3EventBody([file])));
+    await sendBodies(
+      moto.sqsClient,
+      queue,
+      [files[0]!, newestFile, files[1]!, newestFile, files[2]!].map((file) => s3EventBody([file])),
+    );
     expect((await drain(moto.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
     expect((await headVersion(ROOTS.orders))?.version).toBe(newest);
     expect(newest).toBeGreaterThan(before!.version!);
@@ -174,7 +207,11 @@ describe("on-commit", () => {
     const branchFiles = await versionFiles(branchRoot);
     expect(branchFiles.length).toBeGreaterThan(0);
 
-    await sendBodies(moto.sqsClient, queue, branchFiles.map((file) => s3EventBody([file])));
+    await sendBodies(
+      moto.sqsClient,
+      queue,
+      branchFiles.map((file) => s3EventBody([file])),
+    );
     expect((await drain(moto.sqsClient, queue, handler, context)).flatMap((p) => p.failedMessageIds)).toEqual([]);
     expect(await listObjects(moto.s3Client, BUCKET, `${branchRoot}/_lakewarden/`)).toEqual([]);
     expect(await receiveAll(moto.sqsClient, dlq.queueUrl)).toEqual([]);
@@ -209,10 +246,12 @@ describe("on-commit", () => {
     });
     const poll = await pollOnce(moto.sqsClient, queue, observed as SqsHandler, context);
     expect(poll!.failedMessageIds).toEqual([]);
-    expect(logs).toContainEqual(expect.objectContaining({
-      message: "head written",
-      attributes: expect.objectContaining({ table: `s3://${BUCKET}/${ROOTS.sales}`, version, action: "replaced" }),
-    }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        message: "head written",
+        attributes: expect.objectContaining({ table: `s3://${BUCKET}/${ROOTS.sales}`, version, action: "replaced" }),
+      }),
+    );
     expect(metrics.filter((m) => m.name === "HeadsWritten")).toEqual([{ name: "HeadsWritten", unit: "Count", value: 1 }]);
     expect(metrics.filter((m) => m.name === "EventsIgnored")).toHaveLength(1); // the test event
     const lag = metrics.filter((m) => m.name === "CommitToHeadLag");

@@ -60,8 +60,7 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-const versionKeys = async (name: string): Promise<string[]> =>
-  (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).map((o) => o.key);
+const versionKeys = async (name: string): Promise<string[]> => (await listObjects(moto.s3Client, BUCKET, `warehouse/${name}.lance/_versions/`)).map((o) => o.key);
 
 describe("schedule → SQS → cleanup on moto", () => {
   it("the schedule's messages, received from moto's queue, clean every table and leave it readable by LanceDB", async () => {
@@ -71,7 +70,12 @@ describe("schedule → SQS → cleanup on moto", () => {
     expect(scheduled.tables).toEqual(TABLES.map((name) => `${WAREHOUSE}/${name}.lance`));
 
     const cleanup = createCleanupTableLambda(process.env) as unknown as SqsHandler;
-    const polls = await drain(moto.sqsClient, queue, cleanup, lambdaContext("cleanup-table", () => 15 * 60_000));
+    const polls = await drain(
+      moto.sqsClient,
+      queue,
+      cleanup,
+      lambdaContext("cleanup-table", () => 15 * 60_000),
+    );
     const requested = polls.flatMap((p) => p.event.Records.map((r) => parseCleanupRequest(r.body, r.messageId).table)).sort();
     expect(requested).toEqual(scheduled.tables);
     expect(polls.flatMap((p) => p.failedMessageIds)).toEqual([]);

@@ -5,14 +5,7 @@
  * for its visibility timeout running out), so SQS's own redrive policy decides when it moves to
  * the dead-letter queue.
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  type Message,
-  type SQSClient,
-} from "@aws-sdk/client-sqs";
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from "@aws-sdk/client-sqs";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 
 export interface QueueRef {
@@ -38,9 +31,7 @@ export async function sendBodies(sqs: SQSClient, queue: QueueRef, bodies: readon
 
 /** One poll; null when the queue had nothing visible. */
 export async function pollOnce(sqs: SQSClient, queue: QueueRef, handler: SqsHandler, context: Context, region = "us-east-1"): Promise<PollResult | null> {
-  const received = await sqs.send(
-    new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ["All"] }),
-  );
+  const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ["All"] }));
   const messages = received.Messages ?? [];
   if (messages.length === 0) return null;
   const event: SQSEvent = { Records: messages.map((message) => toRecord(message, queue.queueArn, region)) };
@@ -49,16 +40,20 @@ export async function pollOnce(sqs: SQSClient, queue: QueueRef, handler: SqsHand
   const failed = messages.filter((m) => failedMessageIds.includes(m.MessageId ?? ""));
   const succeeded = messages.filter((m) => !failedMessageIds.includes(m.MessageId ?? ""));
   if (succeeded.length > 0) {
-    await sqs.send(new DeleteMessageBatchCommand({
-      QueueUrl: queue.queueUrl,
-      Entries: succeeded.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "" })),
-    }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queue.queueUrl,
+        Entries: succeeded.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "" })),
+      }),
+    );
   }
   if (failed.length > 0) {
-    await sqs.send(new ChangeMessageVisibilityBatchCommand({
-      QueueUrl: queue.queueUrl,
-      Entries: failed.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "", VisibilityTimeout: 0 })),
-    }));
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queue.queueUrl,
+        Entries: failed.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "", VisibilityTimeout: 0 })),
+      }),
+    );
   }
   return { event, failedMessageIds };
 }

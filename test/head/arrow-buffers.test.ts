@@ -15,7 +15,21 @@ const columns: HeadColumn[] = [
   { name: "f", type: "float64", values: [0, 1.5, -2.25, null, Number.MAX_VALUE, 1e-300, 3, 4, 5] },
   { name: "b", type: "bool", values: [true, false, null, true, true, false, false, true, null] },
   { name: "s", type: "utf8", values: ["", "a", null, "zoë", "日本語", "data/x.lance", "🙂", "x".repeat(1000), "end"] },
-  { name: "bin", type: "binary", values: [new Uint8Array([]), new Uint8Array([1, 2, 3]), null, new Uint8Array(300).fill(7), new Uint8Array([0]), null, new Uint8Array([255]), new Uint8Array([9, 9]), new Uint8Array([1])] },
+  {
+    name: "bin",
+    type: "binary",
+    values: [
+      new Uint8Array([]),
+      new Uint8Array([1, 2, 3]),
+      null,
+      new Uint8Array(300).fill(7),
+      new Uint8Array([0]),
+      null,
+      new Uint8Array([255]),
+      new Uint8Array([9, 9]),
+      new Uint8Array([1]),
+    ],
+  },
   { name: "l", type: "utf8_list", values: [[], ["a"], null, ["b", "c", "ü"], [], ["x".repeat(70)], null, ["1", "2", "3", "4"], [""]] },
 ];
 const model: HeadModel = { properties: { k: "v" }, tables: [{ name: "t", columns }] };
@@ -79,7 +93,14 @@ describe("arrow codec from buffers", () => {
   });
 
   it("reads what apache-arrow writes (vectorFromArray)", () => {
-    const types = { int64: new Int64(), float64: new Float64(), bool: new Bool(), utf8: new Utf8(), binary: new Binary(), utf8_list: new List(new Field("item", new Utf8(), true)) };
+    const types = {
+      int64: new Int64(),
+      float64: new Float64(),
+      bool: new Bool(),
+      utf8: new Utf8(),
+      binary: new Binary(),
+      utf8_list: new List(new Field("item", new Utf8(), true)),
+    };
     const vectors = Object.fromEntries(
       columns.map((c) => [c.name, vectorFromArray(c.type === "int64" ? c.values.map((v) => (v === null ? null : BigInt(v as number))) : c.values, types[c.type])]),
     );

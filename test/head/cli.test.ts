@@ -14,7 +14,11 @@ beforeAll(async () => {
   dir = await makeTempDir("lw-head-cli-");
   dataset = await buildLanceDataset({
     dbUri: dir,
-    steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "delete", where: "id < 2" }],
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+      { op: "delete", where: "id < 2" },
+    ],
   });
 });
 afterAll(async () => {

@@ -20,7 +20,13 @@ let dataset: LanceDataset;
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-head-write-requests-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 4 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 4 },
+      { op: "append", rows: 4 },
+    ],
+  });
 });
 afterAll(async () => {
   dataset?.close();

@@ -27,11 +27,17 @@ const cleanupNow = (store: LocalStore) => runCleanup(store, { settings: { olderT
 
 describe("a warm handle after cleanup removed the version after the one it holds", () => {
   it("the held version is tagged (kept), the next one removed: the handle still finds the latest", async () => {
-    const { ds, store } = await table([{ op: "create", rows: 5 }, { op: "append", rows: 3 }]);
+    const { ds, store } = await table([
+      { op: "create", rows: 5 },
+      { op: "append", rows: 3 },
+    ]);
     const handle = await openTable(store, { versionCheckInterval: 0 });
     expect(handle.current()!.version).toBe(2);
     await (await ds.table.tags()).create("pinned", 2);
-    await ds.apply([{ op: "append", rows: 4 }, { op: "delete", where: "id = 1" }]);
+    await ds.apply([
+      { op: "append", rows: 4 },
+      { op: "delete", where: "id = 1" },
+    ]);
     ds.close();
     const report = await cleanupNow(store);
     expect(report.versions_removed).toEqual([1, 3]);
@@ -43,9 +49,15 @@ describe("a warm handle after cleanup removed the version after the one it holds
   });
 
   it("the held version and the next one both removed: the handle never answers with a version that is gone", async () => {
-    const { ds, store } = await table([{ op: "create", rows: 5 }, { op: "append", rows: 3 }]);
+    const { ds, store } = await table([
+      { op: "create", rows: 5 },
+      { op: "append", rows: 3 },
+    ]);
     const handle = await openTable(store, { versionCheckInterval: 0 });
-    await ds.apply([{ op: "append", rows: 4 }, { op: "overwrite", rows: 2 }]);
+    await ds.apply([
+      { op: "append", rows: 4 },
+      { op: "overwrite", rows: 2 },
+    ]);
     ds.close();
     expect((await cleanupNow(store)).versions_removed).toEqual([1, 2, 3]);
 

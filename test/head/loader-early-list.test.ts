@@ -24,7 +24,13 @@ let dataset: LanceDataset;
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-loader-early-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 4 },
+      { op: "append", rows: 2 },
+    ],
+  });
 });
 afterAll(async () => {
   dataset?.close();

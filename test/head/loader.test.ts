@@ -68,7 +68,13 @@ describe("cold load", () => {
     const staleDir = await makeTempDir("lw-head-stale-");
     try {
       // A copy of the table whose head lags one version behind.
-      const copy = await buildLanceDataset({ dbUri: staleDir, steps: [{ op: "create", rows: 5 }, { op: "append", rows: 5 }] });
+      const copy = await buildLanceDataset({
+        dbUri: staleDir,
+        steps: [
+          { op: "create", rows: 5 },
+          { op: "append", rows: 5 },
+        ],
+      });
       const copyStore = new LocalStore(copy.tableUri);
       await writeTableHead(copyStore, { version: 1, checkpointVersion: null });
       copyStore.stats.reset();

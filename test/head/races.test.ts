@@ -155,7 +155,11 @@ describe("racing head writers", () => {
   it("mixed version 1 and version 2 heads, on local disk: never moves back, ends at the highest version", async () => {
     const root = dataset.tableUri;
     await new LocalStore(root).deleteMany([HEAD_KEY]);
-    const outcome = await race(() => new LocalStore(root), 20261130, (i) => (i % 2 === 0 ? 1 : 2));
+    const outcome = await race(
+      () => new LocalStore(root),
+      20261130,
+      (i) => (i % 2 === 0 ? 1 : 2),
+    );
     expectMonotonicAndComplete(outcome);
     expect([...outcome.headerVersions].sort()).toEqual([1, 2]);
     await expectFinalHeadIsHighest(new LocalStore(root));
@@ -202,11 +206,7 @@ describe("conditional put edge cases", () => {
     const root = await makeTempDir("lw-head-contention-");
     try {
       const store = new FaultInjectingStore(new LocalStore(root), { conflictOnPuts: () => true });
-      const attempt = putHeadConditionally(
-        store,
-        { bytes: new Uint8Array([1, 2, 3]), version: 1, codec: "arrow" },
-        { maxAttempts: 3, sleep: async () => {} },
-      );
+      const attempt = putHeadConditionally(store, { bytes: new Uint8Array([1, 2, 3]), version: 1, codec: "arrow" }, { maxAttempts: 3, sleep: async () => {} });
       await expect(attempt).rejects.toThrow(HeadWriteContentionError);
       await expect(attempt).rejects.toThrow(/_lakewarden\/head: head not written, lost 3 conditional write attempts/);
     } finally {

@@ -77,9 +77,7 @@ describe.each<[ManifestNaming, "arrow" | "json"]>([
     const content = await headSnapshot(store);
     expect(content.recentVersions.after).toBeNull();
     expect(content.recentVersions.records.map((r) => r.version)).toEqual(dataset.written.map((w) => w.version));
-    const fromManifests = await Promise.all(
-      dataset.written.map(async (w) => (await lanceFormat.readSnapshot(store, await lanceFormat.findVersionFile(store, w.version))).record),
-    );
+    const fromManifests = await Promise.all(dataset.written.map(async (w) => (await lanceFormat.readSnapshot(store, await lanceFormat.findVersionFile(store, w.version))).record));
     expect(content.recentVersions.records).toEqual(fromManifests);
   });
 
@@ -106,7 +104,12 @@ describe("recent versions against a checkpoint boundary", () => {
     dir = await makeTempDir("lw-head-ckpt-");
     dataset = await buildLanceDataset({
       dbUri: dir,
-      steps: [{ op: "create", rows: 5 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }],
+      steps: [
+        { op: "create", rows: 5 },
+        { op: "append", rows: 5 },
+        { op: "append", rows: 5 },
+        { op: "append", rows: 5 },
+      ],
     });
   });
   afterAll(async () => {

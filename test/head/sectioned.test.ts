@@ -37,7 +37,11 @@ beforeAll(async () => {
   small = await buildLanceDataset({ dbUri: `${dir}/small`, steps: STANDARD_HISTORY.slice(0, 7) });
   large = await buildLanceDataset({
     dbUri: `${dir}/large`,
-    steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "delete", where: "id = 3" }],
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+      { op: "delete", where: "id = 3" },
+    ],
     schemaMetadata: { blob: randomBytes(150 * 1024).toString("base64") },
   });
 }, 120_000);

@@ -22,7 +22,11 @@ beforeAll(async () => {
   dir = await makeTempDir("lw-head-timeline-");
   dataset = await buildLanceDataset({
     dbUri: dir,
-    steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }, { op: "delete", where: "id = 1" }],
+    steps: [
+      { op: "create", rows: 4 },
+      { op: "append", rows: 2 },
+      { op: "delete", where: "id = 1" },
+    ],
   });
 });
 afterAll(async () => {

@@ -18,7 +18,11 @@ beforeAll(async () => {
   dir = await makeTempDir("lw-head-writer-");
   dataset = await buildLanceDataset({
     dbUri: dir,
-    steps: [{ op: "create", rows: 4 }, { op: "append", rows: 4 }, { op: "append", rows: 4 }],
+    steps: [
+      { op: "create", rows: 4 },
+      { op: "append", rows: 4 },
+      { op: "append", rows: 4 },
+    ],
   });
 });
 afterAll(async () => {
@@ -54,7 +58,7 @@ describe("writeTableHead", () => {
   });
 
   it("replaces something at the head key that is not a head, and says what it was", async () => {
-    await store.put(HEAD_KEY, new TextEncoder().encode("{\"not\":\"a head\"}"));
+    await store.put(HEAD_KEY, new TextEncoder().encode('{"not":"a head"}'));
     const result = await writeTableHead(store, {});
     expect(result.action).toBe("replaced");
     expect(result.storedVersion).toBeNull();

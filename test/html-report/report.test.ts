@@ -55,7 +55,18 @@ function labels(html: string): Label[] {
   const out: Label[] = [];
   for (const { id, body } of svgs(html)) {
     for (const m of body.matchAll(/<text x="([-\d.]+)" y="([-\d.]+)" font-size="(\d+)" text-anchor="(\w+)"[^>]*>([^<]*)<\/text>/g)) {
-      out.push({ svg: id, x: Number(m[1]), y: Number(m[2]), size: Number(m[3]), anchor: m[4]!, text: m[5]!.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&") });
+      out.push({
+        svg: id,
+        x: Number(m[1]),
+        y: Number(m[2]),
+        size: Number(m[3]),
+        anchor: m[4]!,
+        text: m[5]!
+          .replace(/&lt;/g, "<")
+          .replace(/&gt;/g, ">")
+          .replace(/&quot;/g, '"')
+          .replace(/&amp;/g, "&"),
+      });
     }
   }
   return out;
@@ -91,7 +102,9 @@ function checkStructure(html: string, data: ReportData): void {
   const ids = svgs(html).map((s) => s.id);
   expect(ids).toEqual(["timeline", "chart-storage", "chart-reclaimed", "chart-requests"]);
   const timeline = svgs(html).find((s) => s.id === "timeline")!.body;
-  const texts = labels(html).filter((l) => l.svg === "timeline").map((l) => l.text);
+  const texts = labels(html)
+    .filter((l) => l.svg === "timeline")
+    .map((l) => l.text);
   // A legend naming every mark.
   expect(timeline).toContain('<g class="legend">');
   for (const entry of ["live version", "cleaned-up version", "tag", "reader pin", "protection boundary", "operations:"]) expect(texts).toContain(entry);
@@ -113,7 +126,11 @@ function checkStructure(html: string, data: ReportData): void {
   expect([...markers.matchAll(/<path d="M[^"]*l5,6/g)].length).toBe(data.pins.length);
   expect(overlappingLabels(html)).toEqual([]);
   // No label runs past the picture's edges (each SVG is 1200 wide).
-  expect(labels(html).filter((l) => extent(l).left < 0 || extent(l).right > 1200).map((l) => l.text)).toEqual([]);
+  expect(
+    labels(html)
+      .filter((l) => extent(l).left < 0 || extent(l).right > 1200)
+      .map((l) => l.text),
+  ).toEqual([]);
 }
 
 describe("lakewarden report", () => {
@@ -181,7 +198,10 @@ describe("lakewarden report", () => {
     const logged = await dumpDom(dir, control);
     expect(logged.console.join("\n")).toContain("control message");
 
-    for (const [name, html] of [["report-10", htmlSmall], ["report-10000", htmlLarge]] as const) {
+    for (const [name, html] of [
+      ["report-10", htmlSmall],
+      ["report-10000", htmlLarge],
+    ] as const) {
       const page = join(dir, `${name}.html`);
       await writeFile(page, html);
       const png = join(dir, `${name}.png`);

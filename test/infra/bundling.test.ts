@@ -95,7 +95,17 @@ describe("function bundles", () => {
           eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:commits",
           awsRegion: "us-east-1",
         },
-        { messageId: "m-2", receiptHandle: "r-2", body: "garbage", attributes: { ApproximateReceiveCount: "1", SentTimestamp: "0", SenderId: "s", ApproximateFirstReceiveTimestamp: "0" }, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:commits", awsRegion: "us-east-1" },
+        {
+          messageId: "m-2",
+          receiptHandle: "r-2",
+          body: "garbage",
+          attributes: { ApproximateReceiveCount: "1", SentTimestamp: "0", SenderId: "s", ApproximateFirstReceiveTimestamp: "0" },
+          messageAttributes: {},
+          md5OfBody: "",
+          eventSource: "aws:sqs",
+          eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:commits",
+          awsRegion: "us-east-1",
+        },
       ],
     };
     expect(await onCommit(event, lambdaContext("on-commit"))).toEqual({ batchItemFailures: [{ itemIdentifier: "m-2" }] });

@@ -14,9 +14,11 @@ describe("LakewardenStack on a bucket it creates", () => {
     expect(ids, `${type} *${fragment}*`).toHaveLength(1);
     return ids[0]!;
   };
-  const ourFunctions = Object.entries(template.findResources("AWS::Lambda::Function", {
-    Properties: { Description: Match.stringLikeRegexp("^lakewarden ") },
-  }));
+  const ourFunctions = Object.entries(
+    template.findResources("AWS::Lambda::Function", {
+      Properties: { Description: Match.stringLikeRegexp("^lakewarden ") },
+    }),
+  );
 
   it("creates an encrypted, TLS-only, private bucket that survives the stack", () => {
     template.resourceCountIs("AWS::S3::Bucket", 1);
@@ -49,9 +51,7 @@ describe("LakewardenStack on a bucket it creates", () => {
     for (const dlq of [commitDlq, cleanupDlq]) {
       expect(resources[dlq]!.Properties).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
     }
-    const tlsOnly = Object.values(template.findResources("AWS::SQS::QueuePolicy")).filter((policy) =>
-      JSON.stringify(policy).includes('"aws:SecureTransport":"false"'),
-    );
+    const tlsOnly = Object.values(template.findResources("AWS::SQS::QueuePolicy")).filter((policy) => JSON.stringify(policy).includes('"aws:SecureTransport":"false"'));
     expect(tlsOnly.length).toBe(5);
   });
 
@@ -64,9 +64,7 @@ describe("LakewardenStack on a bucket it creates", () => {
     const env = (resources[logicalId("AWS::Lambda::Function", "CleanupTable")]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(render(env.LAKEWARDEN_CLEANUP_QUEUE_URL)).toBe(`<${cleanupQueue}>`);
     expect(env.LAKEWARDEN_MAX_CONTINUATIONS).toBe("20");
-    const cleanupRole = JSON.stringify(
-      Object.values(template.findResources("AWS::IAM::Policy")).filter((p) => JSON.stringify(p).includes("CleanupTable")),
-    );
+    const cleanupRole = JSON.stringify(Object.values(template.findResources("AWS::IAM::Policy")).filter((p) => JSON.stringify(p).includes("CleanupTable")));
     expect(cleanupRole).toContain("sqs:SendMessage");
     expect(cleanupRole).toContain(cleanupQueue);
   });
@@ -142,27 +140,62 @@ describe("LakewardenStack on a bucket it creates", () => {
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "lake/orders.lance/_versions/" }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "suffix", Value: ".manifest" },
+                  { Name: "prefix", Value: "lake/orders.lance/_versions/" },
+                ],
+              },
+            },
           },
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".metadata.json" }, { Name: "prefix", Value: "lake/orders.lance/metadata/" }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "suffix", Value: ".metadata.json" },
+                  { Name: "prefix", Value: "lake/orders.lance/metadata/" },
+                ],
+              },
+            },
           },
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "lake/orders.lance/_delta_log/" }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "suffix", Value: ".json" },
+                  { Name: "prefix", Value: "lake/orders.lance/_delta_log/" },
+                ],
+              },
+            },
           },
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".manifest" }, { Name: "prefix", Value: "warehouse/" }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "suffix", Value: ".manifest" },
+                  { Name: "prefix", Value: "warehouse/" },
+                ],
+              },
+            },
           },
           {
             Events: ["s3:ObjectCreated:*"],
             QueueArn: { "Fn::GetAtt": [commitQueue, "Arn"] },
-            Filter: { Key: { FilterRules: [{ Name: "suffix", Value: ".json" }, { Name: "prefix", Value: "warehouse/" }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "suffix", Value: ".json" },
+                  { Name: "prefix", Value: "warehouse/" },
+                ],
+              },
+            },
           },
         ],
       },
@@ -226,7 +259,10 @@ describe("LakewardenStack on a bucket it creates", () => {
       const resourcesText = asList(statement.Resource as unknown).map(render);
       const where = `${policy}: ${JSON.stringify(statement)}`;
       expect(actions, where).not.toContain("*");
-      expect(actions.filter((a) => /^s3:\*|^s3:[A-Za-z]*\*$/.test(a)), where).toEqual([]);
+      expect(
+        actions.filter((a) => /^s3:\*|^s3:[A-Za-z]*\*$/.test(a)),
+        where,
+      ).toEqual([]);
       if (actions.some((a) => a.startsWith("s3:Delete"))) {
         // Exactly one resource per table root, nothing wider: no bucket, no prefix.
         expect(resourcesText.sort(), where).toEqual(roots.map((root) => `${bucket}/${root}/*`).sort());
@@ -238,7 +274,11 @@ describe("LakewardenStack on a bucket it creates", () => {
         expect(statement.Condition?.StringLike?.["s3:prefix"], where).toEqual(["lake/orders.lance/*", "warehouse/*"]);
       }
       if (actions.includes("s3:GetObject")) {
-        for (const resource of resourcesText) expect(readScopes.some((scope) => resource.startsWith(scope)), `${where} → ${resource}`).toBe(true);
+        for (const resource of resourcesText)
+          expect(
+            readScopes.some((scope) => resource.startsWith(scope)),
+            `${where} → ${resource}`,
+          ).toBe(true);
       }
     }
     // No Glue table named: no Glue permission at all, and no Glue setting in the environment.
@@ -273,7 +313,11 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
     for (const { statement } of glue) {
       expect(statement.Effect).toBe("Allow");
       expect(asList(statement.Action)).toEqual(["glue:GetTable"]);
-      expect(asList(statement.Resource as unknown).map(render).sort()).toEqual([
+      expect(
+        asList(statement.Resource as unknown)
+          .map(render)
+          .sort(),
+      ).toEqual([
         "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:catalog",
         "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:database/shared",
         "arn:<AWS::Partition>:glue:<AWS::Region>:210987654321:table/shared/events",
@@ -300,7 +344,9 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
   });
 
   it("refuses a Glue table lakewarden may not change before anything is synthesized", () => {
-    expect(() => synthStack({ settings: { tables: ["lake/orders"], glueTables: { "lake/users": "crm.users" } } })).toThrow(/setting glueTables: "lake\/users" is not a table lakewarden may change/);
+    expect(() => synthStack({ settings: { tables: ["lake/orders"], glueTables: { "lake/users": "crm.users" } } })).toThrow(
+      /setting glueTables: "lake\/users" is not a table lakewarden may change/,
+    );
   });
 });
 

@@ -112,12 +112,18 @@ describe("glueTables and minWorkPerRun", () => {
     expect(() => resolveSettings({ ...scopes, glueTables: { "warehouse/other": "sales.other" } })).toThrow(
       'lakewarden setting glueTables: "warehouse/other" is not a table lakewarden may change; list it in tables or tableRoots first',
     );
-    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "orders" } })).toThrow(/setting glueTables: "lake\/orders": "orders" is not a Glue table name; write database.table/);
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "orders" } })).toThrow(
+      /setting glueTables: "lake\/orders": "orders" is not a Glue table name; write database.table/,
+    );
     expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "sales.ord*" } })).toThrow(/is not a Glue table name/);
-    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": { database: "sales", table: "orders", catalogId: "me" } } })).toThrow(/catalogId "me" is not a 12-digit AWS account id/);
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": { database: "sales", table: "orders", catalogId: "me" } } })).toThrow(
+      /catalogId "me" is not a 12-digit AWS account id/,
+    );
     expect(() => resolveSettings({ ...scopes, minWorkPerRun: 0 })).toThrow(/setting minWorkPerRun: 0 is not a positive integer/);
     // Under a prefix with prefixWideAccess every table may be changed.
-    expect(resolveSettings({ tablePrefixes: ["warehouse/"], prefixWideAccess: true, glueTables: { "warehouse/any": "db.any" } }).glueTables).toEqual({ "warehouse/any": { database: "db", table: "any" } });
+    expect(resolveSettings({ tablePrefixes: ["warehouse/"], prefixWideAccess: true, glueTables: { "warehouse/any": "db.any" } }).glueTables).toEqual({
+      "warehouse/any": { database: "db", table: "any" },
+    });
   });
 
   it("reads them from context: a JSON object, root=database.table pairs, a number as text", () => {
@@ -129,7 +135,9 @@ describe("glueTables and minWorkPerRun", () => {
     expect(pairs.glueTables).toEqual({ "lake/orders": { database: "sales", table: "orders" }, "lake/users": { database: "crm", table: "users" } });
     const object = settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": { "lake/users": { database: "crm", table: "users" } } })[key]);
     expect(object.glueTables).toEqual({ "lake/users": { database: "crm", table: "users" } });
-    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": "lake/orders" })[key])).toThrow(/setting glueTables: "lake\/orders" is not table-root=database.table/);
+    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": "lake/orders" })[key])).toThrow(
+      /setting glueTables: "lake\/orders" is not table-root=database.table/,
+    );
     expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": ["lake/orders"] })[key])).toThrow(/setting glueTables: expected an object/);
   });
 });

@@ -38,7 +38,12 @@ async function gcDisabled(): Promise<string> {
 
 const CASES: { name: string; format: TableFormat; table: () => Promise<string>; refusal: RegExp }[] = [
   { name: "Delta, an unknown writer feature", format: deltaFormat, table: unknownWriterFeature, refusal: /unsupported Delta writer feature "someFutureWriterFeature"; no cleanup/ },
-  { name: "Iceberg, gc.enabled=false", format: icebergFormat, table: gcDisabled, refusal: /gc\.enabled is false: the table forbids maintenance from deleting its files; nothing deleted/ },
+  {
+    name: "Iceberg, gc.enabled=false",
+    format: icebergFormat,
+    table: gcDisabled,
+    refusal: /gc\.enabled is false: the table forbids maintenance from deleting its files; nothing deleted/,
+  },
 ];
 
 describe("the safety gate", () => {

@@ -124,13 +124,7 @@ describe("cleanup of a table with a branch", () => {
     // Version 3 has a deletion file, version 4 an index; the branch starts at 4, deletes more
     // rows of main's fragments and appends its own; main is then overwritten, so nothing of
     // version 4 is needed by main's own latest version.
-    const ds = await buildTable([
-      { op: "create", rows: 20 },
-      { op: "append", rows: 10 },
-      { op: "delete", where: "id % 4 = 1" },
-      { op: "createIndex" },
-      { op: "append", rows: 5 },
-    ]);
+    const ds = await buildTable([{ op: "create", rows: 20 }, { op: "append", rows: 10 }, { op: "delete", where: "id % 4 = 1" }, { op: "createIndex" }, { op: "append", rows: 5 }]);
     const branchSeen = new Map<number, VersionContent>();
     const branch = await (await ds.table.branches()).create("exp", "main", 4);
     branchSeen.set(await branch.version(), await contentOf(branch));
@@ -138,7 +132,10 @@ describe("cleanup of a table with a branch", () => {
     await commitOnBranch(branch, branchSeen, () => branch.delete("id = 2 OR id = 14"));
     await commitOnBranch(branch, branchSeen, () => branch.update({ where: "id = 6", valuesSql: { name: "'on-branch'" } }));
     branch.close();
-    await ds.apply([{ op: "overwrite", rows: 8 }, { op: "append", rows: 3 }]);
+    await ds.apply([
+      { op: "overwrite", rows: 8 },
+      { op: "append", rows: 3 },
+    ]);
     ds.close();
     expect([...branchSeen.keys()]).toEqual([4, 5, 6, 7]);
 
@@ -185,7 +182,11 @@ describe("cleanup of a table with a branch", () => {
   });
 
   it("a branch of a branch, and a tag on a branch version: the whole lineage stays readable", async () => {
-    const ds = await buildTable([{ op: "create", rows: 12 }, { op: "append", rows: 6 }, { op: "delete", where: "id % 5 = 0" }]);
+    const ds = await buildTable([
+      { op: "create", rows: 12 },
+      { op: "append", rows: 6 },
+      { op: "delete", where: "id % 5 = 0" },
+    ]);
     const b1Seen = new Map<number, VersionContent>();
     const b1 = await (await ds.table.branches()).create("b1", "main", 2);
     b1Seen.set(await b1.version(), await contentOf(b1));
@@ -200,7 +201,10 @@ describe("cleanup of a table with a branch", () => {
     await commitOnBranch(b2, b2Seen, () => b2.add(rows(800, 3)));
     b1.close();
     b2.close();
-    await ds.apply([{ op: "overwrite", rows: 5 }, { op: "append", rows: 2 }]);
+    await ds.apply([
+      { op: "overwrite", rows: 5 },
+      { op: "append", rows: 2 },
+    ]);
     ds.close();
 
     const store = new LocalStore(ds.tableUri);
@@ -241,7 +245,12 @@ describe("cleanup of a table with a branch", () => {
   });
 
   it("a branch created from an old version while cleanup plans: refs are read again before deleting and the version is kept", async () => {
-    const ds = await buildTable([{ op: "create", rows: 10 }, { op: "append", rows: 4 }, { op: "overwrite", rows: 6 }, { op: "append", rows: 3 }]);
+    const ds = await buildTable([
+      { op: "create", rows: 10 },
+      { op: "append", rows: 4 },
+      { op: "overwrite", rows: 6 },
+      { op: "append", rows: 3 },
+    ]);
     const store = new LocalStore(ds.tableUri);
     const now = await cutoffAfterCommits();
     const [latest, refs] = await Promise.all([lanceFormat.latestVersionFile(store), lanceFormat.readRefs(store)]);
@@ -263,7 +272,10 @@ describe("cleanup of a table with a branch", () => {
     // `lakewarden serve` follows every folder a version file is written in, so a commit on a
     // branch (`t.lance/tree/exp/_versions/…`) used to make it clean `t.lance/tree/exp` as a
     // table of its own, blind to the tag below (kept at the root, in `_refs/tags/`).
-    const ds = await buildTable([{ op: "create", rows: 6 }, { op: "append", rows: 4 }]);
+    const ds = await buildTable([
+      { op: "create", rows: 6 },
+      { op: "append", rows: 4 },
+    ]);
     const seen = new Map<number, VersionContent>();
     const branch = await (await ds.table.branches()).create("exp", "main", 2);
     await commitOnBranch(branch, seen, () => branch.add(rows(900, 3)));
@@ -282,7 +294,9 @@ describe("cleanup of a table with a branch", () => {
     for (const dryRun of [true, false]) {
       const run = runCleanup(branchStore, { settings: { olderThanMs: 0, retainVersions: 1 }, now: () => cutoff, dryRun });
       await expect(run).rejects.toThrow(BranchLocationError);
-      await expect(run).rejects.toThrow(`${branchStore.uri}: this is branch "exp" of a table, not a table's root; clean the table from its root, which keeps what every branch needs`);
+      await expect(run).rejects.toThrow(
+        `${branchStore.uri}: this is branch "exp" of a table, not a table's root; clean the table from its root, which keeps what every branch needs`,
+      );
     }
     // Nor does a head go there: a table has one head, at its root.
     await expect(writeTableHead(branchStore)).rejects.toThrow(`${branchStore.uri}: this is branch "exp" of a table, not a table's root; a table has one head, at its root`);

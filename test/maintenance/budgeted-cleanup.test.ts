@@ -179,7 +179,7 @@ describe("budgeted cleanup", () => {
     const mutations = probe.mutationCount - before2;
     expect(mutations).toBeGreaterThanOrEqual(4);
 
-    const expected = outsideOurFolder(await listTree(join((await cleanUnbounded()), "t.lance")));
+    const expected = outsideOurFolder(await listTree(join(await cleanUnbounded(), "t.lance")));
     for (let k = 1; k <= mutations; k++) {
       const dir = await freshCopy();
       const faulty = new FaultInjectingStore(new LocalStore(join(dir, "t.lance")));

@@ -22,7 +22,14 @@ afterAll(async () => {
 async function newTable(rows = 10) {
   const dbUri = await makeTempDir("lw-concurrent-");
   dirs.push(dbUri);
-  const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows }, { op: "append", rows: 5 }, { op: "overwrite", rows: 8 }] });
+  const ds = await buildLanceDataset({
+    dbUri,
+    steps: [
+      { op: "create", rows },
+      { op: "append", rows: 5 },
+      { op: "overwrite", rows: 8 },
+    ],
+  });
   return ds;
 }
 
@@ -106,7 +113,9 @@ describe("two cleanups of one table at once", () => {
     const second = runCleanup(other, { settings: { olderThanMs: 0 }, now: () => cutoff });
     await expect(second).rejects.toThrow(LeaseHeldError);
     await expect(second).rejects.toThrow(
-      new RegExp(`^${other.uriOf(LEASE_KEY).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: another cleanup holds this table's lease \\(run [0-9a-f-]+ on .+, since .+, until .+\\); this run stops without touching the table$`),
+      new RegExp(
+        `^${other.uriOf(LEASE_KEY).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: another cleanup holds this table's lease \\(run [0-9a-f-]+ on .+, since .+, until .+\\); this run stops without touching the table$`,
+      ),
     );
     const report = await first;
     expect(report.status).toBe("completed");

@@ -71,9 +71,7 @@ describe("cleanup under a store that fails its k-th mutating request", () => {
     const mutations = counting.mutationCount;
     expect(mutations).toBeGreaterThanOrEqual(12);
     const finalFiles = outsideOurFolder(await listTree(join(referenceDir, "t.lance")));
-    const cleanedUp = (await readTimeline(new LocalStore(join(referenceDir, "t.lance")), lanceFormat)).records
-      .filter((r) => r.is_cleaned_up)
-      .map((r) => r.version);
+    const cleanedUp = (await readTimeline(new LocalStore(join(referenceDir, "t.lance")), lanceFormat)).records.filter((r) => r.is_cleaned_up).map((r) => r.version);
     expect(cleanedUp).toEqual([1, 2, 3, 5, 6]);
 
     for (let k = 1; k <= mutations; k++) {
@@ -100,10 +98,16 @@ describe("cleanup under a store that fails its k-th mutating request", () => {
       // The checkpoint loads and holds every version, the removed ones flagged.
       const loaded = await loadNewestCheckpoint(store);
       expect(loaded.skipped, context).toEqual([]);
-      expect(loaded.checkpoint?.records.map((r) => r.version), context).toEqual(historyBefore.map((r) => r.version));
+      expect(
+        loaded.checkpoint?.records.map((r) => r.version),
+        context,
+      ).toEqual(historyBefore.map((r) => r.version));
       const timeline = await readTimeline(store, lanceFormat);
       expect(history(timeline.records), context).toEqual(history(historyBefore));
-      expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version), context).toEqual(cleanedUp);
+      expect(
+        timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version),
+        context,
+      ).toEqual(cleanedUp);
     }
   });
 });
@@ -147,7 +151,10 @@ describe("a run stopped by its deadline or abort signal", () => {
       expect(outsideOurFolder(await listTree(join(dir, "t.lance"))), context).toEqual(finalFiles);
       const timeline = await readTimeline(store, lanceFormat);
       expect(history(timeline.records), context).toEqual(history(historyBefore));
-      expect(timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version), context).toEqual([1, 2, 3, 5, 6]);
+      expect(
+        timeline.records.filter((r) => r.is_cleaned_up).map((r) => r.version),
+        context,
+      ).toEqual([1, 2, 3, 5, 6]);
     }
   });
 });

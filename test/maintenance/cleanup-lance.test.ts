@@ -153,7 +153,10 @@ describe("parity with LanceDB's optimize({ cleanupOlderThan })", () => {
     // The files #8705 orphans: named by removed versions newer than the tagged one, by no kept one.
     const referencedBy = new Map<number, string[]>();
     for (const file of await lanceFormat.listVersionFiles(store)) {
-      referencedBy.set(file.version, (await lanceFormat.readSnapshot(store, file)).referencedFiles.map((r) => r.path));
+      referencedBy.set(
+        file.version,
+        (await lanceFormat.readSnapshot(store, file)).referencedFiles.map((r) => r.path),
+      );
     }
     const keptRefs = new Set([...referencedBy.get(2)!, ...referencedBy.get(6)!]);
     const newerRemovedOnly = [...new Set([3, 4, 5].flatMap((v) => referencedBy.get(v)!))].filter((p) => !keptRefs.has(p));
@@ -238,16 +241,17 @@ describe("manifests pointing outside the table root", () => {
   it("a removed version naming a path that escapes the root: reported, and nothing outside the root is touched", async () => {
     const { dbUri, tableUri, outside, store, oldestKey } = await tableWithOutsider();
     const path = join(tableUri, oldestKey);
-    await writeFile(path, withManifest(await readFile(path), path, (m) => {
-      m.fragments[0]!.files[0]!.path = "../../victim/precious.lance";
-    }));
+    await writeFile(
+      path,
+      withManifest(await readFile(path), path, (m) => {
+        m.fragments[0]!.files[0]!.path = "../../victim/precious.lance";
+      }),
+    );
     const outsideBefore = await listTree(dbUri).then((files) => files.filter((f) => f.startsWith("victim/")));
     const report = await runCleanup(store, { settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
     expect(report.status).toBe("completed");
     expect(report.versions_removed).toContain(1);
-    expect(report.references_outside_root).toContainEqual(
-      expect.objectContaining({ path: "../../victim/precious.lance", version: 1, kind: "unresolvable" }),
-    );
+    expect(report.references_outside_root).toContainEqual(expect.objectContaining({ path: "../../victim/precious.lance", version: 1, kind: "unresolvable" }));
     expect(await readFile(join(outside, "precious.lance"), "utf8")).toBe("do not delete");
     expect(await listTree(dbUri).then((files) => files.filter((f) => f.startsWith("victim/")))).toEqual(outsideBefore);
   });
@@ -263,9 +267,12 @@ describe("manifests pointing outside the table root", () => {
     const victim = oldest.referencedFiles.find((f) => f.role === "data" && !latestPaths.has(f.path))!;
     const absolute = store.uriOf(victim.path);
     const manifestPath = join(tableUri, latestFile.key);
-    await writeFile(manifestPath, withManifest(await readFile(manifestPath), manifestPath, (m) => {
-      m.fragments[0]!.files[0]!.path = absolute;
-    }));
+    await writeFile(
+      manifestPath,
+      withManifest(await readFile(manifestPath), manifestPath, (m) => {
+        m.fragments[0]!.files[0]!.path = absolute;
+      }),
+    );
     const filesBefore = await listTree(tableUri);
     for (const dryRun of [true, false]) {
       const run = runCleanup(store, { dryRun, settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
@@ -280,11 +287,14 @@ describe("manifests pointing outside the table root", () => {
     const { dbUri, tableUri, outside, store, oldestKey } = await tableWithOutsider();
     const before = await readContents(dbUri);
     const path = join(tableUri, oldestKey);
-    await writeFile(path, withManifest(await readFile(path), path, (m) => {
-      (m as Record<string, unknown>).base_paths = [{ id: 1, path: `file://${outside}`, is_dataset_root: false }];
-      m.fragments[0]!.files[0]!.path = "precious.lance";
-      m.fragments[0]!.files[0]!.base_id = 1;
-    }));
+    await writeFile(
+      path,
+      withManifest(await readFile(path), path, (m) => {
+        (m as Record<string, unknown>).base_paths = [{ id: 1, path: `file://${outside}`, is_dataset_root: false }];
+        m.fragments[0]!.files[0]!.path = "precious.lance";
+        m.fragments[0]!.files[0]!.base_id = 1;
+      }),
+    );
     const report = await runCleanup(store, { settings: { olderThanMs: 0 }, now: () => new Date(Date.now() + 1000) });
     expect(report.versions_removed).toContain(1);
     expect(await readFile(join(outside, "precious.lance"), "utf8")).toBe("do not delete");

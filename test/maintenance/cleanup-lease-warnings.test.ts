@@ -13,7 +13,13 @@ let store: LocalStore;
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-lease-warnings-");
-  const dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 5 }, { op: "append", rows: 5 }] });
+  const dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 5 },
+      { op: "append", rows: 5 },
+    ],
+  });
   dataset.close();
   store = new LocalStore(dataset.tableUri);
 });
@@ -32,7 +38,5 @@ it("a run after a run that died holding the lease says it took an expired lease 
   const started = Date.now();
   await Lease.acquire(store, { runId: "crashed-run", owner: "host-x:1", durationMs: 1_000, now: () => new Date(started) });
   const report = await runCleanup(store, { now: () => new Date(started + 5_000) });
-  expect(leaseWarnings(report.warnings)).toEqual([
-    expect.stringMatching(/took over the expired lease of run crashed-run \(host-x:1\)/),
-  ]);
+  expect(leaseWarnings(report.warnings)).toEqual([expect.stringMatching(/took over the expired lease of run crashed-run \(host-x:1\)/)]);
 });

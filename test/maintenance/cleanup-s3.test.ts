@@ -50,7 +50,10 @@ describe("cleanup on S3", () => {
 
     const dry = await runCleanup(store, { settings: { olderThanMs: 0 }, now: () => cutoff, dryRun: true });
     expect(await keysUnder(store)).toEqual(keysBefore);
-    const planned = dry.files.filter((f) => f.action === "delete").map((f) => f.key).sort();
+    const planned = dry.files
+      .filter((f) => f.action === "delete")
+      .map((f) => f.key)
+      .sort();
 
     const report = await runCleanup(store, { settings: { olderThanMs: 0 }, now: () => cutoff });
     expect(report.status).toBe("completed");

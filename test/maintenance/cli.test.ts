@@ -122,13 +122,23 @@ describe("lakewarden cleanup", () => {
     const slow = new FaultInjectingStore(new LocalStore(tableUri), { latencyMs: { delete: 200 } });
     const first = runCleanup(slow, { settings: { olderThanMs: 0 } });
     const probe = new LocalStore(tableUri);
-    for (let i = 0; i < 200 && !(await probe.head(LEASE_KEY).then(() => true, () => false)); i++) {
+    for (
+      let i = 0;
+      i < 200 &&
+      !(await probe.head(LEASE_KEY).then(
+        () => true,
+        () => false,
+      ));
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const second = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention");
     expect(second.code).toBe(3);
     expect(second.stdout).toBe("");
-    expect(second.stderr).toMatch(/^lakewarden: file:\/\/.*\/_lakewarden\/lease: another cleanup holds this table's lease \(run .* until .*\); this run stops without touching the table\n$/);
+    expect(second.stderr).toMatch(
+      /^lakewarden: file:\/\/.*\/_lakewarden\/lease: another cleanup holds this table's lease \(run .* until .*\); this run stops without touching the table\n$/,
+    );
     expect((await first).status).toBe("completed");
   });
 
@@ -201,7 +211,12 @@ describe("lakewarden cleanup budget and pacing flags", () => {
     expect(report.budget).toMatchObject({ max_duration_ms: 600_000, run_in_chain: 1, resumed: false, progress_saved: null });
     expect(compareContents(before, await readContents(dbUri))).toEqual([]);
 
-    for (const args of [["--max-delete-rate", "0"], ["--max-delete-rate", "fast"], ["--max-duration", "0s"], ["--max-duration", "soon"]]) {
+    for (const args of [
+      ["--max-delete-rate", "0"],
+      ["--max-delete-rate", "fast"],
+      ["--max-duration", "0s"],
+      ["--max-duration", "soon"],
+    ]) {
       const bad = await cli("cleanup", tableUri, ...args);
       expect(bad.code, args.join(" ")).toBe(2);
       expect(bad.stderr).toMatch(new RegExp(`^lakewarden: ${args[0]} = `));

@@ -30,7 +30,11 @@ describe("a dry run goes through the real run's plan", () => {
     const deleted = before.filter((file) => !after.has(file)).sort();
     expect(deleted.length).toBeGreaterThan(0);
 
-    const toDelete = (files: typeof dry.files) => files.filter((file) => file.action === "delete").map((file) => file.key).sort();
+    const toDelete = (files: typeof dry.files) =>
+      files
+        .filter((file) => file.action === "delete")
+        .map((file) => file.key)
+        .sort();
     expect(toDelete(dry.files)).toEqual(deleted);
     expect(toDelete(real.files)).toEqual(deleted);
     // The run's counts are what its steps recorded as they deleted: one file each, on disk.

@@ -21,7 +21,12 @@ beforeAll(async () => {
   template = join(dir, "template");
   const dataset = await buildLanceDataset({
     dbUri: template,
-    steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "delete", where: "id % 2 = 0" }, { op: "append", rows: 5 }],
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 5 },
+      { op: "delete", where: "id % 2 = 0" },
+      { op: "append", rows: 5 },
+    ],
   });
   dataset.close();
 });

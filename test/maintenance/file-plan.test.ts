@@ -89,15 +89,16 @@ describe("which files delete_unreferenced removes", () => {
   it("--delete-unverified lifts the safety window, never the kinds it does not know", () => {
     const result = plan(listing, true);
     const young = result.files.find((f) => f.key === "data/orphan-young.lance")!;
-    expect(young).toMatchObject({ action: "delete", reason: "unreferenced, last modified 2026-10-31T21:36:00.000Z, within the safety window 7d, deleted because of --delete-unverified" });
+    expect(young).toMatchObject({
+      action: "delete",
+      reason: "unreferenced, last modified 2026-10-31T21:36:00.000Z, within the safety window 7d, deleted because of --delete-unverified",
+    });
     expect([...result.reported].map((f) => f.kind)).toEqual(["unknown", "unknown", "unknown"]);
   });
 
   it("a reference outside the table root is recorded, never a key", () => {
     const { removed } = references();
-    expect(removed.outside).toEqual([
-      { path: "../../elsewhere/victim.lance", version: 1, kind: "unresolvable", reason: 'the format gave a path that has a ".." segment' },
-    ]);
+    expect(removed.outside).toEqual([{ path: "../../elsewhere/victim.lance", version: 1, kind: "unresolvable", reason: 'the format gave a path that has a ".." segment' }]);
     expect(removed.lookup("../../elsewhere/victim.lance")).toBeUndefined();
     for (const path of ["/abs/x", "s3://other/x", "a/../../b", "a//b", "a\\b", ""]) expect(relativeKeyProblem(path)).not.toBeNull();
     expect(relativeKeyProblem("_indices/abc/")).toBeNull();

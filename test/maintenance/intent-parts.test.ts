@@ -17,7 +17,10 @@ const now = new Date("2026-11-30T12:00:00Z");
 const DAY = 86_400_000;
 
 it("a long file list is written in parts before the intent, and read back in order with each file's time", async () => {
-  const files = Array.from({ length: intentPartFiles() + 3 }, (_, i) => ({ key: `data/${String(i).padStart(6, "0")}.lance`, lastModifiedMillis: now.getTime() - (i % 2 === 0 ? DAY : 30 * DAY) }));
+  const files = Array.from({ length: intentPartFiles() + 3 }, (_, i) => ({
+    key: `data/${String(i).padStart(6, "0")}.lance`,
+    lastModifiedMillis: now.getTime() - (i % 2 === 0 ? DAY : 30 * DAY),
+  }));
   const written = await writeIntent(store, "20261130T120000000Z-run1", "run1", { records: [], files }, now);
   expect(written).toHaveLength(3);
   expect(written[0]).toBe(`${RUNS_PREFIX}20261130T120000000Z-run1.intent.json`);
@@ -39,7 +42,10 @@ it("a long file list is written in parts before the intent, and read back in ord
 
 it("a short list stays inline; a file of an intent without times counts as young", async () => {
   await writeIntent(store, "20261130T120000000Z-run2", "run2", { records: [], files: [{ key: "data/a.lance", lastModifiedMillis: now.getTime() - 30 * DAY }] }, now);
-  await store.put(`${RUNS_PREFIX}20261129T120000000Z-old.intent.json`, new TextEncoder().encode(JSON.stringify({ run_id: "old", written_at: now.toISOString(), removing_versions: [], deleting_files: ["data/b.lance"] })));
+  await store.put(
+    `${RUNS_PREFIX}20261129T120000000Z-old.intent.json`,
+    new TextEncoder().encode(JSON.stringify({ run_id: "old", written_at: now.toISOString(), removing_versions: [], deleting_files: ["data/b.lance"] })),
+  );
   const { read } = await readIntents(store, (await listRunFiles(store)).intents);
   expect(read.map((intent) => intent.parts)).toEqual([[], []]);
   const proven = await provenByIntents(store, read, { safetyWindowMs: 7 * DAY, deleteUnverified: false, now });
@@ -49,13 +55,25 @@ it("a short list stays inline; a file of an intent without times counts as young
 it("parts a run wrote before dying ahead of its intent are orphans, removed by the next run that completes", async () => {
   const { buildLanceDataset } = await import("../support/lance-datasets.ts");
   const { runCleanup } = await import("../../lib/maintenance/run-cleanup.ts");
-  const ds = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 10 }, { op: "append", rows: 4 }] });
+  const ds = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 4 },
+    ],
+  });
   ds.close();
   const table = new LocalStore(ds.tableUri);
   const orphan = `${RUNS_PREFIX}20261130T110000000Z-dead.intent.json.files-0`;
   await table.put(orphan, new TextEncoder().encode(JSON.stringify({ keys: ["data/x.lance"], modified: [0] })));
   // A part whose intent is there is not an orphan.
-  await writeIntent(table, "20261130T110500000Z-live", "live", { records: [], files: Array.from({ length: intentPartFiles() + 1 }, (_, i) => ({ key: `data/y${i}.lance`, lastModifiedMillis: 0 })) }, now);
+  await writeIntent(
+    table,
+    "20261130T110500000Z-live",
+    "live",
+    { records: [], files: Array.from({ length: intentPartFiles() + 1 }, (_, i) => ({ key: `data/y${i}.lance`, lastModifiedMillis: 0 })) },
+    now,
+  );
   const before = await listRunFiles(table);
   expect(before.orphanIntentParts.map((part) => part.key)).toEqual([orphan]);
   const report = await runCleanup(table, { settings: { olderThanMs: 0 } });

@@ -85,7 +85,10 @@ describe("a cleanup that dies at its k-th mutating request, on a 40-version tabl
       const rerun = await runCleanup(store, options(new Date(cutoff.getTime() + 20 * 60_000)));
       expect(rerun.status, context).toBe("completed");
       await assertNoGap(store, `${context}, after the rerun`);
-      expect((await readHistory(store)).records.filter((r) => r.is_cleaned_up).map((r) => r.version), context).toEqual(reference.versions_removed);
+      expect(
+        (await readHistory(store)).records.filter((r) => r.is_cleaned_up).map((r) => r.version),
+        context,
+      ).toEqual(reference.versions_removed);
     }
   });
 

@@ -14,17 +14,23 @@ beforeAll(async () => {
 afterAll(() => moto?.stop());
 
 const backends: [string, () => Promise<{ store: ObjectStore; cleanup: () => Promise<void> }>][] = [
-  ["local disk", async () => {
-    const dir = await makeTempDir("lw-lease-");
-    return { store: new LocalStore(dir), cleanup: () => removeDir(dir) };
-  }],
+  [
+    "local disk",
+    async () => {
+      const dir = await makeTempDir("lw-lease-");
+      return { store: new LocalStore(dir), cleanup: () => removeDir(dir) };
+    },
+  ],
   // moto's server enforces If-Match / If-None-Match itself: no wrapper between the lease and S3's answers.
-  ["S3 (moto_server)", async () => {
-    const s3 = openStore(`s3://leases/t-${Math.random().toString(36).slice(2)}.lance`, {
-      s3: { endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true },
-    });
-    return { store: s3, cleanup: async () => {} };
-  }],
+  [
+    "S3 (moto_server)",
+    async () => {
+      const s3 = openStore(`s3://leases/t-${Math.random().toString(36).slice(2)}.lance`, {
+        s3: { endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true },
+      });
+      return { store: s3, cleanup: async () => {} };
+    },
+  ],
 ];
 
 describe.each(backends)("cleanup lease on %s", (_name, make) => {

@@ -60,9 +60,7 @@ describe("retention policy", () => {
 
   it("a bad table config value is one clear error naming the table and the key", () => {
     expect(() => resolvePolicy({}, { "lakewarden.older_than": "soon" }, uri)).toThrow(PolicyError);
-    expect(() => resolvePolicy({}, { "lakewarden.older_than": "soon" }, uri)).toThrow(
-      `${uri}: table config lakewarden.older_than = "soon" is not a duration`,
-    );
+    expect(() => resolvePolicy({}, { "lakewarden.older_than": "soon" }, uri)).toThrow(`${uri}: table config lakewarden.older_than = "soon" is not a duration`);
     expect(() => resolvePolicy({}, { "lakewarden.retain_versions": "0" }, uri)).toThrow(/"0" is not allowed: the latest version is always kept, so the fewest versions kept is 1/);
     expect(() => resolvePolicy({ retainVersions: 0 }, {}, uri)).toThrow(/retainVersions/);
   });

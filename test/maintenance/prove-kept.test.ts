@@ -48,7 +48,9 @@ describe("the proof before the first delete", () => {
         (e: Error) => e,
       );
       expect(error).toBeInstanceOf(KeptStateError);
-      expect(error!.message).toMatch(/cleanup refused: its plan would delete 1 file that kept versions need \(part-[^ ]+\.parquet \(versions? [^)]+\): the plan would delete it \(a defect\)\); nothing was deleted/);
+      expect(error!.message).toMatch(
+        /cleanup refused: its plan would delete 1 file that kept versions need \(part-[^ ]+\.parquet \(versions? [^)]+\): the plan would delete it \(a defect\)\); nothing was deleted/,
+      );
     }
     expect(withoutOurs(await listTree(dir))).toEqual(withoutOurs(before));
   });
@@ -65,7 +67,14 @@ describe("the proof before the first delete", () => {
   it("refuses a Lance table whose latest version lost a data file, naming it and the older versions that are whole", async () => {
     const dbUri = await makeTempDir("lw-prove-lance-");
     dirs.push(dbUri);
-    const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "append", rows: 5 }] });
+    const ds = await buildLanceDataset({
+      dbUri,
+      steps: [
+        { op: "create", rows: 10 },
+        { op: "append", rows: 5 },
+        { op: "append", rows: 5 },
+      ],
+    });
     ds.close();
     const tableDir = join(dbUri, "t.lance");
     const store = new LocalStore(tableDir);
@@ -77,7 +86,9 @@ describe("the proof before the first delete", () => {
       (e: Error) => e,
     );
     expect(error).toBeInstanceOf(KeptStateError);
-    expect(error!.message).toContain(`cleanup refused: the latest version (3) cannot be read: ${latest.path} (version 3): it does not exist; nothing was deleted; versions that do not need it: 1, 2.`);
+    expect(error!.message).toContain(
+      `cleanup refused: the latest version (3) cannot be read: ${latest.path} (version 3): it does not exist; nothing was deleted; versions that do not need it: 1, 2.`,
+    );
     expect(withoutOurs(await listTree(tableDir))).toEqual(withoutOurs(before));
   });
 

@@ -30,7 +30,13 @@ const base = { runKey: "r1", chainId: "chain", chainStartedAt: now, latestAtStar
 it("a saved listing loads back, object for object; what a run listed is added to it", async () => {
   await saveProgress(store, null, { ...base, listing: { added: objects.slice(0, 2) }, cursor: { prefixIndex: 0, after: "data/b.lance", done: false }, deletedNow: [] });
   const first = await loadProgress(store, await filesOf(), now);
-  await saveProgress(store, first.saved, { ...base, runKey: "r2", listing: { added: objects.slice(2) }, cursor: { prefixIndex: 1, after: "data/c.lance", done: false }, deletedNow: [] });
+  await saveProgress(store, first.saved, {
+    ...base,
+    runKey: "r2",
+    listing: { added: objects.slice(2) },
+    cursor: { prefixIndex: 1, after: "data/c.lance", done: false },
+    deletedNow: [],
+  });
   const { saved, problem } = await loadProgress(store, await filesOf(), now);
   expect(problem).toBeNull();
   expect(plain(saved!.listed)).toEqual(plain(objects));
@@ -52,7 +58,12 @@ it("a run that deleted replaces the saved listing with what is left, and its del
 });
 
 it("a long listing is saved in segments of segmentItems() objects and loads back in order", async () => {
-  const many = Array.from({ length: segmentItems() + 5 }, (_, i) => ({ key: `data/${String(i).padStart(6, "0")}.lance`, size: i, etag: "", lastModified: new Date(1_700_000_000_000 + i) }));
+  const many = Array.from({ length: segmentItems() + 5 }, (_, i) => ({
+    key: `data/${String(i).padStart(6, "0")}.lance`,
+    size: i,
+    etag: "",
+    lastModified: new Date(1_700_000_000_000 + i),
+  }));
   await saveProgress(store, null, { ...base, listing: { added: many }, cursor: { prefixIndex: 1, after: null, done: true }, deletedNow: [] });
   const { saved } = await loadProgress(store, await filesOf(), now);
   expect(saved!.segments.listing).toHaveLength(2);
@@ -62,7 +73,10 @@ it("a long listing is saved in segments of segmentItems() objects and loads back
 it("progress saved in the first format (listing minus deleted segments) is not used: the chain starts over", async () => {
   const segment = `${RUN_PROGRESS_PREFIX}r1.listing.json`;
   const put = (key: string, value: unknown) => store.put(key, new TextEncoder().encode(JSON.stringify(value)));
-  await put(segment, objects.map((o) => [o.key, o.size, o.etag, o.lastModified.getTime()]));
+  await put(
+    segment,
+    objects.map((o) => [o.key, o.size, o.etag, o.lastModified.getTime()]),
+  );
   await put(RUN_PROGRESS_KEY, {
     format: 1,
     chain_id: "chain",

@@ -98,7 +98,13 @@ describe("a cleanup run's spill folder", () => {
     const { Lease, LEASE_KEY } = await import("../../lib/maintenance/lease.ts");
     const { LeaseHeldError } = await import("../../lib/maintenance/errors.ts");
     const { LocalStore } = await import("../../lib/store/local-store.ts");
-    const ds = await buildLanceDataset({ dbUri: join(dir, "db"), steps: [{ op: "create", rows: 5 }, { op: "append", rows: 2 }] });
+    const ds = await buildLanceDataset({
+      dbUri: join(dir, "db"),
+      steps: [
+        { op: "create", rows: 5 },
+        { op: "append", rows: 2 },
+      ],
+    });
     ds.close();
     const store = new LocalStore(ds.tableUri);
     const temp = join(dir, "temp");

@@ -43,7 +43,12 @@ async function table() {
   dirs.push(dbUri);
   const ds = await buildLanceDataset({
     dbUri,
-    steps: [{ op: "create", rows: 10 }, { op: "append", rows: 4 }, { op: "overwrite", rows: 6 }, { op: "append", rows: 3 }],
+    steps: [
+      { op: "create", rows: 10 },
+      { op: "append", rows: 4 },
+      { op: "overwrite", rows: 6 },
+      { op: "append", rows: 3 },
+    ],
   });
   await new Promise((resolve) => setTimeout(resolve, 20));
   return { ds, store: new LocalStore(ds.tableUri) };
@@ -132,9 +137,12 @@ describe("per-table settings and receipts", () => {
     ds.close();
     const [latest] = (await lanceFormat.listVersionFiles(store)).slice(-1);
     const path = join(ds.tableUri, latest!.key);
-    await writeFile(path, withManifest(await readFile(path), path, (m) => {
-      m.config = { ...m.config, "lakewarden.retain_versions": "3" };
-    }));
+    await writeFile(
+      path,
+      withManifest(await readFile(path), path, (m) => {
+        m.config = { ...m.config, "lakewarden.retain_versions": "3" };
+      }),
+    );
     const overridden = await runCleanup(store, { settings: { olderThanMs: 0, retainVersions: 1 }, dryRun: true });
     expect(overridden.policy!.retain_versions).toEqual({ value: 1, source: "option" });
     expect(overridden.warnings).toContain('--retain-versions 1 overrides table config lakewarden.retain_versions = "3"');
@@ -152,7 +160,12 @@ describe("per-table settings and receipts", () => {
       lastModified: new Date(now.getTime() - (25 - i) * 2 * 86_400_000),
     }));
     // 25 receipts, every 2 days: the 5 oldest are beyond the newest 20, and older than 30 days.
-    expect(expiredReceipts(receipts, {}, now)).toEqual(receipts.slice(0, 5).map((r) => r.key).reverse());
+    expect(expiredReceipts(receipts, {}, now)).toEqual(
+      receipts
+        .slice(0, 5)
+        .map((r) => r.key)
+        .reverse(),
+    );
     expect(expiredReceipts(receipts, { keepNewest: 30 }, now)).toEqual([]);
     expect(expiredReceipts(receipts, { keepNewest: 1, maxAgeMs: 10 * 86_400_000 }, now)).toHaveLength(20);
   });

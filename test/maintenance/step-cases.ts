@@ -37,7 +37,15 @@ export const STEP_CASES: StepCase[] = [
     async make(cleanups) {
       const dbUri = await makeTempDir("lw-step-lance-");
       cleanups.push(() => removeDir(dbUri));
-      const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 10 }, { op: "append", rows: 5 }, { op: "delete", where: "id % 3 = 1" }, { op: "overwrite", rows: 4 }] });
+      const ds = await buildLanceDataset({
+        dbUri,
+        steps: [
+          { op: "create", rows: 10 },
+          { op: "append", rows: 5 },
+          { op: "delete", where: "id % 3 = 1" },
+          { op: "overwrite", rows: 4 },
+        ],
+      });
       ds.close();
       return join(dbUri, "t.lance");
     },
@@ -59,7 +67,17 @@ export const STEP_CASES: StepCase[] = [
     async make(cleanups) {
       const base = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY });
       cleanups.push(base.remove);
-      await buildHistory(base.dir, { commits: [{ name: "a", ageMs: 9 * DAY }, { name: "b", ageMs: 8 * DAY }, { name: "c", ageMs: 3_600_000 }] }, NOW);
+      await buildHistory(
+        base.dir,
+        {
+          commits: [
+            { name: "a", ageMs: 9 * DAY },
+            { name: "b", ageMs: 8 * DAY },
+            { name: "c", ageMs: 3_600_000 },
+          ],
+        },
+        NOW,
+      );
       return base.dir;
     },
   },

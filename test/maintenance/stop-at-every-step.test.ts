@@ -19,7 +19,13 @@ afterAll(async () => {
 });
 
 /** The guards each format's run passes, by the words of its stop reason (counts left out), in order. */
-const COMMON = ["before reading manifests", "after reading manifests, before listing", "before writing the checkpoint", "after writing the checkpoint, before deleting", "before deleting"];
+const COMMON = [
+  "before reading manifests",
+  "after reading manifests, before listing",
+  "before writing the checkpoint",
+  "after writing the checkpoint, before deleting",
+  "before deleting",
+];
 const AFTER = ["after deleting # of # files", "after deleting, before writing the checkpoint", "after writing the checkpoint, before pruning"];
 const GUARDS: Record<string, string[]> = {
   lance: [...COMMON, ...AFTER],
@@ -28,7 +34,12 @@ const GUARDS: Record<string, string[]> = {
   iceberg: [...COMMON, "before the removal commit", ...AFTER],
 };
 
-const wordsOf = (reason: string | null) => (reason ?? "").replace(/^stopped /, "").replace(/ \(deadline or abort signal\).*$/, "").replace(/; progress saved$/, "").replace(/\d+/g, "#");
+const wordsOf = (reason: string | null) =>
+  (reason ?? "")
+    .replace(/^stopped /, "")
+    .replace(/ \(deadline or abort signal\).*$/, "")
+    .replace(/; progress saved$/, "")
+    .replace(/\d+/g, "#");
 
 describe("a cleanup stopped at every step boundary", () => {
   it.each(STEP_CASES.map((c) => [c.name, c] as const))("%s: versions unchanged after any stop, and the next run finishes the job", async (_name, testCase) => {

@@ -47,12 +47,21 @@ describe("which versions a cleanup removes", () => {
     };
     const result = plan(10, { olderThanMs: 0 }, refs);
     expect(result.removed).toEqual([1, 3, 4, 5, 6, 7, 8]);
-    expect(result.taggedOld).toEqual([{ version: 2, tags: ["also", "release"] }, { version: 9, tags: ["young"] }]);
+    expect(result.taggedOld).toEqual([
+      { version: 2, tags: ["also", "release"] },
+      { version: 9, tags: ["young"] },
+    ]);
     expect(result.decisions[1]!.reason).toBe('tagged "also", "release"');
   });
 
   it("keeps the versions branches were created from", () => {
-    const refs: Refs = { tags: [], branches: [{ name: "dev", parentBranch: null, parentVersion: 4 }, { name: "sub", parentBranch: "dev", parentVersion: 6 }] };
+    const refs: Refs = {
+      tags: [],
+      branches: [
+        { name: "dev", parentBranch: null, parentVersion: 4 },
+        { name: "sub", parentBranch: "dev", parentVersion: 6 },
+      ],
+    };
     const result = plan(10, { olderThanMs: 0 }, refs);
     expect(result.removed).toEqual([1, 2, 3, 5, 6, 7, 8, 9]);
     expect(result.decisions[3]!.reason).toBe('branch "dev" was created from it');

@@ -158,7 +158,10 @@ describe("lakewarden storage", () => {
     const guarded = JSON.parse((await cli("storage", root, "--json", "--older-than", "0s")).stdout) as StorageReport;
     expect(guarded.parts.history.by_reason.protection.files).toBeGreaterThan(0);
     expect(partsTotal(guarded.parts)).toEqual(guarded.listed);
-    const dry = JSON.parse((await cli("cleanup", root, "--dry-run", "--json", "--older-than", "0s", "--allow-short-retention")).stdout) as { bytes_removed: number; protection: { result: string } };
+    const dry = JSON.parse((await cli("cleanup", root, "--dry-run", "--json", "--older-than", "0s", "--allow-short-retention")).stdout) as {
+      bytes_removed: number;
+      protection: { result: string };
+    };
     expect(dry.protection.result).toBe("kept-all");
     expect(dry.bytes_removed).toBe(guarded.parts.reclaimable.bytes);
   });

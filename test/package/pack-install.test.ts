@@ -28,7 +28,10 @@ let iceberg: { dir: string; remove(): Promise<void> };
 let node20: string | null;
 
 /** PATH without any node_modules/.bin, so `node` there is the system's, not the `node` package's. */
-const systemPath = (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")).join(delimiter);
+const systemPath = (process.env.PATH ?? "")
+  .split(delimiter)
+  .filter((p) => !p.includes("node_modules"))
+  .join(delimiter);
 
 /** Runs `npx lakewarden …` in the project with `node` on PATH being the given binary (the bin's `#!/usr/bin/env node` picks it). */
 function npxWith(node: string, args: string[]) {
@@ -89,7 +92,10 @@ it("npx lakewarden --version and versions work in a project that installed the t
 });
 
 it("the installed binary runs on the system's Node too (Node 20 here)", async (context) => {
-  const systemNode = await exec("node", ["--version"], { env: { ...process.env, PATH: systemPath } }).then((r) => r.stdout.trim(), () => null);
+  const systemNode = await exec("node", ["--version"], { env: { ...process.env, PATH: systemPath } }).then(
+    (r) => r.stdout.trim(),
+    () => null,
+  );
   if (systemNode === null || systemNode === process.version) context.skip();
   const bin = join(project, "node_modules", "lakewarden", "bin", "lakewarden.js");
   const run = await exec("node", [bin, "versions", dataset.tableUri], { cwd: project, env: { ...process.env, PATH: systemPath } });
@@ -126,7 +132,7 @@ it("an .mjs file imports the library by its package name", async () => {
       'import { openTable, readTimeline, openStore, formatByName } from "lakewarden";',
       "const table = await openTable(process.argv[2]);",
       "const state = await table.latest();",
-      "const timeline = await readTimeline(openStore(process.argv[2]), formatByName(\"lance\"));",
+      'const timeline = await readTimeline(openStore(process.argv[2]), formatByName("lance"));',
       "console.log(JSON.stringify({ version: state.version, versions: timeline.records.length }));",
     ].join("\n"),
   );

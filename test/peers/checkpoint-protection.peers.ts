@@ -63,7 +63,11 @@ async function logKeys(dir: string): Promise<string[]> {
 }
 
 const versionOf = (key: string): number => Number(VERSION_PREFIX.exec(key.split("/").at(-1)!)?.[1] ?? -1);
-const commitVersions = (keys: readonly string[]): number[] => keys.filter((k) => /^\d{20}\.json$/.test(k)).map(versionOf).sort((a, b) => a - b);
+const commitVersions = (keys: readonly string[]): number[] =>
+  keys
+    .filter((k) => /^\d{20}\.json$/.test(k))
+    .map(versionOf)
+    .sort((a, b) => a - b);
 const checkpointVersions = (keys: readonly string[]): number[] => [...new Set(keys.filter((k) => /^\d{20}\.checkpoint\./.test(k)).map(versionOf))].sort((a, b) => a - b);
 
 async function lakewardenCleanup(dir: string): Promise<{ code: number; report: Record<string, unknown> | null; stderr: string }> {
@@ -207,7 +211,8 @@ describe("checkpointProtection: lakewarden's log cleanup on tables Spark made, r
     // the listing above proves it), and whatever delta-rs left.
     const latest = made.final.version;
     const kept = outcomes.filter((o) => o.scenario.dropCrc === undefined);
-    const from = (dir: string): number => (dir === source ? Math.min(...kept.map((o) => o.scenario.firstKept)) : (outcomes.find((o) => o.dir === dir)?.scenario.dropCrc !== undefined ? latest : 0));
+    const from = (dir: string): number =>
+      dir === source ? Math.min(...kept.map((o) => o.scenario.firstKept)) : outcomes.find((o) => o.dir === dir)?.scenario.dropCrc !== undefined ? latest : 0;
     const dirs = [source, ...outcomes.map((o) => o.dir), ...(deltaRs ? [deltaRs.dir] : [])];
     const read = await runPeerScript<Record<string, SparkRead>>("spark_delta.py", ["read", ...dirs.map((d) => `${d}@${from(d)}`)], 1_500_000);
     timings["spark read of every copy (one JVM)"] = read.seconds;

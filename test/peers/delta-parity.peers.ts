@@ -66,7 +66,11 @@ async function dateEverything(dir: string): Promise<void> {
   }
 }
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Live files and deletion vectors of the latest version (DuckDB's replay) that are missing. */
 async function missingLive(dir: string): Promise<string[]> {
@@ -129,7 +133,9 @@ describe("Delta parity with delta-rs: VACUUM + cleanup_metadata against lakeward
       only_delta_rs: byKind(theirsDeleted.filter((k) => !oursSet.has(k))),
     };
     rows.push(row);
-    console.log(`${table}: lakewarden ${row.lakewarden.deleted} (exit ${exit}), delta-rs ${row.delta_rs.deleted}; only lakewarden ${JSON.stringify(Object.fromEntries(Object.entries(row.only_lakewarden).map(([k, v]) => [k, v.length])))}, only delta-rs ${JSON.stringify(Object.fromEntries(Object.entries(row.only_delta_rs).map(([k, v]) => [k, v.length])))}`);
+    console.log(
+      `${table}: lakewarden ${row.lakewarden.deleted} (exit ${exit}), delta-rs ${row.delta_rs.deleted}; only lakewarden ${JSON.stringify(Object.fromEntries(Object.entries(row.only_lakewarden).map(([k, v]) => [k, v.length])))}, only delta-rs ${JSON.stringify(Object.fromEntries(Object.entries(row.only_delta_rs).map(([k, v]) => [k, v.length])))}`,
+    );
 
     // lakewarden never leaves the latest version unreadable, whatever it deleted or refused.
     expect(row.lakewarden.missing_live).toEqual([]);

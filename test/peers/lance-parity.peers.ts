@@ -58,7 +58,11 @@ describe("Lance parity with pylance: cleanup_old_versions against lakewarden's c
     await mkdir(folder, { recursive: true });
     const previous = { ...process.env };
     Object.assign(process.env, env);
-    const written = await runPeerScript<Written>("../engines/lance_table.py", ["write", source, "--state", join(folder, "state.json"), "--commits", String(commits)], 300_000).finally(() => {
+    const written = await runPeerScript<Written>(
+      "../engines/lance_table.py",
+      ["write", source, "--state", join(folder, "state.json"), "--commits", String(commits)],
+      300_000,
+    ).finally(() => {
       for (const key of Object.keys(env)) if (previous[key] === undefined) delete process.env[key];
     });
     const ours = join(folder, "lakewarden.lance");
@@ -79,11 +83,25 @@ describe("Lance parity with pylance: cleanup_old_versions against lakewarden's c
     const keptVersions = peer.versions_left.map(String);
     const expected = new Map(written.result.commits.map((v) => [v.version, { rows: v.rows, checksum: v.checksum }]));
     const reads: Record<string, LanceRead> = {};
-    for (const [who, dir] of [["lakewarden", ours], ["pylance", theirs]] as const) {
+    for (const [who, dir] of [
+      ["lakewarden", ours],
+      ["pylance", theirs],
+    ] as const) {
       reads[who] = (await runPeerScript<LanceRead>("../engines/lance_table.py", ["read", dir, ...keptVersions.flatMap((v) => ["--version", v])], 300_000)).result;
     }
-    rows.push({ name, commits, deleted_by_both: oursDeleted.length - onlyOurs.length, only_lakewarden: onlyOurs, only_pylance: onlyTheirs, versions_left: peer.versions_left, tags: peer.tags, reads });
-    console.log(`${name}: both deleted ${oursDeleted.length - onlyOurs.length}, only lakewarden ${onlyOurs.length}, only pylance ${onlyTheirs.length}; versions left ${peer.versions_left.join(", ")}`);
+    rows.push({
+      name,
+      commits,
+      deleted_by_both: oursDeleted.length - onlyOurs.length,
+      only_lakewarden: onlyOurs,
+      only_pylance: onlyTheirs,
+      versions_left: peer.versions_left,
+      tags: peer.tags,
+      reads,
+    });
+    console.log(
+      `${name}: both deleted ${oursDeleted.length - onlyOurs.length}, only lakewarden ${onlyOurs.length}, only pylance ${onlyTheirs.length}; versions left ${peer.versions_left.join(", ")}`,
+    );
 
     expect(onlyOurs).toEqual([]);
     expect(onlyTheirs).toEqual([]);

@@ -35,7 +35,10 @@ describe("Delta partition values", () => {
     const values = [...new Set([...adds.values()].map((p) => p.id))];
     expect(values.length).toBeGreaterThan(1);
     for (const value of values) {
-      const expected = [...adds].filter(([, p]) => p.id === value).map(([path]) => path).sort();
+      const expected = [...adds]
+        .filter(([, p]) => p.id === value)
+        .map(([path]) => path)
+        .sort();
       expect(await planned(`newid = ${value}`), `newid = ${value}`).toEqual(expected);
       expect(await planned(`NOT newid != ${value}`)).toEqual(expected);
     }

@@ -9,8 +9,17 @@ describe("parseFilter", () => {
     expect(formatFilter(parseFilter("a = 1 OR b < 2 AND NOT c IS NULL"))).toBe(`("a" = 1 OR ("b" < 2 AND NOT ("c" IS NULL)))`);
     expect(parseFilter("5 < x")).toMatchObject({ kind: "compare", column: "x", op: ">", value: { type: "number", text: "5" } });
     expect(parseFilter("x <> 'it''s'")).toMatchObject({ op: "!=", value: { type: "string", value: "it's" } });
-    expect(parseFilter(`"my col" not in (1, -2.5e3, NULL)`)).toMatchObject({ kind: "in", column: "my col", negated: true, values: [{ text: "1" }, { text: "-2.5e3" }, { type: "null" }] });
-    expect(parseFilter("d >= DATE '2024-02-29' and t < timestamp '2024-01-01 10:00:00.5Z'")).toMatchObject({ kind: "and", left: { value: { type: "date" } }, right: { value: { type: "timestamp" } } });
+    expect(parseFilter(`"my col" not in (1, -2.5e3, NULL)`)).toMatchObject({
+      kind: "in",
+      column: "my col",
+      negated: true,
+      values: [{ text: "1" }, { text: "-2.5e3" }, { type: "null" }],
+    });
+    expect(parseFilter("d >= DATE '2024-02-29' and t < timestamp '2024-01-01 10:00:00.5Z'")).toMatchObject({
+      kind: "and",
+      left: { value: { type: "date" } },
+      right: { value: { type: "timestamp" } },
+    });
     expect(parseFilter("f = NaN or b = true")).toMatchObject({ kind: "or", left: { value: { text: "NaN" } }, right: { value: { type: "boolean", value: true } } });
   });
 

@@ -49,7 +49,7 @@ type Samples = Record<string, Literal[]>;
 
 /** Literals near the samples: the sample itself, a neighbour, a prefix, NaN and NULL now and then. */
 function literalFor(samples: Literal[], rand: () => number): Literal {
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const nonNull = samples.filter((s) => s.type !== "null");
   const base = nonNull.length > 0 ? pick(nonNull) : { type: "null" as const };
   const r = rand();
@@ -140,14 +140,19 @@ describe("plans against a full scan by the writer's reader", { timeout: 180_000 
         const planned = new Set(plan.files.flatMap((f) => f.paths));
         const missed = oracle.results[i]!.files.filter((key) => !planned.has(key));
         expect(missed, `seed ${seed}, filter ${i}: ${where}`).toEqual([]);
-        expect(planFiles(fromManifest, { filter: where }).files.map((f) => f.paths[0]), where).toEqual(plan.files.map((f) => f.paths[0]));
+        expect(
+          planFiles(fromManifest, { filter: where }).files.map((f) => f.paths[0]),
+          where,
+        ).toEqual(plan.files.map((f) => f.paths[0]));
         pruned += plan.totalFiles - plan.files.length;
         if (oracle.results[i]!.rows > 0) matchingFilters++;
       }
       // The oracle is not vacuous (filters match rows) and neither is the planner (it prunes).
       expect(matchingFilters).toBeGreaterThan(PREDICATES_PER_TABLE / 4);
       expect(pruned).toBeGreaterThan(0);
-      console.log(`${format} ${layout}: ${oracle.live_files.length} files, ${PREDICATES_PER_TABLE} filters (${matchingFilters} matching rows), ${pruned} file plans pruned of ${PREDICATES_PER_TABLE * oracle.live_files.length}`);
+      console.log(
+        `${format} ${layout}: ${oracle.live_files.length} files, ${PREDICATES_PER_TABLE} filters (${matchingFilters} matching rows), ${pruned} file plans pruned of ${PREDICATES_PER_TABLE * oracle.live_files.length}`,
+      );
     });
   }
 });

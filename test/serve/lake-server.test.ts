@@ -21,10 +21,11 @@ async function eventMatching<E extends ServeEvent>(events: ServeEvent[], test: (
   }
 }
 
-const headAt = (version: number, table: string) => (e: ServeEvent): e is Extract<ServeEvent, { type: "head" }> =>
-  e.type === "head" && e.table === table && e.version === version;
-const cleanupDone = (e: ServeEvent): e is Extract<ServeEvent, { type: "cleanup" }> =>
-  e.type === "cleanup" && e.status === "completed" && e.versionsRemoved.length > 0;
+const headAt =
+  (version: number, table: string) =>
+  (e: ServeEvent): e is Extract<ServeEvent, { type: "head" }> =>
+    e.type === "head" && e.table === table && e.version === version;
+const cleanupDone = (e: ServeEvent): e is Extract<ServeEvent, { type: "cleanup" }> => e.type === "cleanup" && e.status === "completed" && e.versionsRemoved.length > 0;
 
 describe("serve on a local directory", () => {
   let lake: string;
@@ -53,7 +54,11 @@ describe("serve on a local directory", () => {
       const table = openStore(`${lake}/events.lance`).uri;
       expect(events[0]).toMatchObject({ type: "started", tables: ["events.lance"], watching: "files" });
       await eventMatching(events, headAt(1, table), "head for version 1");
-      for (const step of [{ op: "append", rows: 3 }, { op: "overwrite", rows: 4 }, { op: "append", rows: 2 }] as const) {
+      for (const step of [
+        { op: "append", rows: 3 },
+        { op: "overwrite", rows: 4 },
+        { op: "append", rows: 2 },
+      ] as const) {
         await dataset.apply([step]);
         const version = await dataset.table.version();
         await eventMatching(events, headAt(version, table), `head for version ${version}`);
@@ -83,7 +88,14 @@ describe("serve on a table with a branch", () => {
 
   beforeAll(async () => {
     lake = await makeTempDir("serve-branch-");
-    dataset = await buildLanceDataset({ dbUri: lake, tableName: "events", steps: [{ op: "create", rows: 5 }, { op: "append", rows: 2 }] });
+    dataset = await buildLanceDataset({
+      dbUri: lake,
+      tableName: "events",
+      steps: [
+        { op: "create", rows: 5 },
+        { op: "append", rows: 2 },
+      ],
+    });
   });
 
   afterAll(async () => {

@@ -28,9 +28,7 @@ describe("FaultInjectingStore", () => {
       failMutations: [{ at: 2, error: (uri) => new AccessDeniedError(`${uri}: injected denial`, { uri }) }],
     });
     await store.put("a", bytes("1")); // mutation 1
-    await expect(store.put("a", bytes("2"))).rejects.toSatisfy(
-      (err) => err instanceof AccessDeniedError && err.uri === inner.uriOf("a"),
-    ); // mutation 2
+    await expect(store.put("a", bytes("2"))).rejects.toSatisfy((err) => err instanceof AccessDeniedError && err.uri === inner.uriOf("a")); // mutation 2
     expect(text((await store.get("a")).body)).toBe("1");
     await store.put("a", bytes("3")); // mutation 3
     expect(text((await store.get("a")).body)).toBe("3");

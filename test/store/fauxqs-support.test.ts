@@ -47,9 +47,7 @@ describe("fauxqs test server", () => {
   test("createQueue with a DLQ: messages flow, and the redrive policy points at the DLQ", async () => {
     const queue = await fauxqs.createQueue("commits", { dlq: { maxReceiveCount: 5 } });
     expect(queue.dlq?.queueName).toBe("commits-dlq");
-    const attributes = await fauxqs.sqsClient.send(
-      new GetQueueAttributesCommand({ QueueUrl: queue.queueUrl, AttributeNames: ["RedrivePolicy"] }),
-    );
+    const attributes = await fauxqs.sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queue.queueUrl, AttributeNames: ["RedrivePolicy"] }));
     expect(JSON.parse(attributes.Attributes?.RedrivePolicy ?? "{}")).toMatchObject({
       deadLetterTargetArn: queue.dlq?.queueArn,
       maxReceiveCount: expect.anything(),
@@ -57,17 +55,13 @@ describe("fauxqs test server", () => {
     await fauxqs.sqsClient.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: '{"table":"t"}' }));
     const received = await fauxqs.sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, WaitTimeSeconds: 1 }));
     expect(received.Messages?.map((m) => m.Body)).toEqual(['{"table":"t"}']);
-    await fauxqs.sqsClient.send(
-      new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: received.Messages?.[0]?.ReceiptHandle }),
-    );
+    await fauxqs.sqsClient.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: received.Messages?.[0]?.ReceiptHandle }));
   });
 
   test("a queue without a DLQ has no redrive policy", async () => {
     const queue = await fauxqs.createQueue("plain");
     expect(queue.dlq).toBeUndefined();
-    const attributes = await fauxqs.sqsClient.send(
-      new GetQueueAttributesCommand({ QueueUrl: queue.queueUrl, AttributeNames: ["All"] }),
-    );
+    const attributes = await fauxqs.sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queue.queueUrl, AttributeNames: ["All"] }));
     expect(attributes.Attributes?.RedrivePolicy).toBeUndefined();
   });
 });

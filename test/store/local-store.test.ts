@@ -205,9 +205,7 @@ describe("LocalStore on disk", () => {
 
   test("keys that a file system cannot hold next to each other are refused clearly", async () => {
     await store.put("file", bytes("1"));
-    await expect(store.put("file/child", bytes("2"))).rejects.toSatisfy(
-      (err) => err instanceof InvalidLocationError && err.message.includes("under an object"),
-    );
+    await expect(store.put("file/child", bytes("2"))).rejects.toSatisfy((err) => err instanceof InvalidLocationError && err.message.includes("under an object"));
     await store.put("folder/child", bytes("1"));
     await expect(store.put("folder", bytes("2"))).rejects.toBeInstanceOf(InvalidLocationError);
     await expect(store.put("folder", bytes("2"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(InvalidLocationError);
@@ -289,9 +287,7 @@ describe("LocalStore compare-and-swap across processes", () => {
   test("two processes incrementing one counter with If-Match lose no update", async () => {
     await store.put("counter", bytes("0"));
     const perProcess = 15;
-    const workers = await Promise.all(
-      [1, 2].map(() => run(process.execPath, [fixture("local-cas-worker.ts"), root, "counter", String(perProcess)])),
-    );
+    const workers = await Promise.all([1, 2].map(() => run(process.execPath, [fixture("local-cas-worker.ts"), root, "counter", String(perProcess)])));
     for (const { stdout } of workers) expect(JSON.parse(stdout)).toHaveProperty("retries");
     expect(text((await store.get("counter")).body)).toBe(String(2 * perProcess));
     expect(await readdir(root)).toEqual(["counter"]);
@@ -321,9 +317,7 @@ describe("LocalStore compare-and-swap across processes", () => {
     await impatient.put("k", bytes("1"));
     const lock = join(root, `.k${LOCAL_RESERVED_MARKER}lock`);
     await writeFile(lock, JSON.stringify({ pid: process.ppid, host: (await import("node:os")).hostname(), token: "alive" }));
-    await expect(impatient.put("k", bytes("2"))).rejects.toSatisfy(
-      (err) => err instanceof ConflictError && err.uri === impatient.uriOf("k"),
-    );
+    await expect(impatient.put("k", bytes("2"))).rejects.toSatisfy((err) => err instanceof ConflictError && err.uri === impatient.uriOf("k"));
     expect(text((await impatient.get("k")).body)).toBe("1");
     // The lock is someone else's: it stays.
     expect((await stat(lock)).isFile()).toBe(true);

@@ -42,8 +42,12 @@ describe("moto test server", () => {
 
   test("the server itself refuses a create-only put of an existing key and an If-Match of another ETag (412)", async () => {
     const first = await moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "one", IfNoneMatch: "*" }));
-    await expect(moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "two", IfNoneMatch: "*" }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
-    await expect(moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "two", IfMatch: '"0123"' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
+    await expect(moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "two", IfNoneMatch: "*" }))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 412 },
+    });
+    await expect(moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "two", IfMatch: '"0123"' }))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 412 },
+    });
     await moto.s3Client.send(new PutObjectCommand({ Bucket: "lake", Key: "raw", Body: "two", IfMatch: first.ETag }));
   });
 
@@ -60,7 +64,12 @@ describe("moto test server", () => {
 
   test("Glue keeps a database and a table entry", async () => {
     await moto.glueClient.send(new CreateDatabaseCommand({ DatabaseInput: { Name: "db" } }));
-    await moto.glueClient.send(new CreateTableCommand({ DatabaseName: "db", TableInput: { Name: "t", TableType: "EXTERNAL_TABLE", Parameters: { table_type: "ICEBERG", metadata_location: "s3://lake/t/metadata/1.json" } } }));
+    await moto.glueClient.send(
+      new CreateTableCommand({
+        DatabaseName: "db",
+        TableInput: { Name: "t", TableType: "EXTERNAL_TABLE", Parameters: { table_type: "ICEBERG", metadata_location: "s3://lake/t/metadata/1.json" } },
+      }),
+    );
     const got = await moto.glueClient.send(new GetTableCommand({ DatabaseName: "db", Name: "t" }));
     expect(got.Table?.Parameters).toMatchObject({ metadata_location: "s3://lake/t/metadata/1.json" });
   });

@@ -3,13 +3,7 @@
  * (see *.conformance.test.ts). The expectations are S3's documented behaviour.
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import {
-  ConflictError,
-  InvalidLocationError,
-  InvalidRangeError,
-  NotFoundError,
-  PreconditionFailedError,
-} from "../../lib/store/errors.ts";
+import { ConflictError, InvalidLocationError, InvalidRangeError, NotFoundError, PreconditionFailedError } from "../../lib/store/errors.ts";
 import type { ObjectStore, RequestCounts } from "../../lib/store/object-store.ts";
 
 export interface ConformanceTarget {
@@ -52,17 +46,12 @@ const BYTE_ORDER_KEYS_IN_ORDER = ["A", "a!", "a-b", "a.b", "a/b", "a/c/d", "a0",
 
 const ESCAPING_KEYS = ["../x", "a/../../x", "/etc/passwd", "a//b", "a\\b", "", "a/./b", "a/"];
 
-export function describeObjectStoreConformance(
-  name: string,
-  makeStore: () => Promise<ConformanceTarget>,
-  options: ConformanceOptions = {},
-): void {
+export function describeObjectStoreConformance(name: string, makeStore: () => Promise<ConformanceTarget>, options: ConformanceOptions = {}): void {
   const suite = options.skipReason ? describe.skip : describe;
   const title = options.skipReason ? `${name} (skipped: ${options.skipReason})` : name;
   const byteOrder = options.byteOrderListing ?? true;
   const manyKeysTest = options.manyKeys === false ? test.skip : test;
-  const isLoss = (reason: unknown): boolean =>
-    reason instanceof PreconditionFailedError || (options.losersMayConflict === true && reason instanceof ConflictError);
+  const isLoss = (reason: unknown): boolean => reason instanceof PreconditionFailedError || (options.losersMayConflict === true && reason instanceof ConflictError);
 
   suite(`ObjectStore conformance: ${title}`, () => {
     let target: ConformanceTarget;
@@ -124,9 +113,7 @@ export function describeObjectStoreConformance(
 
       test("get and head of a missing key throw NotFoundError naming the object", async () => {
         const missing = store.uriOf("no/such/key");
-        await expect(store.get("no/such/key")).rejects.toSatisfy(
-          (err) => err instanceof NotFoundError && err.uri === missing && err.message.includes(missing),
-        );
+        await expect(store.get("no/such/key")).rejects.toSatisfy((err) => err instanceof NotFoundError && err.uri === missing && err.message.includes(missing));
         await expect(store.head("no/such/key")).rejects.toBeInstanceOf(NotFoundError);
         // A "folder" (a prefix of other keys) is not an object either.
         await store.put("folder/child", bytes("x"));
@@ -365,8 +352,7 @@ export function describeConditionalPutConformance(
   makeStore: () => Promise<ConformanceTarget>,
   options: Pick<ConformanceOptions, "losersMayConflict"> & { expectFailure?: boolean } = {},
 ): void {
-  const isLoss = (reason: unknown): boolean =>
-    reason instanceof PreconditionFailedError || (options.losersMayConflict === true && reason instanceof ConflictError);
+  const isLoss = (reason: unknown): boolean => reason instanceof PreconditionFailedError || (options.losersMayConflict === true && reason instanceof ConflictError);
   describe(`ObjectStore conditional puts: ${name}`, () => {
     let target: ConformanceTarget | undefined;
     beforeEach(async () => {
@@ -387,9 +373,7 @@ function defineConditionalPutTests(current: () => ObjectStore, isLoss: (reason: 
 
   it("create-only succeeds once, then fails with PreconditionFailedError and keeps the first body", async () => {
     const created = await store.put("lease", bytes("first"), { ifNoneMatch: "*" });
-    await expect(store.put("lease", bytes("second"), { ifNoneMatch: "*" })).rejects.toSatisfy(
-      (err) => err instanceof PreconditionFailedError && err.uri === store.uriOf("lease"),
-    );
+    await expect(store.put("lease", bytes("second"), { ifNoneMatch: "*" })).rejects.toSatisfy((err) => err instanceof PreconditionFailedError && err.uri === store.uriOf("lease"));
     const got = await store.get("lease");
     expect(text(got.body)).toBe("first");
     expect(got.etag).toBe(created.etag);
@@ -408,18 +392,14 @@ function defineConditionalPutTests(current: () => ObjectStore, isLoss: (reason: 
   });
 
   it("If-Match on a missing key is NotFoundError (S3 404) and creates nothing", async () => {
-    await expect(store.put("ghost", bytes("x"), { ifMatch: '"0123456789abcdef"' })).rejects.toSatisfy(
-      (err) => err instanceof NotFoundError && err.uri === store.uriOf("ghost"),
-    );
+    await expect(store.put("ghost", bytes("x"), { ifMatch: '"0123456789abcdef"' })).rejects.toSatisfy((err) => err instanceof NotFoundError && err.uri === store.uriOf("ghost"));
     await expect(store.head("ghost")).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("N concurrent If-Match writers from the same ETag: exactly one wins", async () => {
     const base = await store.put("cas", bytes("base"));
     const writers = 8;
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: writers }, (_, i) => store.put("cas", bytes(`writer-${i}`), { ifMatch: base.etag })),
-    );
+    const outcomes = await Promise.allSettled(Array.from({ length: writers }, (_, i) => store.put("cas", bytes(`writer-${i}`), { ifMatch: base.etag })));
     const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [{ i, etag: o.value.etag }] : []));
     expect(winners).toHaveLength(1);
     for (const o of outcomes) {
@@ -431,9 +411,7 @@ function defineConditionalPutTests(current: () => ObjectStore, isLoss: (reason: 
   });
 
   it("N concurrent create-only writers: exactly one wins", async () => {
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => store.put("once", bytes(`creator-${i}`), { ifNoneMatch: "*" })),
-    );
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.put("once", bytes(`creator-${i}`), { ifNoneMatch: "*" })));
     const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
     expect(winners).toHaveLength(1);
     for (const o of outcomes) {

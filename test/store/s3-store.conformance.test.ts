@@ -24,9 +24,7 @@ afterAll(async () => {
 describeObjectStoreConformance(
   "S3Store on fauxqs (with S3 conditional semantics)",
   async () => ({
-    store: withS3ConditionalSemantics(
-      new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix: `run-${randomUUID()}`, endpoint: fauxqs.endpoint }),
-    ),
+    store: withS3ConditionalSemantics(new S3Store({ client: fauxqs.s3Client, bucket: BUCKET, prefix: `run-${randomUUID()}`, endpoint: fauxqs.endpoint })),
   }),
   { byteOrderListing: false },
 );

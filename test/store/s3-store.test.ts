@@ -8,14 +8,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  AccessDeniedError,
-  ConflictError,
-  NotFoundError,
-  PreconditionFailedError,
-  StoreUnavailableError,
-  ThrottledError,
-} from "../../lib/store/errors.ts";
+import { AccessDeniedError, ConflictError, NotFoundError, PreconditionFailedError, StoreUnavailableError, ThrottledError } from "../../lib/store/errors.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
 import { startFauxqsServer } from "../support/fauxqs.ts";
@@ -49,9 +42,7 @@ describe("S3Store against fauxqs", () => {
 
   test("a missing bucket is NotFoundError naming the bucket", async () => {
     const store = new S3Store({ client: fauxqs.s3Client, bucket: "absent-bucket", prefix: "t", endpoint: fauxqs.endpoint });
-    await expect(store.get("k")).rejects.toSatisfy(
-      (err) => err instanceof NotFoundError && err.uri === "s3://absent-bucket" && err.message.includes("bucket does not exist"),
-    );
+    await expect(store.get("k")).rejects.toSatisfy((err) => err instanceof NotFoundError && err.uri === "s3://absent-bucket" && err.message.includes("bucket does not exist"));
     const listing = async () => {
       for await (const _ of store.list("")) return;
     };
@@ -83,11 +74,7 @@ describe("S3Store network failures", () => {
     });
     for (const attempt of [() => store.head("k"), () => store.get("k"), () => store.put("k", bytes("x"))]) {
       await expect(attempt()).rejects.toSatisfy(
-        (err) =>
-          err instanceof StoreUnavailableError &&
-          err.message.includes(endpoint) &&
-          err.message.includes("ECONNREFUSED") &&
-          err.uri === "s3://some-bucket/table/k",
+        (err) => err instanceof StoreUnavailableError && err.message.includes(endpoint) && err.message.includes("ECONNREFUSED") && err.uri === "s3://some-bucket/table/k",
       );
     }
     const result = await store.deleteMany(["a", "b"]);
@@ -99,9 +86,7 @@ describe("S3Store network failures", () => {
   test("a host that does not resolve is StoreUnavailableError naming the endpoint", { timeout: 20_000 }, async () => {
     const endpoint = "http://lakewarden-no-such-host.invalid:9000";
     const store = openStore("s3://some-bucket", { s3: { endpoint, credentials, maxAttempts: 1, connectionTimeoutMs: 2_000 } });
-    await expect(store.head("k")).rejects.toSatisfy(
-      (err) => err instanceof StoreUnavailableError && err.message.includes(endpoint),
-    );
+    await expect(store.head("k")).rejects.toSatisfy((err) => err instanceof StoreUnavailableError && err.message.includes(endpoint));
   });
 });
 
@@ -158,9 +143,7 @@ describe("S3Store error responses", () => {
   });
 
   test("403 AccessDenied is AccessDeniedError, by code and by bare status", async () => {
-    await expect(store.get("denied")).rejects.toSatisfy(
-      (err) => err instanceof AccessDeniedError && err.uri === "s3://errors-bucket/t/denied",
-    );
+    await expect(store.get("denied")).rejects.toSatisfy((err) => err instanceof AccessDeniedError && err.uri === "s3://errors-bucket/t/denied");
     await expect(store.head("denied")).rejects.toBeInstanceOf(AccessDeniedError);
   });
 
@@ -182,9 +165,7 @@ describe("S3Store error responses", () => {
   });
 
   test("503 SlowDown after the retries is ThrottledError (a StoreUnavailableError) naming the endpoint", async () => {
-    await expect(store.get("slow")).rejects.toSatisfy(
-      (err) => err instanceof ThrottledError && err instanceof StoreUnavailableError && err.message.includes(endpoint),
-    );
+    await expect(store.get("slow")).rejects.toSatisfy((err) => err instanceof ThrottledError && err instanceof StoreUnavailableError && err.message.includes(endpoint));
   });
 
   test("SlowDown on DeleteObjects, per key or for the whole request, is a throttled failure, not thrown", async () => {

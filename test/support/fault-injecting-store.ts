@@ -10,18 +10,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConflictError, StoreUnavailableError } from "../../lib/store/errors.ts";
 import { checkKey } from "../../lib/store/keys.ts";
-import type {
-  ByteRange,
-  DeleteResult,
-  GetResult,
-  ListOptions,
-  ObjectInfo,
-  ObjectStore,
-  PutOptions,
-  PutResult,
-  RequestKind,
-  RequestStats,
-} from "../../lib/store/object-store.ts";
+import type { ByteRange, DeleteResult, GetResult, ListOptions, ObjectInfo, ObjectStore, PutOptions, PutResult, RequestKind, RequestStats } from "../../lib/store/object-store.ts";
 
 const DELETE_BATCH = 1000;
 const PAGE_SIZE = 1000;
@@ -178,9 +167,7 @@ export class FaultInjectingStore implements ObjectStore {
   private injectedFailure(mutation: number, uri: string): Error | undefined {
     const spec = this.state.plan.failMutations?.find((f) => f.at === mutation);
     if (!spec) return undefined;
-    return spec.error
-      ? spec.error(uri)
-      : new StoreUnavailableError(`${uri}: injected failure of mutating request #${mutation}`, { uri });
+    return spec.error ? spec.error(uri) : new StoreUnavailableError(`${uri}: injected failure of mutating request #${mutation}`, { uri });
   }
 
   private throttles(deleteNumber: number): boolean {

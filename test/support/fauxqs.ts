@@ -81,18 +81,13 @@ export async function startFauxqsServer(options: { buckets?: string[] } = {}): P
     const created = await sqsClient.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
     const queueUrl = created.QueueUrl;
     if (!queueUrl) throw new Error(`fauxqs returned no URL for queue ${name}`);
-    const attrs = await sqsClient.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }),
-    );
+    const attrs = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }));
     const queueArn = attrs.Attributes?.QueueArn;
     if (!queueArn) throw new Error(`fauxqs returned no ARN for queue ${name}`);
     return { queueUrl, queueArn, queueName: name };
   }
 
-  async function createQueue(
-    name: string,
-    queueOptions: CreateQueueOptions = {},
-  ): Promise<FauxqsQueue & { dlq?: FauxqsQueue }> {
+  async function createQueue(name: string, queueOptions: CreateQueueOptions = {}): Promise<FauxqsQueue & { dlq?: FauxqsQueue }> {
     const attributes = { ...queueOptions.attributes };
     let dlq: FauxqsQueue | undefined;
     if (queueOptions.dlq) {

@@ -24,7 +24,10 @@ export function fixtureSource(format: FixtureFormat, name: string): string {
 /** The names of the fixture tables of a format. */
 export async function fixtureNames(format: FixtureFormat): Promise<string[]> {
   const entries = await readdir(join(FIXTURES_ROOT, format), { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 
 /**

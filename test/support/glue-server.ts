@@ -19,14 +19,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  CreateDatabaseCommand,
-  CreateTableCommand,
-  DeleteTableCommand,
-  GetTableCommand,
-  UpdateTableCommand,
-  type TableInput,
-} from "@aws-sdk/client-glue";
+import { CreateDatabaseCommand, CreateTableCommand, DeleteTableCommand, GetTableCommand, UpdateTableCommand, type TableInput } from "@aws-sdk/client-glue";
 import { MOTO_ACCOUNT, MOTO_REGION, type MotoHandle } from "./moto.ts";
 
 export interface GlueEntry {
@@ -109,7 +102,12 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
       const current = await moto.glueClient.send(new GetTableCommand({ DatabaseName: body.DatabaseName, Name: body.TableInput?.Name }));
       if (current.Table?.VersionId !== body.VersionId) {
         response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "ConcurrentModificationException" });
-        return void response.end(JSON.stringify({ __type: "ConcurrentModificationException", Message: `Update table failed due to concurrent modifications. (version ${body.VersionId}, the entry is at ${current.Table?.VersionId})` }));
+        return void response.end(
+          JSON.stringify({
+            __type: "ConcurrentModificationException",
+            Message: `Update table failed due to concurrent modifications. (version ${body.VersionId}, the entry is at ${current.Table?.VersionId})`,
+          }),
+        );
       }
     }
     if (killNext) {
@@ -123,18 +121,15 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
   /** Sends the request to moto and its answer back (`response` null: the answer is read and dropped). */
   const forward = async (payload: Buffer, request: IncomingMessage, response: ServerResponse | null): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
-      const forwarded = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
-        (answer) => {
-          if (response === null) answer.resume();
-          else {
-            response.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(response);
-          }
-          answer.once("end", resolve);
-          answer.once("error", reject);
-        },
-      );
+      const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
+        if (response === null) answer.resume();
+        else {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        }
+        answer.once("end", resolve);
+        answer.once("error", reject);
+      });
       forwarded.once("error", reject);
       forwarded.end(payload);
     });
@@ -161,10 +156,11 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
     revive: () => void (dead = false),
     failTable: (database, table, error) => void (error === null ? failures.delete(`${database}.${table}`) : failures.set(`${database}.${table}`, error)),
     requests,
-    stop: () => new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((error) => (error ? reject(error) : resolve()));
-    }),
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
   };
 }
 
@@ -172,10 +168,12 @@ export async function startGlueServer(moto: MotoHandle, options: GlueServerOptio
 function deny(response: ServerResponse, body: GlueRequest["body"]): void {
   const resource = `arn:aws:glue:${MOTO_REGION}:${body.CatalogId ?? MOTO_ACCOUNT}:table/${body.DatabaseName}/${body.Name}`;
   response.writeHead(400, { "content-type": "application/x-amz-json-1.1", "x-amzn-errortype": "AccessDeniedException" });
-  response.end(JSON.stringify({
-    __type: "AccessDeniedException",
-    Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
-  }));
+  response.end(
+    JSON.stringify({
+      __type: "AccessDeniedException",
+      Message: `User: arn:aws:sts::${MOTO_ACCOUNT}:assumed-role/cleanup/fn is not authorized to perform: glue:GetTable on resource: ${resource} because no identity-based policy allows the glue:GetTable action`,
+    }),
+  );
 }
 
 /** Entries made with the real Glue API on moto (CreateDatabase, CreateTable, UpdateTable, DeleteTable). */

@@ -282,7 +282,12 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
     partitions: [],
   });
   const manifestListKey = `metadata/snap-${snapshotId}-1-${uuid}.avro`;
-  const listMeta = { ...parentList.meta, "snapshot-id": Buffer.from(String(snapshotId)), "parent-snapshot-id": Buffer.from(currentId), "sequence-number": Buffer.from(String(sequence)) };
+  const listMeta = {
+    ...parentList.meta,
+    "snapshot-id": Buffer.from(String(snapshotId)),
+    "parent-snapshot-id": Buffer.from(currentId),
+    "sequence-number": Buffer.from(String(sequence)),
+  };
   const deleteEntries = extraListEntries.map((e) =>
     fill(listSchema, {
       ...newEntry,
@@ -326,13 +331,20 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
   if (onBranch !== null) {
     // Settings given for the branch committed to apply to it; its head is the new snapshot.
     const given = (options.refs?.[onBranch] ?? {}) as Record<string, JsonValue>;
-    next.refs = { ...existingRefs, ...(options.refs as Record<string, JsonValue> | undefined), [onBranch]: { ...existingRefs[onBranch], ...given, "snapshot-id": snapshotId, type: "branch" } };
+    next.refs = {
+      ...existingRefs,
+      ...(options.refs as Record<string, JsonValue> | undefined),
+      [onBranch]: { ...existingRefs[onBranch], ...given, "snapshot-id": snapshotId, type: "branch" },
+    };
   } else {
     next["current-snapshot-id"] = snapshotId;
     next.refs = { ...existingRefs, main: { ...existingRefs.main, "snapshot-id": snapshotId, type: "branch" }, ...(options.refs as Record<string, JsonValue> | undefined) };
     next["snapshot-log"] = [...((json["snapshot-log"] as JsonValue[]) ?? []), { "timestamp-ms": timestampMs, "snapshot-id": snapshotId }];
   }
-  next["metadata-log"] = [...((json["metadata-log"] as JsonValue[]) ?? []), { "timestamp-ms": Number(json["last-updated-ms"]), "metadata-file": `${location}/metadata/v${current}.metadata.json` }];
+  next["metadata-log"] = [
+    ...((json["metadata-log"] as JsonValue[]) ?? []),
+    { "timestamp-ms": Number(json["last-updated-ms"]), "metadata-file": `${location}/metadata/v${current}.metadata.json` },
+  ];
   if (options.properties) next.properties = { ...(json.properties as Record<string, JsonValue>), ...options.properties };
   await writeFile(join(dir, metadataKey), stringifyJsonLossless(next, 2));
   await writeFile(join(dir, "metadata/version-hint.text"), String(current + 1));
@@ -347,7 +359,10 @@ export async function rewriteMetadata(dir: string, edit: (json: Record<string, J
   const current = Number((await readFile(join(dir, "metadata/version-hint.text"), "utf8")).trim());
   const json = parseJsonLossless(await readFile(join(dir, `metadata/v${current}.metadata.json`), "utf8")) as Record<string, JsonValue>;
   const location = String(json.location).replace(/\/+$/, "");
-  json["metadata-log"] = [...((json["metadata-log"] as JsonValue[]) ?? []), { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${location}/metadata/v${current}.metadata.json` }];
+  json["metadata-log"] = [
+    ...((json["metadata-log"] as JsonValue[]) ?? []),
+    { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${location}/metadata/v${current}.metadata.json` },
+  ];
   edit(json);
   const key = `metadata/v${current + 1}.metadata.json`;
   await writeFile(join(dir, key), stringifyJsonLossless(json, 2));
@@ -457,9 +472,7 @@ export async function icebirdMetadataFiles(dir: string, metadataFile: string, sn
  * Snapshots of a metadata file read without this project's JSON parser: ids are quoted by a
  * text pre-pass before JSON.parse, so they stay exact.
  */
-export async function snapshotsByTextPass(
-  path: string,
-): Promise<{ id: string; parent: string | null; timestampMs: number; operation: string; summary: Record<string, string> }[]> {
+export async function snapshotsByTextPass(path: string): Promise<{ id: string; parent: string | null; timestampMs: number; operation: string; summary: Record<string, string> }[]> {
   let text = await readFile(path, "utf8");
   text = text.replace(/("(?:snapshot-id|parent-snapshot-id|current-snapshot-id)"\s*:\s*)(-?\d+)/g, '$1"$2"');
   const json = JSON.parse(text) as { snapshots?: Record<string, unknown>[] };

@@ -53,15 +53,19 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
   const warehouseDir = join(dir, "warehouse");
   await mkdir(warehouseDir, { recursive: true });
   const port = await freePort();
-  const child: ChildProcess = spawn("nice", ["-n", "10", "java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", icebergRestClassPath(), "org.apache.iceberg.rest.RESTCatalogServer"], {
-    env: {
-      ...process.env,
-      CATALOG_WAREHOUSE: `file://${warehouseDir}`,
-      CATALOG_URI: `jdbc:sqlite:file:${join(dir, "catalog.db")}`,
-      CATALOG_REST_PORT: String(port),
+  const child: ChildProcess = spawn(
+    "nice",
+    ["-n", "10", "java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", icebergRestClassPath(), "org.apache.iceberg.rest.RESTCatalogServer"],
+    {
+      env: {
+        ...process.env,
+        CATALOG_WAREHOUSE: `file://${warehouseDir}`,
+        CATALOG_URI: `jdbc:sqlite:file:${join(dir, "catalog.db")}`,
+        CATALOG_REST_PORT: String(port),
+      },
+      stdio: ["ignore", "ignore", "pipe"],
     },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const killChild = () => child.kill("SIGKILL");
@@ -91,7 +95,12 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const payload = Buffer.concat(chunks);
-    const recorded: RestRequest = { method: request.method ?? "GET", path: (request.url ?? "").split("?")[0]!, authorization: request.headers.authorization ?? null, body: payload.toString("utf8") };
+    const recorded: RestRequest = {
+      method: request.method ?? "GET",
+      path: (request.url ?? "").split("?")[0]!,
+      authorization: request.headers.authorization ?? null,
+      body: payload.toString("utf8"),
+    };
     requests.push(recorded);
     const commit = isCommit(recorded);
     if (commit) await hook?.(recorded);

@@ -22,7 +22,10 @@ export async function editMetadataJson(dir: string, key: string, edit: (json: Js
 
 /** Every `metadata/*.metadata.json` key of the copy. */
 export async function metadataJsonKeys(dir: string): Promise<string[]> {
-  return (await readdir(join(dir, "metadata"))).filter((n) => n.endsWith(".metadata.json")).map((n) => `metadata/${n}`).sort();
+  return (await readdir(join(dir, "metadata")))
+    .filter((n) => n.endsWith(".metadata.json"))
+    .map((n) => `metadata/${n}`)
+    .sort();
 }
 
 export interface AvroSchemaJson {

@@ -92,11 +92,7 @@ export const STANDARD_HISTORY: readonly DatasetStep[] = [
   { op: "update", where: "id = 5", values: { name: "'renamed'" } },
 ];
 
-const SCHEMA = new Schema([
-  new Field("id", new Int32(), false),
-  new Field("name", new Utf8(), true),
-  new Field("score", new Float64(), true),
-]);
+const SCHEMA = new Schema([new Field("id", new Int32(), false), new Field("name", new Utf8(), true), new Field("score", new Float64(), true)]);
 
 /** A fresh directory under the OS temp dir; remove it with `removeDir`. */
 export function makeTempDir(prefix = "lakewarden-"): Promise<string> {

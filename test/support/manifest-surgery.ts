@@ -3,11 +3,7 @@ import { FOOTER_SIZE, parseFooter } from "../../lib/formats/lance/manifest-file.
 import { decodeManifest, encodeManifest, type PbManifest } from "../../lib/formats/lance/proto-messages.ts";
 
 /** The file with its Manifest message replaced by `mutate(decoded)`, sections and footer kept consistent. */
-export function withManifest(
-  bytes: Uint8Array,
-  uri: string,
-  mutate: (manifest: PbManifest & Record<string, unknown>) => void,
-): Uint8Array {
+export function withManifest(bytes: Uint8Array, uri: string, mutate: (manifest: PbManifest & Record<string, unknown>) => void): Uint8Array {
   const { manifestPos } = parseFooter(bytes, uri);
   const message = bytes.subarray(manifestPos + 4, bytes.length - FOOTER_SIZE);
   const manifest = decodeManifest(message, uri) as PbManifest & Record<string, unknown>;

@@ -77,17 +77,26 @@ export async function startMotoServer(options: { buckets?: string[] } = {}): Pro
   }
 
   async function notifyQueue(bucket: string, queueArn: string, filters: readonly { prefix: string; suffix: string }[]): Promise<void> {
-    await s3Client.send(new PutBucketNotificationConfigurationCommand({
-      Bucket: bucket,
-      NotificationConfiguration: {
-        QueueConfigurations: filters.map((filter, i) => ({
-          Id: `lakewarden-commits-${i}`,
-          QueueArn: queueArn,
-          Events: ["s3:ObjectCreated:*"],
-          Filter: { Key: { FilterRules: [{ Name: "prefix", Value: filter.prefix }, { Name: "suffix", Value: filter.suffix }] } },
-        })),
-      },
-    }));
+    await s3Client.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: bucket,
+        NotificationConfiguration: {
+          QueueConfigurations: filters.map((filter, i) => ({
+            Id: `lakewarden-commits-${i}`,
+            QueueArn: queueArn,
+            Events: ["s3:ObjectCreated:*"],
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: "prefix", Value: filter.prefix },
+                  { Name: "suffix", Value: filter.suffix },
+                ],
+              },
+            },
+          })),
+        },
+      }),
+    );
   }
 
   try {

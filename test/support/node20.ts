@@ -14,9 +14,15 @@ const exec = promisify(execFile);
 export async function findNode20(): Promise<string | null> {
   const folders = (process.env.PATH ?? "").split(delimiter).filter(Boolean);
   for (const candidate of new Set(folders.map((folder) => join(folder, "node")))) {
-    const runnable = await access(candidate, constants.X_OK).then(() => true, () => false);
+    const runnable = await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
     if (!runnable) continue;
-    const version = await exec(candidate, ["--version"]).then((r) => r.stdout.trim(), () => "");
+    const version = await exec(candidate, ["--version"]).then(
+      (r) => r.stdout.trim(),
+      () => "",
+    );
     if (version.startsWith("v20.")) return candidate;
   }
   return null;

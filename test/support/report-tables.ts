@@ -87,7 +87,18 @@ export function syntheticReportData(real: ReportData, count = 10_000): ReportDat
   const versions: ReportVersion[] = [];
   for (let version = 1; version <= count; version++) {
     const roll = rnd();
-    const op = version === 1 ? "Overwrite" : roll < 0.02 ? "Overwrite" : roll < 0.08 ? "Delete" : roll < 0.1 && operations.includes("CreateIndex") ? "CreateIndex" : roll < 0.14 ? "Update" : "Append";
+    const op =
+      version === 1
+        ? "Overwrite"
+        : roll < 0.02
+          ? "Overwrite"
+          : roll < 0.08
+            ? "Delete"
+            : roll < 0.1 && operations.includes("CreateIndex")
+              ? "CreateIndex"
+              : roll < 0.14
+                ? "Update"
+                : "Append";
     if (op === "Append") rows += Math.floor(rnd() * 400);
     else if (op === "Overwrite") rows = 1000 + Math.floor(rnd() * 200_000);
     else if (op === "Delete") rows = Math.max(0, rows - Math.floor(rnd() * 300));

@@ -18,17 +18,7 @@
 import { InvalidRangeError, NotFoundError, PreconditionFailedError } from "../../lib/store/errors.ts";
 import { KeyedMutex } from "../../lib/store/key-mutex.ts";
 import { checkKey } from "../../lib/store/keys.ts";
-import type {
-  ByteRange,
-  DeleteResult,
-  GetResult,
-  ListOptions,
-  ObjectInfo,
-  ObjectStore,
-  PutOptions,
-  PutResult,
-  RequestStats,
-} from "../../lib/store/object-store.ts";
+import type { ByteRange, DeleteResult, GetResult, ListOptions, ObjectInfo, ObjectStore, PutOptions, PutResult, RequestStats } from "../../lib/store/object-store.ts";
 
 const processMutex = new KeyedMutex();
 

@@ -21,7 +21,8 @@ const current = (): boolean => existsSync(stampFile) && readFileSync(stampFile, 
 
 /** The server's class path (`lib/*`), or an error saying in one line how to make it. */
 export function icebergRestClassPath(): string {
-  if (!current()) throw new Error(`the tests' Iceberg REST catalog server is not installed or out of date in ${libDir}: run \`node test/tools/setup-iceberg-rest.ts\` (npm test does it first)`);
+  if (!current())
+    throw new Error(`the tests' Iceberg REST catalog server is not installed or out of date in ${libDir}: run \`node test/tools/setup-iceberg-rest.ts\` (npm test does it first)`);
   return join(libDir, "*");
 }
 

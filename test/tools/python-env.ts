@@ -30,7 +30,11 @@ const LOCK_SOURCE_PREFIX = "# made from the requirements.txt pins of sha256 ";
 const sha256 = (file: string): string => createHash("sha256").update(readFileSync(file)).digest("hex");
 /** The requirements without comments, blank lines or their order: a reworded comment leaves the lock current. */
 function requirementsDigest(): string {
-  const pins = readFileSync(requirementsFile, "utf8").split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean).sort();
+  const pins = readFileSync(requirementsFile, "utf8")
+    .split("\n")
+    .map((line) => line.replace(/#.*/, "").trim())
+    .filter(Boolean)
+    .sort();
   return createHash("sha256").update(pins.join("\n")).digest("hex");
 }
 const stampMatches = (stamp: string, hash: string): boolean => existsSync(stamp) && readFileSync(stamp, "utf8").trim() === hash;
@@ -75,7 +79,9 @@ export function ensureUv(python3: string = findPython3(), log: (line: string) =>
   rmSync(uvDir, { recursive: true, force: true });
   log(`installing uv (test/tools/uv.txt) into ${uvDir}`);
   execFileSync(python3, ["-m", "venv", uvDir], { stdio: "inherit" });
-  execFileSync(join(uvDir, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", "--no-input", "--require-hashes", "--no-deps", "-r", uvRequirementsFile], { stdio: "inherit" });
+  execFileSync(join(uvDir, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", "--no-input", "--require-hashes", "--no-deps", "-r", uvRequirementsFile], {
+    stdio: "inherit",
+  });
   writeFileSync(uvStampFile, `${hash}\n`);
   return uv;
 }

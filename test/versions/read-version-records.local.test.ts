@@ -35,9 +35,7 @@ describe.each<ManifestNaming>(["v2", "v1"])("readVersionRecords on a local %s ta
   it("matches LanceDB's listVersions() field by field, tags included", async () => {
     const records = await readVersionRecords(openStore(dataset.tableUri), lanceFormat);
     await expectRecordsMatchLanceDb(records, dataset.table);
-    expect(records.filter((r) => r.is_tagged).map((r) => r.version)).toEqual(
-      [...new Set(Object.values(dataset.tags))].sort((a, b) => a - b),
-    );
+    expect(records.filter((r) => r.is_tagged).map((r) => r.version)).toEqual([...new Set(Object.values(dataset.tags))].sort((a, b) => a - b));
   });
 
   it("reports each version's transaction as written", async () => {

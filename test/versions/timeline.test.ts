@@ -45,7 +45,10 @@ describe("readTimeline", () => {
     const ds = await dataset();
     const store = new LocalStore(ds.tableUri);
     await runCheckpoint(store);
-    await ds.apply([{ op: "append", rows: 1 }, { op: "append", rows: 1 }]);
+    await ds.apply([
+      { op: "append", rows: 1 },
+      { op: "append", rows: 1 },
+    ]);
     ds.close();
     store.stats.reset();
     const timeline = await readTimeline(store, lanceFormat);
@@ -76,7 +79,12 @@ describe("readTimeline", () => {
     const [first] = await lanceFormat.listVersionFiles(store);
     await store.deleteMany([first!.key]); // removed by someone else after the checkpoint
     const timeline = await readTimeline(store, lanceFormat);
-    expect(timeline.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, false], [3, false], [4, false]]);
+    expect(timeline.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([
+      [1, true],
+      [2, false],
+      [3, false],
+      [4, false],
+    ]);
   });
 
   it("takes records another source already holds (the head's seam) without reading their files", async () => {
@@ -109,10 +117,18 @@ describe("readTimeline", () => {
     dirs.push(dir);
     const store = new LocalStore(dir);
     await archiveVersions(store, {
-      previous: null, records: [versionRecord(1), versionRecord(2)], liveVersions: new Set(), taggedVersions: new Set(), tableFormat: "lance", now: new Date(),
+      previous: null,
+      records: [versionRecord(1), versionRecord(2)],
+      liveVersions: new Set(),
+      taggedVersions: new Set(),
+      tableFormat: "lance",
+      now: new Date(),
     });
     const timeline = await readTimeline(store, lanceFormat);
-    expect(timeline.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([[1, true], [2, true]]);
+    expect(timeline.records.map((r) => [r.version, r.is_cleaned_up])).toEqual([
+      [1, true],
+      [2, true],
+    ]);
   });
 });
 

@@ -39,7 +39,11 @@ describe("versions with a current head, local disk", () => {
     dir = await makeTempDir("lw-versions-requests-");
     dataset = await buildLanceDataset({
       dbUri: dir,
-      steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }, { op: "delete", where: "id = 1" }],
+      steps: [
+        { op: "create", rows: 4 },
+        { op: "append", rows: 2 },
+        { op: "delete", where: "id = 1" },
+      ],
     });
   });
   afterAll(async () => {
@@ -50,7 +54,10 @@ describe("versions with a current head, local disk", () => {
   it("2 GETs and 1 LIST (checkpoints, refs and version files in one listing)", async () => {
     const store = new LocalStore(dataset.tableUri);
     await runCheckpoint(store);
-    await dataset.apply([{ op: "append", rows: 1 }, { op: "append", rows: 1 }]);
+    await dataset.apply([
+      { op: "append", rows: 1 },
+      { op: "append", rows: 1 },
+    ]);
     await writeTableHead(store, {});
     store.stats.reset();
     const timeline = await readHistory(store, { checkpointFromHead: true });
@@ -174,7 +181,10 @@ describe("versions with a current head, S3 (fauxqs)", () => {
     dataset = await buildLanceDataset({
       dbUri: "s3://lake/db",
       storageOptions: { ...server.lanceStorageOptions },
-      steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }],
+      steps: [
+        { op: "create", rows: 4 },
+        { op: "append", rows: 2 },
+      ],
     });
   });
   afterAll(async () => {
@@ -185,7 +195,10 @@ describe("versions with a current head, S3 (fauxqs)", () => {
   it("2 GETs and 1 LIST, the same records as a listing", async () => {
     const store = openStore(dataset.tableUri, { s3: { endpoint: server.endpoint, credentials: server.credentials } });
     await runCheckpoint(store);
-    await dataset.apply([{ op: "append", rows: 1 }, { op: "delete", where: "id = 2" }]);
+    await dataset.apply([
+      { op: "append", rows: 1 },
+      { op: "delete", where: "id = 2" },
+    ]);
     await writeTableHead(store, {});
     const result = await runLakewarden(["versions", dataset.tableUri, "--json", "--stats"], server.awsEnv);
     expect(result.code).toBe(0);

@@ -14,10 +14,7 @@ import { reportHistoryProblems } from "../history-problems.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program
-      .command("checkpoint")
-      .description("archive every version's summary into a checkpoint; deletes no data")
-      .argument("<table>", TABLE_ARGUMENT_HELP),
+    program.command("checkpoint").description("archive every version's summary into a checkpoint; deletes no data").argument("<table>", TABLE_ARGUMENT_HELP),
   ).action(async (table: string, options: OutputOptions) => {
     const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, formatOption(options, store)));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);

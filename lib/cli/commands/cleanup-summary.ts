@@ -58,16 +58,29 @@ export function describeTotals(report: CleanupReport): string {
   let text = "";
   if (report.versions.length > 0) {
     text += `\nversions by reason (${report.versions.length}):\n`;
-    text += indent(textTable(["action", "versions", "reason"], versionGroups(report.versions).map((g) => [g.action, String(g.versions), g.reason])));
+    text += indent(
+      textTable(
+        ["action", "versions", "reason"],
+        versionGroups(report.versions).map((g) => [g.action, String(g.versions), g.reason]),
+      ),
+    );
   }
   if (report.files.length > 0) {
     const partial = report.files.length < report.files_planned ? `; the first ${report.files.length} grouped, the counts above cover all` : "";
     text += `\nfiles by reason (${plural(report.files_planned, "file")}${partial}):\n`;
-    text += indent(textTable(["action", "kind", "files", "size", "reason"], fileGroups(report.files).map((g) => [g.action, g.kind, String(g.files), formatBytes(g.bytes), g.reason])));
+    text += indent(
+      textTable(
+        ["action", "kind", "files", "size", "reason"],
+        fileGroups(report.files).map((g) => [g.action, g.kind, String(g.files), formatBytes(g.bytes), g.reason]),
+      ),
+    );
   }
   return text;
 }
 
 export function indent(text: string): string {
-  return text.split("\n").map((line) => (line ? `  ${line}` : line)).join("\n");
+  return text
+    .split("\n")
+    .map((line) => (line ? `  ${line}` : line))
+    .join("\n");
 }

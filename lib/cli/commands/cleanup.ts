@@ -50,25 +50,27 @@ interface CleanupFlags extends OutputOptions {
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
-  withOutputOptions(withGlueTableOption(
-    program
-      .command("cleanup")
-      .description("remove old versions and unreferenced files, then archive the history")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
-      .option("--retain-versions <n>", "always keep the newest N versions (default 1)")
-      .option("--protect-before <version>", "versions below this one go all in one run or not at all")
-      .option("--delete-unverified", "also delete young unreferenced files that no removed version names")
-      .option("--safety-window <duration>", "keep unreferenced files younger than this (default 7d)")
-      .option("--dry-run", "print the plan with reasons and sizes; delete and write nothing")
-      .addOption(new Option("--summary", "print totals by reason and kind, not every file and version").conflicts("json"))
-      .option("--max-duration <duration>", "stop cleanly after this long (e.g. 10m); the next run resumes")
-      .option("--min-work <objects>", "with --max-duration: objects of new work before it may stop (default 1)")
-      .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit)")
-      .option("--allow-superseded-metadata", "with --metadata-location: clean by it even if newer metadata exists")
-      .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days")
-      .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour"),
-  )).action(async (table: string, flags: CleanupFlags) => {
+  withOutputOptions(
+    withGlueTableOption(
+      program
+        .command("cleanup")
+        .description("remove old versions and unreferenced files, then archive the history")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .option("--older-than <duration>", "remove versions committed longer ago than this (default 7d)")
+        .option("--retain-versions <n>", "always keep the newest N versions (default 1)")
+        .option("--protect-before <version>", "versions below this one go all in one run or not at all")
+        .option("--delete-unverified", "also delete young unreferenced files that no removed version names")
+        .option("--safety-window <duration>", "keep unreferenced files younger than this (default 7d)")
+        .option("--dry-run", "print the plan with reasons and sizes; delete and write nothing")
+        .addOption(new Option("--summary", "print totals by reason and kind, not every file and version").conflicts("json"))
+        .option("--max-duration <duration>", "stop cleanly after this long (e.g. 10m); the next run resumes")
+        .option("--min-work <objects>", "with --max-duration: objects of new work before it may stop (default 1)")
+        .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit)")
+        .option("--allow-superseded-metadata", "with --metadata-location: clean by it even if newer metadata exists")
+        .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days")
+        .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour"),
+    ),
+  ).action(async (table: string, flags: CleanupFlags) => {
     const settings = settingsFromFlags(flags);
     checkShortRetention(settings.olderThanMs, Boolean(flags.allowShortRetention));
     checkShortSafetyWindow(settings.safetyWindowMs, Boolean(flags.allowShortSafetyWindow));
@@ -114,7 +116,9 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       else io.out(flags.dryRun ? describePlan(shown, Boolean(flags.summary)) : describeRun(shown, Boolean(flags.summary)));
       for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
       if (interruptedAt !== null && report.status === "stopped") {
-        throw new InterruptedError(`${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`);
+        throw new InterruptedError(
+          `${report.table}: cleanup interrupted and stopped cleanly (${report.stop_reason ?? "signal"}); the lease is released and the next run finishes the job`,
+        );
       }
       if (failed) throw new StoreError(failureLine(report), { uri: report.table });
     } finally {
@@ -132,7 +136,10 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
 export function failureLine(report: Pick<CleanupReport, "table" | "delete_failures" | "errors" | "reference_check">): string {
   const parts: string[] = [];
   const first = report.delete_failures[0];
-  if (first) parts.push(`${plural(report.delete_failures.length, "delete")} failed (first: ${first.key}: ${first.message}); the next run retries ${report.delete_failures.length === 1 ? "it" : "them"}`);
+  if (first)
+    parts.push(
+      `${plural(report.delete_failures.length, "delete")} failed (first: ${first.key}: ${first.message}); the next run retries ${report.delete_failures.length === 1 ? "it" : "them"}`,
+    );
   const lost = report.reference_check && !report.reference_check.ok ? report.reference_check.deletedByRun : [];
   if (lost.length > 0) {
     parts.push(
@@ -170,10 +177,7 @@ export function progressCount(value: number, total: number | undefined): string 
 
 /** A cli-progress bar on stderr, one stage at a time. */
 function terminalProgress(): CleanupProgress {
-  const bar = new cliProgress.SingleBar(
-    { format: "{stage} [{bar}] {count}", stream: process.stderr, clearOnComplete: true, hideCursor: true },
-    cliProgress.Presets.shades_classic,
-  );
+  const bar = new cliProgress.SingleBar({ format: "{stage} [{bar}] {count}", stream: process.stderr, clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic);
   let started = false;
   let value = 0;
   let total: number | undefined;
@@ -243,7 +247,12 @@ function describeRun(report: CleanupReport, totalsOnly: boolean): string {
   if (totalsOnly) text += describeTotals(report);
   else if (kept.length > 0) {
     text += `kept and reported (${report.files_kept_reported}${kept.length < report.files_kept_reported ? `, the first ${kept.length} shown` : ""}):\n`;
-    text += indent(textTable(["key", "kind", "size", "reason"], kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason])));
+    text += indent(
+      textTable(
+        ["key", "kind", "size", "reason"],
+        kept.map((f) => [f.key, f.kind, formatBytes(f.size), f.reason]),
+      ),
+    );
   }
   if (report.reference_check) {
     text += `check after deleting: ${plural(report.reference_check.checked, "file")} of kept versions, ${report.reference_check.ok ? "all present" : `${report.reference_check.deletedByRun.length} MISSING`}\n`;
@@ -260,14 +269,19 @@ function describePlan(report: CleanupReport, totalsOnly: boolean): string {
   text += summary(report, "to remove");
   if (totalsOnly) return text + describeTotals(report) + outsideReferences(report);
   text += `\nversions (${report.versions.length}):\n`;
-  text += indent(textTable(["version", "committed", "action", "reason"], report.versions.map((v) => [
-    String(v.version),
-    new Date(v.timestamp_millis).toISOString(),
-    v.keep ? "keep" : "remove",
-    v.reason,
-  ])));
+  text += indent(
+    textTable(
+      ["version", "committed", "action", "reason"],
+      report.versions.map((v) => [String(v.version), new Date(v.timestamp_millis).toISOString(), v.keep ? "keep" : "remove", v.reason]),
+    ),
+  );
   text += `\nfiles (${report.files_planned}${report.files.length < report.files_planned ? `, the first ${report.files.length} shown; the counts above cover all` : ""}):\n`;
-  text += indent(textTable(["action", "kind", "size", "key", "reason"], report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason])));
+  text += indent(
+    textTable(
+      ["action", "kind", "size", "key", "reason"],
+      report.files.map((f) => [f.action, f.kind, formatBytes(f.size), f.key, f.reason]),
+    ),
+  );
   text += outsideReferences(report);
   if (report.files_planned > LONG_LISTING) text += `\n(${plural(report.files_planned, "file")} listed: --summary prints the totals by reason alone)\n`;
   return text;

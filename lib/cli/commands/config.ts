@@ -18,20 +18,15 @@ import { STORED_CONFIG_FIELDS, STORED_CONFIG_KEY, readStoredConfig, storedConfig
 import type { ObjectStore } from "../../store/object-store.ts";
 
 export function registerConfigCommand(program: Command, { io }: ProgramContext): void {
-  const config = program
-    .command("config")
-    .description(`per-table cleanup settings kept in ${STORED_CONFIG_KEY}`);
+  const config = program.command("config").description(`per-table cleanup settings kept in ${STORED_CONFIG_KEY}`);
 
-  withOutputOptions(
-    config
-      .command("show")
-      .description("each cleanup setting's value and where it comes from")
-      .argument("<table>", TABLE_ARGUMENT_HELP),
-  ).action(async (table: string, options: OutputOptions) => {
-    const shown = await runOnTable(table, options, io, (store) => effectiveSettings(store));
-    if (options.json) printJson(io, shown);
-    else io.out(describe(shown));
-  });
+  withOutputOptions(config.command("show").description("each cleanup setting's value and where it comes from").argument("<table>", TABLE_ARGUMENT_HELP)).action(
+    async (table: string, options: OutputOptions) => {
+      const shown = await runOnTable(table, options, io, (store) => effectiveSettings(store));
+      if (options.json) printJson(io, shown);
+      else io.out(describe(shown));
+    },
+  );
 
   withOutputOptions(
     config

@@ -23,7 +23,8 @@ interface FilesOptions extends OutputOptions {
   where?: string;
 }
 
-export const WHERE_HELP = "row filter: comparisons (= != < <= > >=), IN, IS [NOT] NULL, AND/OR/NOT; literals: numbers, 'strings', DATE '2024-01-31', TIMESTAMP '2024-01-31 10:00:00', TRUE/FALSE";
+export const WHERE_HELP =
+  "row filter: comparisons (= != < <= > >=), IN, IS [NOT] NULL, AND/OR/NOT; literals: numbers, 'strings', DATE '2024-01-31', TIMESTAMP '2024-01-31 10:00:00', TRUE/FALSE";
 
 /** Parses --where before anything is read: a syntax error is a usage error naming the position. */
 export function whereFilter(where: string | undefined): Expr | null {
@@ -47,13 +48,15 @@ export function planOrUsageError<T>(plan: () => T): T {
 }
 
 export function registerFilesCommand(program: Command, { io }: ProgramContext): void {
-  withOutputOptions(withGlueTableOption(
-    program
-      .command("files")
-      .description("list the data files a query with a filter must read, with their delete files (planned from the head)")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--where <expr>", WHERE_HELP),
-  )).action(async (table: string, options: FilesOptions) => {
+  withOutputOptions(
+    withGlueTableOption(
+      program
+        .command("files")
+        .description("list the data files a query with a filter must read, with their delete files (planned from the head)")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .option("--where <expr>", WHERE_HELP),
+    ),
+  ).action(async (table: string, options: FilesOptions) => {
     const filter = whereFilter(options.where);
     const { state, plan, store } = await runOnTable(table, options, io, async (store) => {
       const state = await loadTableState(store, await catalogFormatOption(options, store));
@@ -98,7 +101,8 @@ function filesJson(state: TableState, plan: ScanPlan, store: ObjectStore, filter
 }
 
 function describePlan(state: TableState, plan: ScanPlan): string {
-  const head = `version ${plan.version} from the ${state.source}: ${plural(plan.files.length, "data file")} of ${plan.totalFiles} may match` +
+  const head =
+    `version ${plan.version} from the ${state.source}: ${plural(plan.files.length, "data file")} of ${plan.totalFiles} may match` +
     `${plan.filter ? "" : " (no filter)"}, ${formatBytes(plan.files.reduce((n, f) => n + f.size, 0))} of ${formatBytes(plan.totalSize)}\n`;
   const rows = plan.files.map((f) => [
     f.paths.join(" "),

@@ -23,17 +23,17 @@ interface WriteOptions extends OutputOptions {
 }
 
 export function registerHeadCommand(program: Command, { io }: ProgramContext): void {
-  const head = program
-    .command("head")
-    .description(`the head object (${HEAD_KEY}): the table's state in one GET`);
+  const head = program.command("head").description(`the head object (${HEAD_KEY}): the table's state in one GET`);
 
-  withOutputOptions(withGlueTableOption(
-    head
-      .command("write")
-      .description("write the head object for the table's latest version")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's setting, else arrow)`),
-  )).action(async (table: string, options: WriteOptions) => {
+  withOutputOptions(
+    withGlueTableOption(
+      head
+        .command("write")
+        .description("write the head object for the table's latest version")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .option("--codec <codec>", `body codec: ${headCodecs.names().join(" | ")} (default: the table's setting, else arrow)`),
+    ),
+  ).action(async (table: string, options: WriteOptions) => {
     checkHeadCodecFlag(options.codec);
     const result = await runOnTable(table, options, io, async (store) =>
       writeTableHead(store, { ...(options.codec === undefined ? {} : { codec: options.codec }), ...(await catalogFormatOption(options, store)) }),
@@ -42,17 +42,14 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     else io.out(describeWrite(result));
   });
 
-  withOutputOptions(withGlueTableOption(
-    head
-      .command("show")
-      .description("show the table's current state as a reader loads it")
-      .argument("<table>", TABLE_ARGUMENT_HELP),
-  )).action(async (table: string, options: OutputOptions) => {
-    const state = await runOnTable(table, options, io, async (store) => loadTableState(store, await catalogFormatOption(options, store)));
-    if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
-    if (options.json) printJson(io, showJson(state));
-    else io.out(describeState(state));
-  });
+  withOutputOptions(withGlueTableOption(head.command("show").description("show the table's current state as a reader loads it").argument("<table>", TABLE_ARGUMENT_HELP))).action(
+    async (table: string, options: OutputOptions) => {
+      const state = await runOnTable(table, options, io, async (store) => loadTableState(store, await catalogFormatOption(options, store)));
+      if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
+      if (options.json) printJson(io, showJson(state));
+      else io.out(describeState(state));
+    },
+  );
 }
 
 /** What `head write` did, in words (the JSON keeps the action's name). */
@@ -162,7 +159,13 @@ function describeState(state: TableState): string {
       ? ""
       : `${plural(deletes.length, "delete file")}:\n${textTable(
           ["role", "rows", "size", "applies to", "file"],
-          deletes.map((d) => [d.kind, d.rows === null ? "?" : String(d.rows), d.size === null ? "?" : formatBytes(d.size), plural(d.appliesTo.length, "data file"), d.path ?? `inline (${d.storage})`]),
+          deletes.map((d) => [
+            d.kind,
+            d.rows === null ? "?" : String(d.rows),
+            d.size === null ? "?" : formatBytes(d.size),
+            plural(d.appliesTo.length, "data file"),
+            d.path ?? `inline (${d.storage})`,
+          ]),
         )}`;
   return `${lines.join("\n")}\n${textTable(["fragment", "rows", "deleted", "size", "files"], fragments)}${deleteTable}`;
 }
@@ -174,4 +177,3 @@ function deleteFilesOf(state: TableState): (ScanDeleteFile & { appliesTo: string
   for (const file of scan.dataFiles) for (const d of file.deletes) appliesTo[d]!.push(...file.paths);
   return scan.deleteFiles.map((d, i) => ({ ...d, appliesTo: appliesTo[i]! }));
 }
-

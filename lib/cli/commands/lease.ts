@@ -14,20 +14,15 @@ interface BreakOptions extends OutputOptions {
 }
 
 export function registerLeaseCommand(program: Command, { io }: ProgramContext): void {
-  const lease = program
-    .command("lease")
-    .description(`the cleanup lease (${LEASE_KEY}): who holds it, and releasing it`);
+  const lease = program.command("lease").description(`the cleanup lease (${LEASE_KEY}): who holds it, and releasing it`);
 
-  withOutputOptions(
-    lease
-      .command("show")
-      .description("who holds the cleanup lease, until when, and whether it still runs")
-      .argument("<table>", TABLE_ARGUMENT_HELP),
-  ).action(async (table: string, options: OutputOptions) => {
-    const inspection = await runOnTable(table, options, io, (store) => inspectLease(store));
-    if (options.json) printJson(io, inspectionJson(inspection));
-    else io.out(`${inspection.description}\n`);
-  });
+  withOutputOptions(lease.command("show").description("who holds the cleanup lease, until when, and whether it still runs").argument("<table>", TABLE_ARGUMENT_HELP)).action(
+    async (table: string, options: OutputOptions) => {
+      const inspection = await runOnTable(table, options, io, (store) => inspectLease(store));
+      if (options.json) printJson(io, inspectionJson(inspection));
+      else io.out(`${inspection.description}\n`);
+    },
+  );
 
   withOutputOptions(
     lease

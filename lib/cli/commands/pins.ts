@@ -39,7 +39,8 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
       try {
         file = await format.findVersionFile(store, version);
       } catch (error) {
-        if (error instanceof NotFoundError) throw new NotFoundError(`${store.uri}: version ${version} does not exist (never committed, or already cleaned up): nothing pinned`, { uri: store.uri });
+        if (error instanceof NotFoundError)
+          throw new NotFoundError(`${store.uri}: version ${version} does not exist (never committed, or already cleaned up): nothing pinned`, { uri: store.uri });
         throw error;
       }
       const view = await format.readForCleanup(store, file);
@@ -50,31 +51,28 @@ export function registerPinCommands(program: Command, { io }: ProgramContext): v
   });
 
   const pins = program.command("pins").description(`reader pins (${PINS_PREFIX}): list them`);
-  withOutputOptions(
-    pins
-      .command("list")
-      .description("every pin: version, expiry, note and writer (expired ones as ignored)")
-      .argument("<table>", TABLE_ARGUMENT_HELP),
-  ).action(async (table: string, flags: OutputOptions) => {
-    const now = new Date();
-    const read = await runOnTable(table, flags, io, (store) => readPins(store, now));
-    if (flags.json) {
-      printJson(io, { active: read.active, expired: read.expired, ignored: read.problems });
-      return;
-    }
-    if (read.active.length === 0 && read.expired.length === 0 && read.problems.length === 0) {
-      io.out("no pins\n");
-      return;
-    }
-    const row = (pin: PinRecord, state: string) => [pin.id, String(pin.version), pin.expires_at, state, pin.note ?? "", pin.host ? `${pin.host}:${pin.pid}` : ""];
-    io.out(
-      textTable(
-        ["pin", "version", "expires at", "state", "note", "written by"],
-        [...read.active.map((p) => row(p, "holds")), ...read.expired.map((p) => row(p, "expired: ignored"))],
-      ),
-    );
-    for (const problem of read.problems.filter((p) => !read.expired.some((e) => p.startsWith(`pin ${e.id} `)))) io.out(`${problem}\n`);
-  });
+  withOutputOptions(pins.command("list").description("every pin: version, expiry, note and writer (expired ones as ignored)").argument("<table>", TABLE_ARGUMENT_HELP)).action(
+    async (table: string, flags: OutputOptions) => {
+      const now = new Date();
+      const read = await runOnTable(table, flags, io, (store) => readPins(store, now));
+      if (flags.json) {
+        printJson(io, { active: read.active, expired: read.expired, ignored: read.problems });
+        return;
+      }
+      if (read.active.length === 0 && read.expired.length === 0 && read.problems.length === 0) {
+        io.out("no pins\n");
+        return;
+      }
+      const row = (pin: PinRecord, state: string) => [pin.id, String(pin.version), pin.expires_at, state, pin.note ?? "", pin.host ? `${pin.host}:${pin.pid}` : ""];
+      io.out(
+        textTable(
+          ["pin", "version", "expires at", "state", "note", "written by"],
+          [...read.active.map((p) => row(p, "holds")), ...read.expired.map((p) => row(p, "expired: ignored"))],
+        ),
+      );
+      for (const problem of read.problems.filter((p) => !read.expired.some((e) => p.startsWith(`pin ${e.id} `)))) io.out(`${problem}\n`);
+    },
+  );
 
   withOutputOptions(
     program

@@ -28,7 +28,14 @@ export function registerReportCommand(program: Command, { io }: ProgramContext):
     const html = renderReport(data);
     await writeFile(flags.output, html);
     for (const warning of data.warnings) io.err(`lakewarden: warning: ${warning}\n`);
-    const summary = { output: flags.output, bytes: Buffer.byteLength(html), versions: data.versions.length, runs: data.runs.length, tags: data.tags.length, pins: data.pins.length };
+    const summary = {
+      output: flags.output,
+      bytes: Buffer.byteLength(html),
+      versions: data.versions.length,
+      runs: data.runs.length,
+      tags: data.tags.length,
+      pins: data.pins.length,
+    };
     if (flags.json) printJson(io, summary);
     else io.out(`wrote ${flags.output} (${formatBytes(summary.bytes)}): ${plural(summary.versions, "version")}, ${plural(summary.runs, "cleanup run")}\n`);
   });

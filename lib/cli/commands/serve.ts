@@ -60,9 +60,11 @@ export function registerServeCommand(program: Command, { io }: ProgramContext): 
       let writer: DemoWriter | null = null;
       if (demo) {
         if (!options.json) {
-          io.out(`demo: LanceDB commits to ./${DEMO_DIR}/events.lance every ${formatDuration(DEMO_DEFAULTS.commitEveryMs)}; ` +
-            `cleanup every ${options.cleanupEvery ?? DEMO_DEFAULTS.cleanupEvery} removes versions older than ${options.olderThan ?? DEMO_DEFAULTS.olderThan} ` +
-            `(keeping ${options.retainVersions ?? DEMO_DEFAULTS.retainVersions}). Ctrl-C to stop.\n`);
+          io.out(
+            `demo: LanceDB commits to ./${DEMO_DIR}/events.lance every ${formatDuration(DEMO_DEFAULTS.commitEveryMs)}; ` +
+              `cleanup every ${options.cleanupEvery ?? DEMO_DEFAULTS.cleanupEvery} removes versions older than ${options.olderThan ?? DEMO_DEFAULTS.olderThan} ` +
+              `(keeping ${options.retainVersions ?? DEMO_DEFAULTS.retainVersions}). Ctrl-C to stop.\n`,
+          );
         }
         writer = await startDemoLake(served, {
           commitEveryMs: DEMO_DEFAULTS.commitEveryMs,
@@ -135,9 +137,11 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
   const name = (table: string): string => shortName(table, served);
   switch (event.type) {
     case "started":
-      return `serving ${event.location}: ${plural(event.tables.length, "table")}${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
+      return (
+        `serving ${event.location}: ${plural(event.tables.length, "table")}${event.tables.length ? ` (${event.tables.map((t) => t || ".").join(", ")})` : ""}; ` +
         `${event.watching === "files" ? "watching files, polling" : "polling"} every ${formatDuration(event.pollIntervalMs)}; ` +
-        `cleanup ${event.cleanupEveryMs === null ? "off" : `every ${formatDuration(event.cleanupEveryMs)}`}`;
+        `cleanup ${event.cleanupEveryMs === null ? "off" : `every ${formatDuration(event.cleanupEveryMs)}`}`
+      );
     case "table-found":
       return `table    ${name(event.table)}  found`;
     case "table-ignored":
@@ -146,17 +150,25 @@ function describeEvent(event: PrintedEvent, served: string): string | null {
       if (event.operation === "open") return `demo     events.lance  reopened at version ${event.version} (${plural(event.rows, "row")}): no new commit; the demo writer resumes`;
       return `commit   events.lance  version ${event.version} (${event.operation}, ${plural(event.rows, "row")}) by the demo writer`;
     case "head": {
-      const what = event.action === "created" || event.action === "replaced"
-        ? `${event.action} (${formatBytes(event.bytes)} in ${event.durationMs} ms)`
-        : event.action === "skipped-newer-present" ? "already newer" : "already current";
+      const what =
+        event.action === "created" || event.action === "replaced"
+          ? `${event.action} (${formatBytes(event.bytes)} in ${event.durationMs} ms)`
+          : event.action === "skipped-newer-present"
+            ? "already newer"
+            : "already current";
       return `head     ${name(event.table)}  version ${event.version} ${what}${event.notifiedVersionGone ? " (the notified version was already cleaned up)" : ""}`;
     }
     case "head-failed":
       return `head     ${name(event.table)}  version ${event.version} FAILED: ${event.error}`;
     case "cleanup": {
-      const removed = event.versionsRemoved.length === 0 ? "no versions removed" : `removed ${event.versionsRemoved.length === 1 ? "version" : "versions"} ${versionRanges(event.versionsRemoved)}`;
-      return `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${plural(event.filesRemoved, "file")}, ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
-        (event.warnings.length ? `; ${event.warnings.join("; ")}` : "");
+      const removed =
+        event.versionsRemoved.length === 0
+          ? "no versions removed"
+          : `removed ${event.versionsRemoved.length === 1 ? "version" : "versions"} ${versionRanges(event.versionsRemoved)}`;
+      return (
+        `cleanup  ${name(event.table)}  ${event.status}: ${removed}, ${plural(event.filesRemoved, "file")}, ${formatBytes(event.bytesRemoved)} (${event.durationMs} ms)` +
+        (event.warnings.length ? `; ${event.warnings.join("; ")}` : "")
+      );
     }
     case "cleanup-skipped":
       return `cleanup  ${name(event.table)}  skipped: ${event.reason}`;

@@ -21,19 +21,23 @@ interface StorageFlags extends OutputOptions {
 }
 
 export function registerStorageCommand(program: Command, { io }: ProgramContext): void {
-  withOutputOptions(withGlueTableOption(
-    program
-      .command("storage")
-      .description("where the table's bytes go: live, history, reclaimable, unknown")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--older-than <duration>", "plan as cleanup --older-than would (nothing is deleted)")
-      .option("--retain-versions <n>", "plan as cleanup --retain-versions would")
-      .option("--by-version", "also list each kept version's own and referenced bytes"),
-  )).action(async (table: string, flags: StorageFlags) => {
+  withOutputOptions(
+    withGlueTableOption(
+      program
+        .command("storage")
+        .description("where the table's bytes go: live, history, reclaimable, unknown")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .option("--older-than <duration>", "plan as cleanup --older-than would (nothing is deleted)")
+        .option("--retain-versions <n>", "plan as cleanup --retain-versions would")
+        .option("--by-version", "also list each kept version's own and referenced bytes"),
+    ),
+  ).action(async (table: string, flags: StorageFlags) => {
     const settings: CleanupSettings = {};
     if (flags.olderThan !== undefined) settings.olderThanMs = parseSettingFlag("olderThanMs", flags.olderThan, "--older-than");
     if (flags.retainVersions !== undefined) settings.retainVersions = parseSettingFlag("retainVersions", flags.retainVersions, "--retain-versions");
-    const report = await runOnTable(table, flags, io, async (store) => measureStorage(store, { ...(await catalogFormatOption(flags, store)), settings, byVersion: Boolean(flags.byVersion) }));
+    const report = await runOnTable(table, flags, io, async (store) =>
+      measureStorage(store, { ...(await catalogFormatOption(flags, store)), settings, byVersion: Boolean(flags.byVersion) }),
+    );
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (flags.json) printJson(io, report);
     else io.out(describeStorage(report));
@@ -51,7 +55,9 @@ export function describeStorage(report: StorageReport): string {
     [
       "reclaimable",
       ...cells(parts.reclaimable),
-      report.versions_reclaimable.length > 0 ? `cleanup would remove ${plural(report.versions_reclaimable.length, "version")} (${versionRanges(report.versions_reclaimable)})` : "what cleanup would delete now",
+      report.versions_reclaimable.length > 0
+        ? `cleanup would remove ${plural(report.versions_reclaimable.length, "version")} (${versionRanges(report.versions_reclaimable)})`
+        : "what cleanup would delete now",
     ],
     ["unknown", ...cells(parts.unknown), "in the format's folders, not known to it: kept"],
     ["lakewarden", ...cells(parts.lakewarden), `${LAKEWARDEN_PREFIX}: head, checkpoints, receipts, pins`],

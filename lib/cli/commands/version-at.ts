@@ -43,7 +43,10 @@ export function registerVersionAtCommand(program: Command, { io }: ProgramContex
     });
     if (options.json) printJson(io, { ...toJson(found, atMillis), is_future: future, ...(found.problems.length > 0 ? { history_problems: found.problems } : {}) });
     else {
-      if (future) io.out(`${new Date(atMillis).toISOString()} is in the future (now is ${new Date(nowMillis).toISOString()}): this is the answer as of now, and later commits may change it\n`);
+      if (future)
+        io.out(
+          `${new Date(atMillis).toISOString()} is in the future (now is ${new Date(nowMillis).toISOString()}): this is the answer as of now, and later commits may change it\n`,
+        );
       io.out(describe(found, atMillis));
     }
     // An answer from a history with a damaged checkpoint or segment may be wrong: said, exit 4.

@@ -92,9 +92,7 @@ async function readHistory(
     ...formatOption(options, store),
     ...(options.since === undefined ? {} : { since: options.since }),
     checkpointFromHead: true,
-  }).finally(() =>
-    progress.done(),
-  );
+  }).finally(() => progress.done());
   if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
   return {
     table: store.uri,

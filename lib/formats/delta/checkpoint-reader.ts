@@ -40,7 +40,10 @@ const CONCURRENCY = 8;
 
 export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointFiles): Promise<CheckpointRead> {
   if (!checkpoint.complete) {
-    throw new CheckpointReadError(store.uriOf(checkpoint.files[0]?.key ?? "_delta_log/"), `checkpoint ${checkpoint.version} is incomplete: ${checkpoint.problem ?? "a part is missing"}`);
+    throw new CheckpointReadError(
+      store.uriOf(checkpoint.files[0]?.key ?? "_delta_log/"),
+      `checkpoint ${checkpoint.version} is incomplete: ${checkpoint.problem ?? "a part is missing"}`,
+    );
   }
   const parts = await mapConcurrent(checkpoint.files, CONCURRENCY, (file) =>
     cachedActions(store.uriOf(file.key), file.etag, async () => {

@@ -24,17 +24,7 @@
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { ADMITTED } from "../table-format.ts";
-import type {
-  Admission,
-  CleanupView,
-  DeclaredRetention,
-  FileReference,
-  FileRole,
-  TableFormat,
-  TableSnapshot,
-  UnresolvedReference,
-  VersionFile,
-} from "../table-format.ts";
+import type { Admission, CleanupView, DeclaredRetention, FileReference, FileRole, TableFormat, TableSnapshot, UnresolvedReference, VersionFile } from "../table-format.ts";
 import { NO_REFS } from "../../model/refs.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
@@ -293,7 +283,12 @@ function timestampPolicyOf(store: ObjectStore): Promise<TimestampPolicy> {
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const snapshot = await loadSnapshot(store, file.version);
   const references = await referencesOf(store, snapshot);
-  return { record: toVersionRecord(snapshot, store.uriOf(file.key)), referencedFiles: references.files, unresolvedReferences: references.unresolved, config: { ...snapshot.metadata.configuration } };
+  return {
+    record: toVersionRecord(snapshot, store.uriOf(file.key)),
+    referencedFiles: references.files,
+    unresolvedReferences: references.unresolved,
+    config: { ...snapshot.metadata.configuration },
+  };
 }
 
 /**
@@ -308,7 +303,11 @@ async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> 
 
 function declaredRetention(config: Record<string, string>, uri: string): DeclaredRetention {
   // Protocol-independent properties only (checkpointProtection's V is planRemoval's).
-  const properties = cleanupProperties({ minReaderVersion: 1, minWriterVersion: 2 }, { id: "", format: { provider: "parquet" }, schemaString: null, partitionColumns: [], configuration: config }, uri);
+  const properties = cleanupProperties(
+    { minReaderVersion: 1, minWriterVersion: 2 },
+    { id: "", format: { provider: "parquet" }, schemaString: null, partitionColumns: [], configuration: config },
+    uri,
+  );
   const declared: DeclaredRetention = {
     olderThanMs: properties.logRetentionMs,
     safetyWindowMs: properties.deletedFileRetentionMs,

@@ -72,7 +72,10 @@ export function recordCount(add: AddAction): number | null {
 }
 
 /** The key of an add's DV file (null for none or inline), or an unresolved path. */
-export function deletionVectorKey(add: { deletionVector?: AddAction["deletionVector"] }, resolve: (path: string) => ResolvedDeltaPath): { key: string | null; unresolved?: UnresolvedPath } {
+export function deletionVectorKey(
+  add: { deletionVector?: AddAction["deletionVector"] },
+  resolve: (path: string) => ResolvedDeltaPath,
+): { key: string | null; unresolved?: UnresolvedPath } {
   if (!add.deletionVector) return { key: null };
   const location = deletionVectorLocation(add.deletionVector);
   if (location.kind === "inline") return { key: null };

@@ -19,10 +19,7 @@ export interface LastCheckpoint {
   checksumVerified: boolean;
 }
 
-export type LastCheckpointRead =
-  | { kind: "absent" }
-  | { kind: "invalid"; reason: string }
-  | { kind: "valid"; hint: LastCheckpoint };
+export type LastCheckpointRead = { kind: "absent" } | { kind: "invalid"; reason: string } | { kind: "valid"; hint: LastCheckpoint };
 
 /** Parses the bytes of a `_last_checkpoint` file. */
 export function parseLastCheckpoint(bytes: Uint8Array): LastCheckpointRead {
@@ -36,7 +33,7 @@ export function parseLastCheckpoint(bytes: Uint8Array): LastCheckpointRead {
   const record = value as Record<string, unknown>;
   const version = record.version;
   if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) {
-    return { kind: "invalid", reason: "has no valid \"version\"" };
+    return { kind: "invalid", reason: 'has no valid "version"' };
   }
   let checksumVerified = false;
   if (record.checksum !== undefined) {

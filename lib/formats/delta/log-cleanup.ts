@@ -127,7 +127,9 @@ export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
   }
   plan.keptCheckpoint = checkpoint;
 
-  const removedVersions = [...new Set([...input.listing.commits.keys(), ...input.listing.crcs.keys(), ...input.listing.checkpoints.map((c) => c.version)])].filter((v) => v < checkpoint);
+  const removedVersions = [...new Set([...input.listing.commits.keys(), ...input.listing.crcs.keys(), ...input.listing.checkpoints.map((c) => c.version)])].filter(
+    (v) => v < checkpoint,
+  );
   let keepCheckpointsBelow = 0;
   if (input.protectBefore > 0 && checkpoint < input.protectBefore && removedVersions.length > 0) {
     const unsupported = removedVersions.filter((v) => {
@@ -155,7 +157,12 @@ export function planLogCleanup(input: LogCleanupInput): LogCleanupPlan {
   }
   for (const compaction of input.listing.compactions) {
     if (compaction.version <= checkpoint) {
-      plan.deletions.push({ key: compaction.file.key, version: compaction.version, kind: "compaction", reason: `log compaction starting at or below the kept checkpoint ${checkpoint}` });
+      plan.deletions.push({
+        key: compaction.file.key,
+        version: compaction.version,
+        kind: "compaction",
+        reason: `log compaction starting at or below the kept checkpoint ${checkpoint}`,
+      });
     }
   }
   const remainingCheckpointKeys = new Set<string>();

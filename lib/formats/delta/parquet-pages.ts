@@ -38,7 +38,8 @@ export function pageChecksumProblem(bytes: Uint8Array, start: number, end: numbe
     }
     const body = header.next + header.compressedSize;
     if (header.compressedSize < 0 || body > end) return `page ${page} at byte ${at} runs past the column chunk's end (${end})`;
-    if (header.crc !== null && CHECKSUMMED_PAGES.has(header.type) && (crc32(bytes.subarray(header.next, body)) | 0) !== header.crc) return `page ${page} at byte ${at}: checksum mismatch`;
+    if (header.crc !== null && CHECKSUMMED_PAGES.has(header.type) && (crc32(bytes.subarray(header.next, body)) | 0) !== header.crc)
+      return `page ${page} at byte ${at}: checksum mismatch`;
     at = body;
     page++;
   }

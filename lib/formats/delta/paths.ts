@@ -8,10 +8,7 @@
 import { resolveTablePath } from "../../model/table-path.ts";
 import type { ResolvedPath } from "../../model/table-path.ts";
 
-export type DeltaPath =
-  | { kind: "relative"; path: string }
-  | { kind: "absolute"; uri: string }
-  | { kind: "invalid"; reason: string };
+export type DeltaPath = { kind: "relative"; path: string } | { kind: "absolute"; uri: string } | { kind: "invalid"; reason: string };
 
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 

@@ -151,7 +151,10 @@ async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput):
     for (const reference of references) {
       if (!SNAPSHOT_ROLES.has(reference.role) || listed.has(reference.path)) continue;
       if (await objectExists(store, reference.path)) continue;
-      throw new TableFormatError(store.uri, `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`);
+      throw new TableFormatError(
+        store.uri,
+        `version ${file.version} names "${reference.path}", which does not exist (is a path in the log encoded differently from the file's name?); nothing deleted`,
+      );
     }
   }
 }

@@ -66,7 +66,8 @@ function parseJson(value: Cell | undefined): unknown {
   }
 }
 
-const numberOf = (v: Cell | undefined): number | null => (typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : null);
+const numberOf = (v: Cell | undefined): number | null =>
+  typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : null;
 
 function columnsOf(snapshot: TableSnapshot): Column[] {
   const metadata = sectionColumns(snapshot, "delta_metadata");

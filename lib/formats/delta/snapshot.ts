@@ -13,16 +13,7 @@ import { NotFoundError } from "../../store/errors.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { parseCommit } from "./actions.ts";
-import type {
-  AddAction,
-  CommitInfoAction,
-  DeltaAction,
-  DomainMetadataAction,
-  MetadataAction,
-  ProtocolAction,
-  RemoveAction,
-  TxnAction,
-} from "./actions.ts";
+import type { AddAction, CommitInfoAction, DeltaAction, DomainMetadataAction, MetadataAction, ProtocolAction, RemoveAction, TxnAction } from "./actions.ts";
 import { CheckpointReadError, readCheckpoint } from "./checkpoint-reader.ts";
 import type { CheckpointRead } from "./checkpoint-reader.ts";
 import { deletionVectorUniqueId } from "./deletion-vectors.ts";

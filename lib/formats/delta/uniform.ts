@@ -17,7 +17,10 @@ export const ICEBERG_METADATA_COMPONENT = "metadata";
 export function universalFormats(config: Readonly<Record<string, string>>): string[] {
   const raw = config[UNIVERSAL_FORMATS];
   if (raw === undefined || raw === null) return [];
-  return String(raw).split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "");
+  return String(raw)
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== "");
 }
 
 export function uniformIcebergEnabled(config: Readonly<Record<string, string>>): boolean {

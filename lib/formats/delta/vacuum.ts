@@ -93,7 +93,14 @@ export function planVacuum(input: VacuumInput): VacuumPlan {
     protectDv(tombstone);
   }
   if (unresolved.length > 0) {
-    return { cutoff, candidates: [], young: [], protectedKeys, unresolved, blocked: `${unresolved.length === 1 ? "1 path" : `${unresolved.length} paths`} the table references cannot be resolved (first: "${unresolved[0]!.path}": ${unresolved[0]!.reason})` };
+    return {
+      cutoff,
+      candidates: [],
+      young: [],
+      protectedKeys,
+      unresolved,
+      blocked: `${unresolved.length === 1 ? "1 path" : `${unresolved.length} paths`} the table references cannot be resolved (first: "${unresolved[0]!.path}": ${unresolved[0]!.reason})`,
+    };
   }
 
   const candidates: VacuumCandidate[] = [];

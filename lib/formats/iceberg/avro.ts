@@ -155,7 +155,9 @@ export async function decodeAvroContainer(bytes: Uint8Array, uri: string): Promi
       decoder.on("data", (record: AvroRecord) => records.push(record));
       decoder.on("end", resolve);
       decoder.on("error", reject);
-      Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]).on("error", reject).pipe(decoder);
+      Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)])
+        .on("error", reject)
+        .pipe(decoder);
     });
   } catch (error) {
     const message = (error as Error).message;

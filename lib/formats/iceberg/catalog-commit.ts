@@ -53,7 +53,11 @@ export async function commitExpiryThroughCatalog(
   const uri = store.uriOf(table.metadataKey);
   if (!retention.gcEnabled) throw new UnsupportedFeatureError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
   if (pointerKey(table, entry) !== table.metadataKey) {
-    throw new CatalogCommitError(catalog.label, "conflict", `the entry the run loaded does not name ${table.metadataKey}, the metadata the plan read: re-plan; nothing written or deleted`);
+    throw new CatalogCommitError(
+      catalog.label,
+      "conflict",
+      `the entry the run loaded does not name ${table.metadataKey}, the metadata the plan read: re-plan; nothing written or deleted`,
+    );
   }
   if (catalog.commitChanges) return commitChanges(table, plan, binding);
   const name = table.read.file.name;
@@ -76,7 +80,11 @@ export async function commitExpiryThroughCatalog(
 
 function refuseUnanswered(binding: CatalogBinding, answer: CatalogCommitAnswer, what: string): void {
   if (answer.outcome === "conflict") {
-    throw new CatalogCommitError(binding.catalog.label, "conflict", `the expiry commit was refused (${answer.reason}): another commit moved the table; re-plan on the new metadata; nothing deleted`);
+    throw new CatalogCommitError(
+      binding.catalog.label,
+      "conflict",
+      `the expiry commit was refused (${answer.reason}): another commit moved the table; re-plan on the new metadata; nothing deleted`,
+    );
   }
   if (answer.outcome === "unknown") {
     throw new CatalogCommitError(
@@ -105,7 +113,11 @@ async function commitChanges(table: IcebergTable, plan: Pick<ExpiryPlan, "expire
   const pointer = answer.outcome === "accepted" ? answer.pointer : undefined;
   const resolved = pointer === undefined ? null : table.resolve(pointer);
   if (resolved === null || resolved.kind !== "key") {
-    throw new CatalogCommitError(binding.catalog.label, "unconfirmed", `the catalog accepted the expiry commit but named ${pointer ?? "no metadata file"}, not a file under the table root; nothing deleted`);
+    throw new CatalogCommitError(
+      binding.catalog.label,
+      "unconfirmed",
+      `the catalog accepted the expiry commit but named ${pointer ?? "no metadata file"}, not a file under the table root; nothing deleted`,
+    );
   }
   await assertShown(table.store, table, binding, resolved.key, pointer!);
   return { key: resolved.key };
@@ -122,7 +134,13 @@ async function assertShown(store: ObjectStore, table: IcebergTable, binding: Cat
   if (key === nextKey) return;
   if (key !== null) {
     const read = await readMetadataFile(store, key);
-    if (read.metadata.metadataLog.some((logged) => { const r = table.resolve(logged.file); return r.kind === "key" && r.key === nextKey; })) return;
+    if (
+      read.metadata.metadataLog.some((logged) => {
+        const r = table.resolve(logged.file);
+        return r.kind === "key" && r.key === nextKey;
+      })
+    )
+      return;
   }
   throw new CatalogCommitError(
     binding.catalog.label,

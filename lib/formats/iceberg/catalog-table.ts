@@ -18,7 +18,10 @@ export function icebergCatalogPointer(table: CatalogTable): CatalogPointer {
   }
   const pointer = table.parameters[METADATA_LOCATION_PARAMETER];
   if (pointer === undefined || pointer.trim() === "") {
-    throw new CatalogTableError(table.label, `is an Iceberg table without a ${METADATA_LOCATION_PARAMETER} parameter: the catalog names no current metadata file; nothing read, written or deleted`);
+    throw new CatalogTableError(
+      table.label,
+      `is an Iceberg table without a ${METADATA_LOCATION_PARAMETER} parameter: the catalog names no current metadata file; nothing read, written or deleted`,
+    );
   }
   return { pointer, parameter: METADATA_LOCATION_PARAMETER };
 }

@@ -73,11 +73,17 @@ export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retent
   const tableAge =
     overrides.expireOlderThanMs !== undefined
       ? { cutoff: overrides.expireOlderThanMs, text: `older than ${new Date(overrides.expireOlderThanMs).toISOString()} (override)` }
-      : { cutoff: nowMs - retention.maxSnapshotAgeMs, text: setting("max-snapshot-age-ms", retention.maxSnapshotAgeMs, retention.sources.maxSnapshotAgeMs ?? "Iceberg default", "ms") };
+      : {
+          cutoff: nowMs - retention.maxSnapshotAgeMs,
+          text: setting("max-snapshot-age-ms", retention.maxSnapshotAgeMs, retention.sources.maxSnapshotAgeMs ?? "Iceberg default", "ms"),
+        };
   const tableMinKeep =
     overrides.retainLast !== undefined
       ? { count: overrides.retainLast, text: `min-snapshots-to-keep ${overrides.retainLast} (override)` }
-      : { count: retention.minSnapshotsToKeep, text: setting("min-snapshots-to-keep", retention.minSnapshotsToKeep, retention.sources.minSnapshotsToKeep ?? "Iceberg default", "count") };
+      : {
+          count: retention.minSnapshotsToKeep,
+          text: setting("min-snapshots-to-keep", retention.minSnapshotsToKeep, retention.sources.minSnapshotsToKeep ?? "Iceberg default", "count"),
+        };
   const dropRefs: string[] = [];
   const dropped = new Map<string, string>();
   const refs = [...metadata.refs]
@@ -111,7 +117,10 @@ export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retent
     if (ref.type !== "branch") continue;
     const age =
       ref.maxSnapshotAgeMs !== null ? { cutoff: nowMs - ref.maxSnapshotAgeMs, text: setting("max-snapshot-age-ms", ref.maxSnapshotAgeMs, `ref "${ref.name}"`, "ms") } : tableAge;
-    const minKeep = ref.minSnapshotsToKeep !== null ? { count: ref.minSnapshotsToKeep, text: setting("min-snapshots-to-keep", ref.minSnapshotsToKeep, `ref "${ref.name}"`, "count") } : tableMinKeep;
+    const minKeep =
+      ref.minSnapshotsToKeep !== null
+        ? { count: ref.minSnapshotsToKeep, text: setting("min-snapshots-to-keep", ref.minSnapshotsToKeep, `ref "${ref.name}"`, "count") }
+        : tableMinKeep;
     const history: RetainedBy = ref.name === "main" ? "main-history" : "branch-history";
     let kept = 0;
     let stopped = false;
@@ -141,7 +150,8 @@ export function planExpiry(metadata: IcebergTableMetadata, nowMs: number, retent
   for (const ref of metadata.refs) {
     const reason = dropped.get(ref.name);
     if (reason === undefined) continue;
-    for (const id of ref.type === "branch" ? ancestry(metadata, ref.snapshotId) : [ref.snapshotId]) if (!droppedReach.has(id)) droppedReach.set(id, `${ref.type} "${ref.name}" expired: ${reason}`);
+    for (const id of ref.type === "branch" ? ancestry(metadata, ref.snapshotId) : [ref.snapshotId])
+      if (!droppedReach.has(id)) droppedReach.set(id, `${ref.type} "${ref.name}" expired: ${reason}`);
   }
   for (const snapshot of metadata.snapshots) {
     if (why.has(snapshot.id)) continue;
@@ -233,10 +243,16 @@ export async function writeExpiryCommit(
   const { metadata } = table.read;
   const uri = store.uriOf(table.metadataKey);
   if (table.read.file.name.naming === "other") {
-    throw new UnsupportedFeatureError(uri, "the current metadata file's name has no version number, so the next commit has no name in this table's scheme: lakewarden does not expire snapshots here");
+    throw new UnsupportedFeatureError(
+      uri,
+      "the current metadata file's name has no version number, so the next commit has no name in this table's scheme: lakewarden does not expire snapshots here",
+    );
   }
   if (table.read.file.name.naming !== "hadoop") {
-    throw new UnsupportedFeatureError(uri, "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: lakewarden does not commit through a catalog, so it does not expire snapshots here");
+    throw new UnsupportedFeatureError(
+      uri,
+      "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: lakewarden does not commit through a catalog, so it does not expire snapshots here",
+    );
   }
   if (!retention.gcEnabled) {
     throw new UnsupportedFeatureError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");

@@ -27,7 +27,21 @@ import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
 import { CatalogCommitError, CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
 import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
-import type { Admission, CatalogBinding, CleanupView, CommitRemovalInput, FileRole, FormatKeptBy, FormatParts, FormatRemovalRules, MetadataCommitRemoval, Refs, TableFormat, TableSnapshot, VersionFile } from "../table-format.ts";
+import type {
+  Admission,
+  CatalogBinding,
+  CleanupView,
+  CommitRemovalInput,
+  FileRole,
+  FormatKeptBy,
+  FormatParts,
+  FormatRemovalRules,
+  MetadataCommitRemoval,
+  Refs,
+  TableFormat,
+  TableSnapshot,
+  VersionFile,
+} from "../table-format.ts";
 import { defineFormat } from "../define-format.ts";
 import { commitExpiryThroughCatalog } from "./catalog-commit.ts";
 import { icebergCatalogPointer } from "./catalog-table.ts";
@@ -183,7 +197,8 @@ async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> 
 
 function snapshotOf(table: IcebergTable, file: VersionFile, uri: string): IcebergSnapshot {
   const { metadata } = table.read;
-  const snapshot = file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
+  const snapshot =
+    file.id !== undefined ? metadata.snapshots.find((s) => s.id === file.id) : table.ordered.snapshots.find((s) => table.ordered.versionOf.get(s.id) === file.version);
   if (!snapshot || table.ordered.versionOf.get(snapshot.id) !== file.version) {
     throw new CorruptFileError(uri, `holds no snapshot ${file.id ?? ""} with version ${file.version}`);
   }
@@ -306,7 +321,10 @@ function expiryOf(table: IcebergTable, input: CommitRemovalInput, retention: Ret
   if (expire.length === 0 && rules.dropRefs.length === 0) return null;
   const retained = expire.find((id) => rules.retain.has(id));
   if (retained !== undefined) {
-    throw new TableFormatError(table.store.uri, `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`);
+    throw new TableFormatError(
+      table.store.uri,
+      `cannot expire snapshot ${retained}: the table's snapshot retention keeps it (${rules.why.get(retained)!.reason}); nothing written`,
+    );
   }
   return { expire, dropRefs: rules.dropRefs };
 }
@@ -427,7 +445,11 @@ function catalogBoundFormat(pointer: string, binding: CatalogBinding): TableForm
       finishInterrupted: async () => {},
       commit: async (store, input) => {
         if (input.base.key !== current) {
-          throw new CatalogCommitError(binding.catalog.label, "conflict", `the plan was made on ${input.base.key}, not ${current}, the metadata the catalog named: re-plan; nothing written or deleted`);
+          throw new CatalogCommitError(
+            binding.catalog.label,
+            "conflict",
+            `the plan was made on ${input.base.key}, not ${current}, the metadata the catalog named: re-plan; nothing written or deleted`,
+          );
         }
         const table = await openIcebergTable(store, { metadataKey: current });
         const retention = tableRetention(table.read.metadata.properties, store.uriOf(current));

@@ -10,15 +10,7 @@ import { gunzipSync } from "node:zlib";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
-import {
-  METADATA_PREFIX,
-  parseAnyMetadataKey,
-  parseMetadataKey,
-  parseVersionHint,
-  VERSION_HINT_KEY,
-  type MetadataFileName,
-  type SequencedMetadataName,
-} from "./metadata-names.ts";
+import { METADATA_PREFIX, parseAnyMetadataKey, parseMetadataKey, parseVersionHint, VERSION_HINT_KEY, type MetadataFileName, type SequencedMetadataName } from "./metadata-names.ts";
 import { parseTableMetadata, type IcebergTableMetadata } from "./table-metadata.ts";
 
 export interface MetadataFileInfo extends ObjectInfo {

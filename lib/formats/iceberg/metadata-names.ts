@@ -43,7 +43,11 @@ const CATALOG = /^(\d+)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 /** The stem of a metadata JSON file name and whether it is gzip, or null for another name. */
 function metadataStem(name: string): { stem: string; gzip: boolean } | null {
-  for (const [suffix, gzip] of [[".gz.metadata.json", true], [".metadata.json.gz", true], [".metadata.json", false]] as const) {
+  for (const [suffix, gzip] of [
+    [".gz.metadata.json", true],
+    [".metadata.json.gz", true],
+    [".metadata.json", false],
+  ] as const) {
     if (name.endsWith(suffix) && name.length > suffix.length) return { stem: name.slice(0, -suffix.length), gzip };
   }
   return null;

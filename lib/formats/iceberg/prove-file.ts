@@ -69,7 +69,10 @@ async function proveContentFile(store: ObjectStore, file: FileReference, listed:
   if (expected === "avro") return (await startsAvro(store, file.path)) ? null : "not an Avro file: no Obj magic at its start";
   const tail = (await store.get(file.path, { suffixLength: MAGIC_BYTES })).body;
   const found = tailMagic(tail);
-  if (expected !== undefined) return found === expected ? null : `not a ${NAMES[expected]} file: ${expected === "orc" ? "no ORC postscript" : `no ${expected === "parquet" ? "PAR1" : "PFA1"} magic`} at its end`;
+  if (expected !== undefined)
+    return found === expected
+      ? null
+      : `not a ${NAMES[expected]} file: ${expected === "orc" ? "no ORC postscript" : `no ${expected === "parquet" ? "PAR1" : "PFA1"} magic`} at its end`;
   if (found !== null) return null;
   return (await startsAvro(store, file.path)) ? null : "not a Parquet, ORC, Avro or Puffin file: no magic at its end or start";
 }

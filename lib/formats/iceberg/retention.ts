@@ -60,7 +60,12 @@ export function tableRetention(properties: Record<string, string>, uri = "table"
 /** A duration for people: whole days, hours, minutes or seconds where exact, else milliseconds. */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return "never";
-  for (const [unit, size] of [["d", DAY_MS], ["h", 3600_000], ["m", 60_000], ["s", 1000]] as const) {
+  for (const [unit, size] of [
+    ["d", DAY_MS],
+    ["h", 3600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

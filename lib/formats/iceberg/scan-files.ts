@@ -78,7 +78,11 @@ function schemaOf(json: JsonObject, schemaId: number | null): Field[] {
 function specsOf(json: JsonObject): Map<number, SpecField[]> {
   const out = new Map<number, SpecField[]>();
   const read = (fields: JsonValue | undefined): SpecField[] =>
-    (Array.isArray(fields) ? (fields as JsonObject[]) : []).map((f) => ({ fieldId: Number(f["field-id"] ?? -1), sourceId: Number(f["source-id"]), transform: String(f.transform) }));
+    (Array.isArray(fields) ? (fields as JsonObject[]) : []).map((f) => ({
+      fieldId: Number(f["field-id"] ?? -1),
+      sourceId: Number(f["source-id"]),
+      transform: String(f.transform),
+    }));
   if (Array.isArray(json["partition-specs"])) {
     for (const spec of json["partition-specs"] as JsonObject[]) out.set(Number(spec["spec-id"]), read(spec.fields));
   } else if (Array.isArray(json["partition-spec"])) {
@@ -231,10 +235,14 @@ function partitionFacts(field: SpecField, column: ScanColumn, value: unknown, ro
   if (bucket) {
     const n = Number(bucket[1]);
     if (typeof value !== "number" || n <= 0) return null;
-    return { column: column.name, nullCount: 0, matches: (v) => {
+    return {
+      column: column.name,
+      nullCount: 0,
+      matches: (v) => {
         const b = bucketOf(column, v, n);
         return b === null || b === value;
-      } };
+      },
+    };
   }
   const truncate = /^truncate\[(\d+)\]$/.exec(transform);
   if (truncate) {
@@ -294,7 +302,10 @@ const countOf = (map: Record<string, unknown>, id: number): number | undefined =
 };
 
 /** Metrics facts of one column: counts and bounds, as recorded. */
-function metricFacts(field: Field, maps: { values: Record<string, unknown>; nulls: Record<string, unknown>; nans: Record<string, unknown>; lower: Record<string, unknown>; upper: Record<string, unknown> }): ColumnFacts | null {
+function metricFacts(
+  field: Field,
+  maps: { values: Record<string, unknown>; nulls: Record<string, unknown>; nans: Record<string, unknown>; lower: Record<string, unknown>; upper: Record<string, unknown> },
+): ColumnFacts | null {
   const facts: ColumnFacts = { column: field.name };
   const valueCount = countOf(maps.values, field.id);
   const nullCount = countOf(maps.nulls, field.id);

@@ -53,9 +53,7 @@ export class IcebergFileReader {
 
   manifest(key: string, listed: ManifestFile, what: string): Promise<ManifestEntry[]> {
     // Inherited sequence numbers depend on the listing entry; a manifest is listed with one sequence number.
-    return cached(this.manifests, `${key}\u0000${listed.sequenceNumber}`, async () =>
-      decodeManifest(await this.getBytes(key, what), this.store.uriOf(key), listed),
-    );
+    return cached(this.manifests, `${key}\u0000${listed.sequenceNumber}`, async () => decodeManifest(await this.getBytes(key, what), this.store.uriOf(key), listed));
   }
 
   private async getBytes(key: string, what: string): Promise<Uint8Array> {

@@ -42,7 +42,13 @@ export function withoutDotSegments(path: string): string {
   const authority = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/]*/.exec(path)?.[0] ?? "";
   const rest = path.slice(authority.length);
   if (!rest.split("/").includes(".")) return path;
-  return authority + rest.split("/").filter((segment) => segment !== ".").join("/");
+  return (
+    authority +
+    rest
+      .split("/")
+      .filter((segment) => segment !== ".")
+      .join("/")
+  );
 }
 
 export function icebergPathResolver(writtenLocation: string, encodedStoreUri: string): IcebergPathResolver {

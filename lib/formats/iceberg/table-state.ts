@@ -27,10 +27,7 @@ export interface OpenOptions {
 }
 
 export async function openIcebergTable(store: ObjectStore, options: OpenOptions = {}): Promise<IcebergTable> {
-  const [latest, hint] = await Promise.all([
-    options.metadataKey === undefined ? latestMetadataFile(store) : Promise.resolve(null),
-    readVersionHint(store),
-  ]);
+  const [latest, hint] = await Promise.all([options.metadataKey === undefined ? latestMetadataFile(store) : Promise.resolve(null), readVersionHint(store)]);
   const hinted = options.metadataKey === undefined && hint !== null && hint.sequence === null ? await hintedMetadataKey(store, hint.text) : null;
   const metadataKey = options.metadataKey ?? hinted ?? latest?.key;
   if (metadataKey === undefined) throw new NotATableError(store.uri, `not an Iceberg table: no metadata files under ${METADATA_PREFIX}`);

@@ -26,7 +26,10 @@ export interface OrderedSnapshots {
 export function orderSnapshots(metadata: IcebergTableMetadata, uri: string): OrderedSnapshots {
   const withSequence = metadata.snapshots.filter((s) => s.sequenceNumber > 0).length;
   if (withSequence !== 0 && withSequence !== metadata.snapshots.length) {
-    throw new UnsupportedFeatureError(uri, `${metadata.snapshots.length - withSequence} of ${metadata.snapshots.length} snapshots have no sequence number (an upgraded v1 table): no stable version order`);
+    throw new UnsupportedFeatureError(
+      uri,
+      `${metadata.snapshots.length - withSequence} of ${metadata.snapshots.length} snapshots have no sequence number (an upgraded v1 table): no stable version order`,
+    );
   }
   const ordering: SnapshotOrdering = withSequence > 0 ? "sequence-number" : "timestamp-ms";
   const versionOf = new Map<string, number>();

@@ -48,8 +48,5 @@ export function assertReadable(readerFlags: bigint, uri: string): void {
   for (let bit = 0n; bit < 64n; bit++) {
     if (unknown & (1n << bit)) bits.push(String(1n << bit));
   }
-  throw new UnsupportedFeatureError(
-    uri,
-    `manifest requires reader feature flags unknown to lakewarden: ${bits.join(", ")} (reader_feature_flags=${readerFlags})`,
-  );
+  throw new UnsupportedFeatureError(uri, `manifest requires reader feature flags unknown to lakewarden: ${bits.join(", ")} (reader_feature_flags=${readerFlags})`);
 }

@@ -27,13 +27,7 @@ import { VERSIONS_PREFIX, parseVersionKey, versionKey, type ParsedVersionName } 
 import { lanceScanFiles } from "./scan-files.ts";
 
 /** The folders Lance cleanup itself lists (since lance#5338); nothing else is ever a candidate. */
-export const LANCE_MANAGED_PREFIXES = [
-  VERSIONS_PREFIX,
-  DATA_PREFIX,
-  TRANSACTIONS_PREFIX,
-  INDICES_PREFIX,
-  DELETIONS_PREFIX,
-] as const;
+export const LANCE_MANAGED_PREFIXES = [VERSIONS_PREFIX, DATA_PREFIX, TRANSACTIONS_PREFIX, INDICES_PREFIX, DELETIONS_PREFIX] as const;
 
 function toVersionFile(object: ObjectInfo, parsed: ParsedVersionName): VersionFile {
   return {
@@ -253,7 +247,12 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
   const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(store));
   if (view.version !== file.version) throw new CorruptFileError(store.uriOf(file.key), `manifest says version ${view.version} but its file name says ${file.version}`);
-  return { record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)), referencedFiles: view.references, unresolvedReferences: view.unresolved, config: view.config };
+  return {
+    record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)),
+    referencedFiles: view.references,
+    unresolvedReferences: view.unresolved,
+    config: view.config,
+  };
 }
 
 function classify(key: string): FileRole | null {

@@ -13,14 +13,7 @@ import type { GetResult, ObjectStore } from "../../store/object-store.ts";
 import { InvalidRangeError } from "../../store/errors.ts";
 import { CorruptFileError } from "../errors.ts";
 import { assertReadable } from "./feature-flags.ts";
-import {
-  decodeIndexSection,
-  decodeManifest,
-  decodeTransaction,
-  type PbIndexSection,
-  type PbManifest,
-  type PbTransaction,
-} from "./proto-messages.ts";
+import { decodeIndexSection, decodeManifest, decodeTransaction, type PbIndexSection, type PbManifest, type PbTransaction } from "./proto-messages.ts";
 import { toBigInt, toSafeNumber } from "./safe-integer.ts";
 
 export const MANIFEST_MAGIC = "LANC";
@@ -62,10 +55,7 @@ export function parseFooter(bytes: Uint8Array, uri: string): ManifestFooter {
   const manifestPos = footer.getBigInt64(0, true);
   const lastStart = BigInt(bytes.length - FOOTER_SIZE - LENGTH_PREFIX_SIZE);
   if (manifestPos < 0n || manifestPos > lastStart) {
-    throw new CorruptFileError(
-      uri,
-      `manifest position ${manifestPos} in the footer is outside the file (${bytes.length} bytes): truncated or corrupt`,
-    );
+    throw new CorruptFileError(uri, `manifest position ${manifestPos} in the footer is outside the file (${bytes.length} bytes): truncated or corrupt`);
   }
   return {
     manifestPos: Number(manifestPos),
@@ -85,10 +75,7 @@ export function sectionAt(bytes: Uint8Array, offset: number, end: number, what: 
   const length = view(bytes).getUint32(offset, true);
   const start = offset + LENGTH_PREFIX_SIZE;
   if (start + length > end) {
-    throw new CorruptFileError(
-      uri,
-      `${what} at offset ${offset} claims ${length} bytes but only ${end - start} are available`,
-    );
+    throw new CorruptFileError(uri, `${what} at offset ${offset} claims ${length} bytes but only ${end - start} are available`);
   }
   return bytes.subarray(start, start + length);
 }
@@ -100,10 +87,7 @@ export function manifestMessageBytes(bytes: Uint8Array, uri: string): { footer: 
   const manifestBytes = sectionAt(bytes, footer.manifestPos, manifestEnd, "manifest", uri);
   const expected = manifestEnd - footer.manifestPos - LENGTH_PREFIX_SIZE;
   if (manifestBytes.length !== expected) {
-    throw new CorruptFileError(
-      uri,
-      `manifest length prefix says ${manifestBytes.length} bytes but ${expected} lie between it and the footer`,
-    );
+    throw new CorruptFileError(uri, `manifest length prefix says ${manifestBytes.length} bytes but ${expected} lie between it and the footer`);
   }
   return { footer, manifestBytes };
 }
@@ -120,18 +104,11 @@ export function decodeManifestFile(bytes: Uint8Array, uri: string): DecodedManif
   assertReadable(toBigInt(manifest.reader_feature_flags), uri);
 
   // Sections precede the manifest message; nothing may overlap it.
-  const sectionOffset = (value: string | undefined, what: string): number | null =>
-    value === undefined ? null : toSafeNumber(value, `${what} offset`, uri);
+  const sectionOffset = (value: string | undefined, what: string): number | null => (value === undefined ? null : toSafeNumber(value, `${what} offset`, uri));
   const indexOffset = sectionOffset(manifest.index_section, "index section");
   const transactionOffset = sectionOffset(manifest.transaction_section, "transaction section");
-  const indexSection =
-    indexOffset === null
-      ? null
-      : decodeIndexSection(sectionAt(bytes, indexOffset, footer.manifestPos, "index section", uri), uri);
-  const inlineTransaction =
-    transactionOffset === null
-      ? null
-      : decodeTransaction(sectionAt(bytes, transactionOffset, footer.manifestPos, "transaction section", uri), uri);
+  const indexSection = indexOffset === null ? null : decodeIndexSection(sectionAt(bytes, indexOffset, footer.manifestPos, "index section", uri), uri);
+  const inlineTransaction = transactionOffset === null ? null : decodeTransaction(sectionAt(bytes, transactionOffset, footer.manifestPos, "transaction section", uri), uri);
   return { footer, manifest, indexSection, inlineTransaction };
 }
 

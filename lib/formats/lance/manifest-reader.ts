@@ -324,7 +324,6 @@ function toFragment(raw: RawFragment, uri: string): LanceFragment {
   return { id, files: raw.files, deletionFile, physicalRows: physicalRows === 0 ? null : physicalRows };
 }
 
-
 /** Manifest field numbers the cleanup view reads (from the descriptor). */
 const M = {
   version: fieldId(manifestType, "version"),
@@ -565,7 +564,10 @@ function toIndices(bytes: Uint8Array, uri: string): LanceIndex[] {
       fields: [...(index.fields as number[])],
       datasetVersion: u64Safe(index.dataset_version, `index ${JSON.stringify(name)} dataset_version`, uri),
       baseId: has(index, "base_id") ? (index.base_id as number) : null,
-      files: ((index.files as Record<string, unknown>[] | undefined) ?? []).map((file) => ({ path: file.path as string, sizeBytes: u64Safe(file.size_bytes, `index ${JSON.stringify(name)} file size`, uri) })),
+      files: ((index.files as Record<string, unknown>[] | undefined) ?? []).map((file) => ({
+        path: file.path as string,
+        sizeBytes: u64Safe(file.size_bytes, `index ${JSON.stringify(name)} file size`, uri),
+      })),
     };
   });
 }
@@ -587,15 +589,11 @@ function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false): 
   const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
   const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, cleanupOnly);
   assertReadable(u64(rest.reader_feature_flags), uri);
-  const sectionOffset = (name: string, what: string): number | null =>
-    has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null;
+  const sectionOffset = (name: string, what: string): number | null => (has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null);
   const indexOffset = sectionOffset("index_section", "index section");
   const transactionOffset = sectionOffset("transaction_section", "transaction section");
   const indices = indexOffset === null ? [] : toIndices(sectionAt(bytes, indexOffset, footer.manifestPos, "index section", uri), uri);
-  const inlineTransaction =
-    transactionOffset === null
-      ? null
-      : decodeLanceTransaction(sectionAt(bytes, transactionOffset, footer.manifestPos, "transaction section", uri), uri);
+  const inlineTransaction = transactionOffset === null ? null : decodeLanceTransaction(sectionAt(bytes, transactionOffset, footer.manifestPos, "transaction section", uri), uri);
   const timestamp = rest.timestamp as { seconds: Long64; nanos: number } | null;
   const transactionFile = rest.transaction_file as string;
   return {

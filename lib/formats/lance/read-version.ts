@@ -53,12 +53,7 @@ export interface LanceCleanupVersion {
 }
 
 /** Like readLanceVersion, decoding only what cleanup needs; `cache` shares fragments between versions. */
-export async function readLanceCleanupVersion(
-  store: ObjectStore,
-  key: string,
-  knownSize?: number,
-  cache?: FragmentCache,
-): Promise<LanceCleanupVersion> {
+export async function readLanceCleanupVersion(store: ObjectStore, key: string, knownSize?: number, cache?: FragmentCache): Promise<LanceCleanupVersion> {
   const uri = store.uriOf(key);
   const { readManifestFile, decodeLanceCleanupView } = await loadManifestReader();
   const { bytes } = await readManifestFile(store, key, knownSize);

@@ -72,7 +72,10 @@ function refKeysOf(keys: Iterable<string>): { tags: string[]; branches: string[]
   const branches: string[] = [];
   for (const key of keys) {
     if (!key.endsWith(REF_SUFFIX)) continue;
-    for (const [prefix, found] of [[TAGS_PREFIX, tags], [BRANCHES_PREFIX, branches]] as const) {
+    for (const [prefix, found] of [
+      [TAGS_PREFIX, tags],
+      [BRANCHES_PREFIX, branches],
+    ] as const) {
       if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/")) found.push(key);
     }
   }

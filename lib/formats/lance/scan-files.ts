@@ -13,7 +13,13 @@ export function lanceScanFiles(snapshot: TableSnapshot): ScanFiles {
     const deletes: number[] = [];
     if (f.deletionFile) {
       deletes.push(deleteFiles.length);
-      deleteFiles.push({ path: f.deletionFile, kind: "deletion-vector", rows: f.deletedRows, size: null, storage: f.deletionFile.endsWith(".bin") ? "lance bitmap" : "lance arrow" });
+      deleteFiles.push({
+        path: f.deletionFile,
+        kind: "deletion-vector",
+        rows: f.deletedRows,
+        size: null,
+        storage: f.deletionFile.endsWith(".bin") ? "lance bitmap" : "lance arrow",
+      });
     }
     return { paths: f.paths, fileFormat: "lance", size: f.size, rows: f.physicalRows, facts: [], deletes, partition: "" };
   });

@@ -110,10 +110,12 @@ export function liveFiles(manifest: LanceManifest, tableUri: string): LiveFile[]
     const deletion = fragment.deletionFile;
     return {
       fragmentId: fragment.id,
-      paths: fragment.files.filter((file) => file.baseId === null).map((file) => {
-        const resolved = resolveUnder(DATA_PREFIX, file.path, tableUri);
-        return "key" in resolved ? resolved.key : file.path;
-      }),
+      paths: fragment.files
+        .filter((file) => file.baseId === null)
+        .map((file) => {
+          const resolved = resolveUnder(DATA_PREFIX, file.path, tableUri);
+          return "key" in resolved ? resolved.key : file.path;
+        }),
       size: fragment.files.reduce((sum, file) => sum + file.sizeBytes, 0),
       physicalRows: fragment.physicalRows ?? 0,
       deletionFile: deletion && deletion.baseId === null ? deletionKey(fragment, deletion) : null,

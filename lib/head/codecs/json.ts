@@ -33,14 +33,13 @@ export const jsonCodec: HeadCodec = {
       properties: model.properties,
       tables: model.tables.map((table) => ({
         name: table.name,
-        columns: table.columns.map((column): JsonColumn => ({
-          name: column.name,
-          type: column.type,
-          values:
-            column.type === "binary"
-              ? column.values.map((value) => (value === null ? null : Buffer.from(value).toString("base64")))
-              : column.values,
-        })),
+        columns: table.columns.map(
+          (column): JsonColumn => ({
+            name: column.name,
+            type: column.type,
+            values: column.type === "binary" ? column.values.map((value) => (value === null ? null : Buffer.from(value).toString("base64"))) : column.values,
+          }),
+        ),
       })),
     };
     return new TextEncoder().encode(JSON.stringify(document));

@@ -85,7 +85,12 @@ describe("Delta bad input", () => {
 
   it("a corrupt _last_checkpoint (empty, bad JSON, wrong checksum, or a version with no checkpoint) falls back to listing", async () => {
     // Empty (how Spark's golden table corrupted-last-checkpoint-kernel corrupts it), truncated, wrong checksum, a version with no checkpoint.
-    for (const content of ["", "{\"version\":20,\"si", JSON.stringify({ version: 20, size: 5, checksum: "00000000000000000000000000000000" }), JSON.stringify({ version: 15, size: 5 })]) {
+    for (const content of [
+      "",
+      '{"version":20,"si',
+      JSON.stringify({ version: 20, size: 5, checksum: "00000000000000000000000000000000" }),
+      JSON.stringify({ version: 15, size: 5 }),
+    ]) {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
       const before = livePaths(await loadSnapshot(new LocalStore(dir)));
       await writeFile(join(dir, "_delta_log", "_last_checkpoint"), content);
@@ -171,7 +176,10 @@ describe("Delta bad input", () => {
     it.each(["off", "no", "0", ""])("delta.enableExpiredLogCleanup = %j (not a boolean, as Spark refuses it): runCleanup stops with one line, nothing deleted", async (value) => {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
       const { metaData } = await latestProtocolAndMetadata(dir);
-      await appendCommit(dir, 21, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.enableExpiredLogCleanup": value } } }]);
+      await appendCommit(dir, 21, [
+        { commitInfo: { operation: "SET TBLPROPERTIES" } },
+        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.enableExpiredLogCleanup": value } } },
+      ]);
       await setAllTimes(dir, OLD);
       const keys = await listKeys(dir);
       const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
@@ -181,21 +189,24 @@ describe("Delta bad input", () => {
       expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
     });
 
-    it.each(["", " ", "1e1", "0x15"])("checkpointProtection with delta.requireCheckpointProtectionBeforeVersion = %j (not a version, as Spark's toLong refuses it): runCleanup stops with one line, nothing deleted", async (value) => {
-      const dir = await copyFixture("delta", "table_with_deletion_logs");
-      const { protocol, metaData } = await latestProtocolAndMetadata(dir);
-      await appendCommit(dir, 21, [
-        { commitInfo: { operation: "DROP FEATURE" } },
-        { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
-        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": value } } },
-      ]);
-      await setAllTimes(dir, OLD);
-      const keys = await listKeys(dir);
-      const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
-      expect(error).toBeInstanceOf(TableFormatError);
-      expect((error as Error).message).toMatch(/delta\.requireCheckpointProtectionBeforeVersion/);
-      expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
-    });
+    it.each(["", " ", "1e1", "0x15"])(
+      "checkpointProtection with delta.requireCheckpointProtectionBeforeVersion = %j (not a version, as Spark's toLong refuses it): runCleanup stops with one line, nothing deleted",
+      async (value) => {
+        const dir = await copyFixture("delta", "table_with_deletion_logs");
+        const { protocol, metaData } = await latestProtocolAndMetadata(dir);
+        await appendCommit(dir, 21, [
+          { commitInfo: { operation: "DROP FEATURE" } },
+          { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
+          { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": value } } },
+        ]);
+        await setAllTimes(dir, OLD);
+        const keys = await listKeys(dir);
+        const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
+        expect(error).toBeInstanceOf(TableFormatError);
+        expect((error as Error).message).toMatch(/delta\.requireCheckpointProtectionBeforeVersion/);
+        expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys);
+      },
+    );
 
     it("the latest version names a file the store does not hold (written under its undecoded name): runCleanup stops with one line, nothing deleted", async () => {
       const dir = await copyFixture("delta", "simple_table");
@@ -203,7 +214,10 @@ describe("Delta bad input", () => {
       const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
       // A writer that did not URI-encode: the action says "x%20y.parquet" (the file "x y.parquet"), the file is named "x%20y.parquet".
       await copyFile(join(dir, live.files[0]!.path), join(dir, "x%20y.parquet"));
-      await appendCommit(dir, latest + 1, [{ commitInfo: { operation: "WRITE" } }, { add: { path: "x%20y.parquet", size: 262, modificationTime: OLD.getTime(), dataChange: true, partitionValues: {} } }]);
+      await appendCommit(dir, latest + 1, [
+        { commitInfo: { operation: "WRITE" } },
+        { add: { path: "x%20y.parquet", size: 262, modificationTime: OLD.getTime(), dataChange: true, partitionValues: {} } },
+      ]);
       await setAllTimes(dir, OLD);
       const keys = await listKeys(dir);
       const error = await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => NOW }).catch((e: unknown) => e as Error);
@@ -215,7 +229,7 @@ describe("Delta bad input", () => {
 
     it("a corrupt _last_checkpoint is only a hint: cleanup plans from the listing and keeps every live file", async () => {
       const dir = await copyFixture("delta", "table_with_deletion_logs");
-      await writeFile(join(dir, "_delta_log", "_last_checkpoint"), "{\"version\":20,\"si");
+      await writeFile(join(dir, "_delta_log", "_last_checkpoint"), '{"version":20,"si');
       await setAllTimes(dir, OLD);
       const before = await oracleLiveFiles(dir);
       const result = await runDeltaCleanup(new LocalStore(dir), { now: NOW });

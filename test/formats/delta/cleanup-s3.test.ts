@@ -48,13 +48,23 @@ describe("Delta cleanup on S3", () => {
     const now = new Date(Date.now() + 365 * 86_400_000);
 
     const dry = await runCleanup(store, { format: deltaFormat, dryRun: true, now: () => now });
-    expect(dry.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
+    expect(
+      dry.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expected);
     expect(await keysUnder(store)).toEqual(keys);
 
     const report = await runCleanup(store, { format: deltaFormat, now: () => now });
     expect(report.status).toBe("completed");
     expect(report.versions_removed).toEqual(Array.from({ length: 20 }, (_, v) => v));
-    expect(report.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
+    expect(
+      report.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expected);
     expect(report.reference_check).toMatchObject({ ok: true, missingBeforeRun: [] });
     expect((await keysUnder(store)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(keys.filter((k) => !expected.includes(k)));
 

@@ -91,7 +91,10 @@ describe("lakewarden on a Delta table", () => {
     const commits = await oracleCommits(dir);
     const live = await oracleLiveFiles(dir);
     const plan = JSON.parse((await cli("cleanup", dir, "--dry-run", "--json")).stdout) as { files: { key: string; action: string }[] };
-    const planned = plan.files.filter((f) => f.action === "delete").map((f) => f.key).sort();
+    const planned = plan.files
+      .filter((f) => f.action === "delete")
+      .map((f) => f.key)
+      .sort();
 
     const run = await cli("cleanup", dir, "--json");
     expect(run.code).toBe(0);

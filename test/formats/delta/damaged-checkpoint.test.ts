@@ -81,7 +81,11 @@ async function cli(...argv: string[]) {
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
-const deletedBy = (report: Report) => report.files.filter((f) => f.action === "delete").map((f) => f.key).sort();
+const deletedBy = (report: Report) =>
+  report.files
+    .filter((f) => f.action === "delete")
+    .map((f) => f.key)
+    .sort();
 
 /** Log files of versions below `kept` (commits, .crc files, checkpoints): what log cleanup removes from the rules. */
 function logBelow(keys: readonly string[], kept: number | null): string[] {
@@ -179,7 +183,9 @@ describe("a checkpoint that decodes, but to what its writer did not write", () =
       const run = await cli("cleanup", dir, ...argv);
       expect(run.code).not.toBe(0);
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
-      expect(run.stderr).toMatch(/the latest version \(46\) replays from checkpoint 40, which cannot be used: .*00000000000000000040\.checkpoint\.parquet: row group 0, column add\.path: page 0 at byte \d+: checksum mismatch; nothing deleted/);
+      expect(run.stderr).toMatch(
+        /the latest version \(46\) replays from checkpoint 40, which cannot be used: .*00000000000000000040\.checkpoint\.parquet: row group 0, column add\.path: page 0 at byte \d+: checksum mismatch; nothing deleted/,
+      );
     }
     expect((await listKeys(dir)).filter((k) => !k.startsWith("_lakewarden/"))).toEqual(before);
   });

@@ -87,7 +87,14 @@ describe("Delta through the TableFormat interface", () => {
     expect(deltaFormat.classify("year=2024/part-0.parquet")).toBe("data");
     expect(deltaFormat.classify("deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin")).toBe("delete");
     expect(deltaFormat.classify("_change_data/cdc-0.parquet")).toBe("change-data");
-    for (const key of ["_delta_log/_last_checkpoint", "_delta_log/.00000000000000000000.json.crc", "_delta_log/_autostats/x.json", ".part-0.parquet.crc", "_hidden/x", "_delta_log/00000000000000000003.00000000000000000005.compacted.json"]) {
+    for (const key of [
+      "_delta_log/_last_checkpoint",
+      "_delta_log/.00000000000000000000.json.crc",
+      "_delta_log/_autostats/x.json",
+      ".part-0.parquet.crc",
+      "_hidden/x",
+      "_delta_log/00000000000000000003.00000000000000000005.compacted.json",
+    ]) {
       expect(deltaFormat.isBookkeepingFile!(key), key).toBe(true);
     }
     for (const key of ["_delta_log/00000000000000000003.json", "part-0.parquet", "_change_data/x.parquet", "_delta_log/_sidecars/x.parquet"]) {
@@ -128,9 +135,17 @@ describe("Delta through the TableFormat interface", () => {
     // takes every visible file neither live nor a live file's DV.
     const pad = (v: number) => String(v).padStart(20, "0");
     const live = await oracleLiveFiles(dir);
-    const expected = [...Array.from({ length: 10 }, (_, v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]).flat(), ...(await vacuumAllExpired(dir, live.files))].sort();
+    const expected = [
+      ...Array.from({ length: 10 }, (_, v) => [`_delta_log/${pad(v)}.json`, `_delta_log/${pad(v)}.crc`]).flat(),
+      ...(await vacuumAllExpired(dir, live.files)),
+    ].sort();
     expect(report.versions_removed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(report.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
+    expect(
+      report.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expected);
     expect(await listKeys(dir)).toEqual(keys);
   });
 

@@ -87,7 +87,11 @@ export async function oracleCommits(tableDir: string): Promise<OracleCommit[]> {
  * `fallBack`: a checkpoint that cannot be read is skipped for the next older one (or the commits
  * alone), as a reader that tolerates a damaged checkpoint does; without it the replay fails.
  */
-export async function oracleLiveFiles(tableDir: string, atVersion?: number, options: { fallBack?: boolean } = {}): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+export async function oracleLiveFiles(
+  tableDir: string,
+  atVersion?: number,
+  options: { fallBack?: boolean } = {},
+): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
   if (!options.fallBack) return replayFrom(tableDir, atVersion, () => true);
   const skipped = new Set<number>();
   for (;;) {
@@ -101,7 +105,11 @@ export async function oracleLiveFiles(tableDir: string, atVersion?: number, opti
   }
 }
 
-async function replayFrom(tableDir: string, atVersion: number | undefined, usableCheckpoint: (version: number) => boolean): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
+async function replayFrom(
+  tableDir: string,
+  atVersion: number | undefined,
+  usableCheckpoint: (version: number) => boolean,
+): Promise<{ checkpointVersion: number | null; files: OracleLiveFile[] }> {
   const log = `${tableDir}/_delta_log`;
   const { readdir } = await import("node:fs/promises");
   const names = await readdir(log);
@@ -141,7 +149,10 @@ async function replayFrom(tableDir: string, atVersion: number | undefined, usabl
       try {
         if (cp.parquet.length > 0) await rows(c, `SELECT count(*) FROM read_parquet([${cp.parquet.map(sqlString).join(", ")}], union_by_name = true)`);
         else {
-          const sidecars = await rows(c, `SELECT json_extract_string(json, '$.sidecar.path') AS p FROM read_ndjson_objects(${sqlString(cp.json[0]!)}) WHERE json_extract(json, '$.sidecar') IS NOT NULL`);
+          const sidecars = await rows(
+            c,
+            `SELECT json_extract_string(json, '$.sidecar.path') AS p FROM read_ndjson_objects(${sqlString(cp.json[0]!)}) WHERE json_extract(json, '$.sidecar') IS NOT NULL`,
+          );
           if (sidecars.length > 0) await rows(c, `SELECT count(*) FROM read_parquet([${sidecars.map((r) => sqlString(`${log}/_sidecars/${r.p as string}`)).join(", ")}])`);
         }
       } catch (error) {
@@ -236,7 +247,10 @@ export async function oracleIctEnabled(tableDir: string): Promise<boolean> {
 export async function oracleChangeDataFiles(tableDir: string, version: number): Promise<string[]> {
   const commit = `${tableDir}/_delta_log/${String(version).padStart(20, "0")}.json`;
   return withConnection(async (c) => {
-    const result = await rows(c, `SELECT url_decode(json_extract_string(json, '$.cdc.path')) AS path FROM read_ndjson_objects(${sqlString(commit)}) WHERE json_extract(json, '$.cdc') IS NOT NULL ORDER BY path`);
+    const result = await rows(
+      c,
+      `SELECT url_decode(json_extract_string(json, '$.cdc.path')) AS path FROM read_ndjson_objects(${sqlString(commit)}) WHERE json_extract(json, '$.cdc') IS NOT NULL ORDER BY path`,
+    );
     return result.map((r) => r.path as string);
   });
 }

@@ -48,7 +48,11 @@ export async function oracleTotals(tableDir: string, atVersion?: number): Promis
     if (parquet.length > 0) sources.push(fromParquet(parquet.map((n) => `${log}/${n}`)));
     else if (json.length > 0) {
       sources.push(`SELECT -1 AS version, ${ADD_COLUMNS("json")} FROM read_ndjson_objects(${sql(`${log}/${json[0]!}`)}) WHERE json_extract(json, '$.add') IS NOT NULL`);
-      const sidecars = (await query(`SELECT json_extract_string(json, '$.sidecar.path') AS p FROM read_ndjson_objects(${sql(`${log}/${json[0]!}`)}) WHERE json_extract(json, '$.sidecar') IS NOT NULL`)).map((r) => `${log}/_sidecars/${r.p as string}`);
+      const sidecars = (
+        await query(
+          `SELECT json_extract_string(json, '$.sidecar.path') AS p FROM read_ndjson_objects(${sql(`${log}/${json[0]!}`)}) WHERE json_extract(json, '$.sidecar') IS NOT NULL`,
+        )
+      ).map((r) => `${log}/_sidecars/${r.p as string}`);
       if (sidecars.length > 0) sources.push(fromParquet(sidecars));
     }
   }
@@ -59,7 +63,10 @@ export async function oracleTotals(tableDir: string, atVersion?: number): Promis
        FROM read_ndjson_objects([${after.join(", ")}], filename = true) WHERE json_extract(json, '$.add') IS NOT NULL`,
     );
   }
-  const adds = sources.length === 0 ? [] : await query(`SELECT path, dv_id, num_records, cardinality FROM (
+  const adds =
+    sources.length === 0
+      ? []
+      : await query(`SELECT path, dv_id, num_records, cardinality FROM (
       SELECT *, row_number() OVER (PARTITION BY path, dv_id ORDER BY version DESC) AS rn FROM (${sources.join(" UNION ALL ")})
     ) WHERE rn = 1`);
   const byId = new Map(adds.map((a) => [`${a.path as string}\u0000${a.dv_id as string}`, a]));

@@ -46,14 +46,59 @@ const cases: Case[] = [
   { name: "cutoff exactly at checkpoint 10: commits and .crc 0-9 go", cutoffCommit: 10, keptCheckpoint: 10, deletedCommitsBelow: 10, deletedCheckpoints: [] },
   { name: "cutoff between checkpoints: the older checkpoint is kept", cutoffCommit: 14, keptCheckpoint: 10, deletedCommitsBelow: 10, deletedCheckpoints: [] },
   { name: "cutoff at the latest checkpoint: 0-19 and checkpoint 10 go", cutoffCommit: 20, keptCheckpoint: 20, deletedCommitsBelow: 20, deletedCheckpoints: [10] },
-  { name: "delta.enableExpiredLogCleanup = false: nothing", cutoffCommit: 20, properties: { "delta.enableExpiredLogCleanup": "false" }, keptCheckpoint: null, deletedCommitsBelow: 0, deletedCheckpoints: [] },
-  { name: "delta.logRetentionDuration = 2 days moves the cutoff", cutoffCommit: 14, retentionDays: 2, properties: { "delta.logRetentionDuration": "interval 2 days" }, keptCheckpoint: 10, deletedCommitsBelow: 10, deletedCheckpoints: [] },
+  {
+    name: "delta.enableExpiredLogCleanup = false: nothing",
+    cutoffCommit: 20,
+    properties: { "delta.enableExpiredLogCleanup": "false" },
+    keptCheckpoint: null,
+    deletedCommitsBelow: 0,
+    deletedCheckpoints: [],
+  },
+  {
+    name: "delta.logRetentionDuration = 2 days moves the cutoff",
+    cutoffCommit: 14,
+    retentionDays: 2,
+    properties: { "delta.logRetentionDuration": "interval 2 days" },
+    keptCheckpoint: 10,
+    deletedCommitsBelow: 10,
+    deletedCheckpoints: [],
+  },
   { name: "V below the kept checkpoint: history below V goes at once", cutoffCommit: 20, protectV: 5, keptCheckpoint: 20, deletedCommitsBelow: 20, deletedCheckpoints: [10] },
   { name: "V at the kept checkpoint: history below V goes at once", cutoffCommit: 20, protectV: 20, keptCheckpoint: 20, deletedCommitsBelow: 20, deletedCheckpoints: [10] },
-  { name: "V above the kept checkpoint, every removed version's protocol known: partial, checkpoint 10 (below V) survives", cutoffCommit: 20, protectV: 21, keptCheckpoint: 20, deletedCommitsBelow: 20, deletedCheckpoints: [] },
-  { name: "V above the kept checkpoint, a .crc missing: nothing", cutoffCommit: 20, protectV: 21, removeCrcs: [5], keptCheckpoint: null, deletedCommitsBelow: 0, deletedCheckpoints: [] },
-  { name: "V between the checkpoints, cutoff below V, protocols known: partial", cutoffCommit: 14, protectV: 15, keptCheckpoint: 10, deletedCommitsBelow: 10, deletedCheckpoints: [] },
-  { name: "V between the checkpoints, cutoff below V, a .crc missing: nothing", cutoffCommit: 14, protectV: 15, removeCrcs: [3], keptCheckpoint: null, deletedCommitsBelow: 0, deletedCheckpoints: [] },
+  {
+    name: "V above the kept checkpoint, every removed version's protocol known: partial, checkpoint 10 (below V) survives",
+    cutoffCommit: 20,
+    protectV: 21,
+    keptCheckpoint: 20,
+    deletedCommitsBelow: 20,
+    deletedCheckpoints: [],
+  },
+  {
+    name: "V above the kept checkpoint, a .crc missing: nothing",
+    cutoffCommit: 20,
+    protectV: 21,
+    removeCrcs: [5],
+    keptCheckpoint: null,
+    deletedCommitsBelow: 0,
+    deletedCheckpoints: [],
+  },
+  {
+    name: "V between the checkpoints, cutoff below V, protocols known: partial",
+    cutoffCommit: 14,
+    protectV: 15,
+    keptCheckpoint: 10,
+    deletedCommitsBelow: 10,
+    deletedCheckpoints: [],
+  },
+  {
+    name: "V between the checkpoints, cutoff below V, a .crc missing: nothing",
+    cutoffCommit: 14,
+    protectV: 15,
+    removeCrcs: [3],
+    keptCheckpoint: null,
+    deletedCommitsBelow: 0,
+    deletedCheckpoints: [],
+  },
   { name: "V between the checkpoints, cutoff above V: all below V at once", cutoffCommit: 20, protectV: 15, keptCheckpoint: 20, deletedCommitsBelow: 20, deletedCheckpoints: [10] },
 ];
 
@@ -111,7 +156,9 @@ describe("Delta log cleanup and checkpointProtection", () => {
     // Expected from the rules: commits and .crc files below the kept checkpoint; the checkpoints listed.
     const expected = [
       ...range(0, c.deletedCommitsBelow).map((v) => `_delta_log/${pad(v)}.json`),
-      ...range(0, c.deletedCommitsBelow).filter((v) => !(c.removeCrcs ?? []).includes(v)).map((v) => `_delta_log/${pad(v)}.crc`),
+      ...range(0, c.deletedCommitsBelow)
+        .filter((v) => !(c.removeCrcs ?? []).includes(v))
+        .map((v) => `_delta_log/${pad(v)}.crc`),
       ...c.deletedCheckpoints.map((v) => `_delta_log/${pad(v)}.checkpoint.parquet`),
     ].sort();
     expect(result.deleted.sort()).toEqual(expected);

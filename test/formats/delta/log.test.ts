@@ -23,24 +23,32 @@ describe("log file names", () => {
     ["00000000000000000007.crc", { kind: "crc", version: 7 }],
     ["00000000000000000010.checkpoint.parquet", { kind: "checkpoint", version: 10, shape: "classic" }],
     ["00000000000000000001.checkpoint.0000000002.0000000002.parquet", { kind: "checkpoint", version: 1, shape: "multipart", part: 2, parts: 2 }],
-    ["00000000000000000008.checkpoint.e5ac4dc4-be27-4106-8a55-609707487f83.json", { kind: "checkpoint", version: 8, shape: "uuid", uuid: "e5ac4dc4-be27-4106-8a55-609707487f83", extension: "json" }],
+    [
+      "00000000000000000008.checkpoint.e5ac4dc4-be27-4106-8a55-609707487f83.json",
+      { kind: "checkpoint", version: 8, shape: "uuid", uuid: "e5ac4dc4-be27-4106-8a55-609707487f83", extension: "json" },
+    ],
     ["00000000000000000004.00000000000000000006.compacted.json", { kind: "compaction", version: 4, endVersion: 6 }],
   ])("%s", (name, expected) => {
     expect(parseLogFileName(name)).toEqual(expected);
   });
 
-  it.each([".00000000000000000000.json.crc", "_last_checkpoint", "7.json", "00000000000000000006.00000000000000000004.compacted.json", "00000000000000000001.checkpoint.0000000003.0000000002.parquet"])(
-    "%s is not a log file",
-    (name) => {
-      expect(parseLogFileName(name)).toBeNull();
-    },
-  );
+  it.each([
+    ".00000000000000000000.json.crc",
+    "_last_checkpoint",
+    "7.json",
+    "00000000000000000006.00000000000000000004.compacted.json",
+    "00000000000000000001.checkpoint.0000000003.0000000002.parquet",
+  ])("%s is not a log file", (name) => {
+    expect(parseLogFileName(name)).toBeNull();
+  });
 });
 
 describe("_last_checkpoint checksum", () => {
   it("matches the spec's test vector", () => {
     const json = JSON.parse(`{"k0":"'v 0'", "checksum": "adsaskfljadfkjadfkj", "k1":{"k2": 2, "k3": ["v3", [1, 2], {"k4": "v4", "k5": ["v5", "v6", "v7"]}]}}`);
-    expect(canonicalJson(json)).toBe(`"k0"="%27v%200%27","k1"+"k2"=2,"k1"+"k3"+0="v3","k1"+"k3"+1+0=1,"k1"+"k3"+1+1=2,"k1"+"k3"+2+"k4"="v4","k1"+"k3"+2+"k5"+0="v5","k1"+"k3"+2+"k5"+1="v6","k1"+"k3"+2+"k5"+2="v7"`);
+    expect(canonicalJson(json)).toBe(
+      `"k0"="%27v%200%27","k1"+"k2"=2,"k1"+"k3"+0="v3","k1"+"k3"+1+0=1,"k1"+"k3"+1+1=2,"k1"+"k3"+2+"k4"="v4","k1"+"k3"+2+"k5"+0="v5","k1"+"k3"+2+"k5"+1="v6","k1"+"k3"+2+"k5"+2="v7"`,
+    );
     expect(jsonChecksum(json)).toBe("6a92d155a59bf2eecbd4b4ec7fd1f875");
   });
 
@@ -75,8 +83,13 @@ describe("deletion vector files", () => {
       kind: "relative",
       path: "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin",
     });
-    expect(deletionVectorLocation({ storageType: "i", pathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", sizeInBytes: 40, cardinality: 6 })).toEqual({ kind: "inline" });
-    expect(deletionVectorLocation({ storageType: "p", pathOrInlineDv: "s3://bucket/t/dv.bin", sizeInBytes: 1, cardinality: 1 })).toEqual({ kind: "absolute", uri: "s3://bucket/t/dv.bin" });
+    expect(deletionVectorLocation({ storageType: "i", pathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", sizeInBytes: 40, cardinality: 6 })).toEqual({
+      kind: "inline",
+    });
+    expect(deletionVectorLocation({ storageType: "p", pathOrInlineDv: "s3://bucket/t/dv.bin", sizeInBytes: 1, cardinality: 1 })).toEqual({
+      kind: "absolute",
+      uri: "s3://bucket/t/dv.bin",
+    });
     expect(deletionVectorLocation({ storageType: "u", pathOrInlineDv: "short", sizeInBytes: 1, cardinality: 1 }).kind).toBe("invalid");
   });
 
@@ -104,7 +117,10 @@ describe("paths and listing", () => {
     const multi = await listLog(new LocalStore(await copyFixture("delta", "multi-part-checkpoint")));
     expect(multi.checkpoints.map((c) => [c.version, c.shape, c.files.length, c.complete])).toEqual([[1, "multipart", 2, true]]);
     const v2 = await listLog(new LocalStore(await copyFixture("delta", "checkpoint-v2-table")));
-    expect(v2.checkpoints.map((c) => [c.version, c.shape])).toEqual([[6, "uuid"], [8, "uuid"]]);
+    expect(v2.checkpoints.map((c) => [c.version, c.shape])).toEqual([
+      [6, "uuid"],
+      [8, "uuid"],
+    ]);
     expect([...v2.crcs.keys()]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 

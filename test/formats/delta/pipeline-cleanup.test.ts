@@ -50,7 +50,11 @@ function expectCheckClean(report: Report): void {
   expect(report.reference_check?.missing_before_run ?? report.reference_check?.missingBeforeRun).toEqual([]);
 }
 
-const deletedBy = (report: Report) => report.files.filter((f) => f.action === "delete").map((f) => f.key).sort();
+const deletedBy = (report: Report) =>
+  report.files
+    .filter((f) => f.action === "delete")
+    .map((f) => f.key)
+    .sort();
 const withoutOwnFiles = (keys: readonly string[]) => keys.filter((k) => !k.startsWith("_lakewarden/"));
 
 async function logBytes(dir: string): Promise<Map<string, string>> {
@@ -62,7 +66,10 @@ async function logBytes(dir: string): Promise<Map<string, string>> {
 /** Versions DuckDB can rebuild from the files there: from commit 0, or from the oldest checkpoint. */
 async function rebuildable(dir: string): Promise<number[]> {
   const names = (await listKeys(dir)).filter((k) => k.startsWith("_delta_log/")).map((k) => k.slice("_delta_log/".length));
-  const commits = names.filter((n) => /^\d{20}\.json$/.test(n)).map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+  const commits = names
+    .filter((n) => /^\d{20}\.json$/.test(n))
+    .map((n) => Number(n.slice(0, 20)))
+    .sort((a, b) => a - b);
   const checkpoints = names.filter((n) => /^\d{20}\.checkpoint\./.test(n)).map((n) => Number(n.slice(0, 20)));
   const first = commits.includes(0) ? 0 : Math.min(...checkpoints);
   return commits.filter((v) => v >= first);
@@ -96,36 +103,43 @@ async function assertReadableAfter(dir: string, before: Map<number, OracleLiveFi
 
 describe("Delta cleanup through the pipeline: VACUUM", () => {
   // Data files 60 days old, the log young (so no log cleanup): `cleanup` is VACUUM alone.
-  it.each(["simple_table", "basic-dv-with-checkpoint", "table-with-dv-small", "checkpoint-cdf-table", "table_with_partitioning_mapping", "cdc_ict_table", "checkpoint-v2-table", "table_with_deletion_logs", "delta-0.2.0"])(
-    "%s: the CLI deletes VACUUM's set file by file and leaves _delta_log/ byte for byte",
-    async (name) => {
-      const dir = await copyFixture("delta", name);
-      const now = Date.now();
-      await setAllTimes(dir, new Date(now - 60 * DAY));
-      await setLogTimes(dir, () => new Date(now - 3_600_000));
-      const versions = await rebuildable(dir);
-      const latest = versions.at(-1)!;
-      const before = await replayAll(dir, versions);
-      const log = await logBytes(dir);
-      const keys = await listKeys(dir);
-      // Rules: every tombstone in these tables is long expired, so VACUUM keeps only the live
-      // files of the latest version, their DV files, the log and hidden paths; lakewarden keeps
-      // the change data the latest commit wrote too (the retained version's change feed).
-      const expected = await vacuumAllExpired(dir, before.get(latest)!, await oracleChangeDataFiles(dir, latest));
+  it.each([
+    "simple_table",
+    "basic-dv-with-checkpoint",
+    "table-with-dv-small",
+    "checkpoint-cdf-table",
+    "table_with_partitioning_mapping",
+    "cdc_ict_table",
+    "checkpoint-v2-table",
+    "table_with_deletion_logs",
+    "delta-0.2.0",
+  ])("%s: the CLI deletes VACUUM's set file by file and leaves _delta_log/ byte for byte", async (name) => {
+    const dir = await copyFixture("delta", name);
+    const now = Date.now();
+    await setAllTimes(dir, new Date(now - 60 * DAY));
+    await setLogTimes(dir, () => new Date(now - 3_600_000));
+    const versions = await rebuildable(dir);
+    const latest = versions.at(-1)!;
+    const before = await replayAll(dir, versions);
+    const log = await logBytes(dir);
+    const keys = await listKeys(dir);
+    // Rules: every tombstone in these tables is long expired, so VACUUM keeps only the live
+    // files of the latest version, their DV files, the log and hidden paths; lakewarden keeps
+    // the change data the latest commit wrote too (the retained version's change feed).
+    const expected = await vacuumAllExpired(dir, before.get(latest)!, await oracleChangeDataFiles(dir, latest));
 
-      const run = await cli("cleanup", dir, "--json");
-      expect(run.stderr).toBe("");
-      expect(run.code).toBe(0);
-      const report = JSON.parse(run.stdout) as Report;
-      expect(report.status).toBe("completed");
-      expect(report.versions_removed).toEqual([]);
-      expect(deletedBy(report)).toEqual(expected);
-      expect(withoutOwnFiles(await listKeys(dir))).toEqual(keys.filter((k) => !expected.includes(k)));
-      expect(await logBytes(dir)).toEqual(log);
-      expectCheckClean(report);
-      await assertReadableAfter(dir, before, { from: 0, deleted: expected, latest });
-    },
-  );
+    const run = await cli("cleanup", dir, "--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as Report;
+    expect(report.status).toBe("completed");
+    expect(report.versions_removed).toEqual([]);
+    expect(deletedBy(report)).toEqual(expected);
+    expect(withoutOwnFiles(await listKeys(dir))).toEqual(keys.filter((k) => !expected.includes(k)));
+    expect(await logBytes(dir)).toEqual(log);
+    expectCheckClean(report);
+    await assertReadableAfter(dir, before, { from: 0, deleted: expected, latest });
+  });
 
   it("a tombstone within the retention keeps its file, so the version before the remove stays readable too", async () => {
     const dir = await copyFixture("delta", "simple_table");
@@ -134,10 +148,12 @@ describe("Delta cleanup through the pipeline: VACUUM", () => {
     const live = await oracleLiveFiles(dir);
     const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
     const removed = live.files[0]!.path;
-    await appendCommit(dir, latest + 1, [
-      { commitInfo: { operation: "DELETE", timestamp: now.getTime() - DAY } },
-      { remove: { path: removed, deletionTimestamp: now.getTime() - DAY, dataChange: true } },
-    ], new Date(now.getTime() - DAY));
+    await appendCommit(
+      dir,
+      latest + 1,
+      [{ commitInfo: { operation: "DELETE", timestamp: now.getTime() - DAY } }, { remove: { path: removed, deletionTimestamp: now.getTime() - DAY, dataChange: true } }],
+      new Date(now.getTime() - DAY),
+    );
     const versions = await rebuildable(dir);
     const before = await replayAll(dir, versions);
     // Rules: the new tombstone is one day old, within the default 7 days: its file stays.
@@ -204,11 +220,16 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     const live = await oracleLiveFiles(dir);
     const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
     const removed = live.files[0]!.path;
-    await appendCommit(dir, latest + 1, [
-      { commitInfo: { operation: "DELETE" } },
-      { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.deletedFileRetentionDuration": "interval 30 days" } } },
-      { remove: { path: removed, deletionTimestamp: now.getTime() - 10 * DAY, dataChange: true } },
-    ], new Date(now.getTime() - 10 * DAY));
+    await appendCommit(
+      dir,
+      latest + 1,
+      [
+        { commitInfo: { operation: "DELETE" } },
+        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.deletedFileRetentionDuration": "interval 30 days" } } },
+        { remove: { path: removed, deletionTimestamp: now.getTime() - 10 * DAY, dataChange: true } },
+      ],
+      new Date(now.getTime() - 10 * DAY),
+    );
     const after = await oracleLiveFiles(dir);
     // Rules: the table's 30 days, not the 1-day setting: the tombstone holds its file.
     const expected = await vacuumAllExpired(dir, after.files, [removed]);
@@ -231,7 +252,10 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     const dir = await copyFixture("delta", "table_with_deletion_logs");
     const BASE = Date.parse("2026-01-01T06:00:00Z");
     const { metaData } = await latestProtocolAndMetadata(dir);
-    await appendCommit(dir, 21, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.logRetentionDuration": "interval 60 days" } } }]);
+    await appendCommit(dir, 21, [
+      { commitInfo: { operation: "SET TBLPROPERTIES" } },
+      { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.logRetentionDuration": "interval 60 days" } } },
+    ]);
     await setAllTimes(dir, new Date(BASE));
     await setLogTimes(dir, (v) => new Date(BASE + v * DAY));
     // 40 days after the last commit: 7 days would take commits 0-19; the table's 60 days takes none.
@@ -241,7 +265,10 @@ describe("Delta cleanup through the pipeline: lakewarden's settings never shorte
     expect(report.status).toBe("completed");
     expect(report.versions_removed).toEqual([]);
     expect(deletedBy(report)).toEqual(expected);
-    expect(report.policy?.older_than).toEqual({ value: "60d", source: "Delta log cleanup: table property delta.logRetentionDuration; option 7d only lengthens it, never shortens it" });
+    expect(report.policy?.older_than).toEqual({
+      value: "60d",
+      source: "Delta log cleanup: table property delta.logRetentionDuration; option 7d only lengthens it, never shortens it",
+    });
     // A longer setting does lengthen it, and the report says so.
     const longer = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, settings: { olderThanMs: 90 * DAY }, dryRun: true })) as unknown as Report;
     expect(longer.policy?.older_than).toEqual({ value: "90d", source: "option, which lengthens 60d (Delta log cleanup: table property delta.logRetentionDuration)" });
@@ -257,12 +284,26 @@ describe("Delta cleanup through the pipeline: log cleanup", () => {
   /** A `now` whose log cutoff (midnight UTC, 30 days back) falls after commit `c` and before c+1. */
   const nowForCutoffCommit = (c: number, retentionDays = 30) => new Date(BASE + (c + 1) * DAY + retentionDays * DAY + 6 * 3_600_000);
 
-  const cases: { name: string; cutoffCommit: number; properties?: Record<string, string>; retentionDays?: number; keptCheckpoint: number | null; deletedCheckpoints: number[] }[] = [
-    { name: "cutoff between the checkpoints: checkpoint 10 is kept, commits and .crc 0-9 go", cutoffCommit: 14, keptCheckpoint: 10, deletedCheckpoints: [] },
-    { name: "cutoff at the latest checkpoint: 0-19 and checkpoint 10 go", cutoffCommit: 20, keptCheckpoint: 20, deletedCheckpoints: [10] },
-    { name: "delta.logRetentionDuration = 2 days moves the cutoff", cutoffCommit: 14, retentionDays: 2, properties: { "delta.logRetentionDuration": "interval 2 days" }, keptCheckpoint: 10, deletedCheckpoints: [] },
-    { name: "delta.enableExpiredLogCleanup = false: no log file goes, VACUUM still runs", cutoffCommit: 20, properties: { "delta.enableExpiredLogCleanup": "false" }, keptCheckpoint: null, deletedCheckpoints: [] },
-  ];
+  const cases: { name: string; cutoffCommit: number; properties?: Record<string, string>; retentionDays?: number; keptCheckpoint: number | null; deletedCheckpoints: number[] }[] =
+    [
+      { name: "cutoff between the checkpoints: checkpoint 10 is kept, commits and .crc 0-9 go", cutoffCommit: 14, keptCheckpoint: 10, deletedCheckpoints: [] },
+      { name: "cutoff at the latest checkpoint: 0-19 and checkpoint 10 go", cutoffCommit: 20, keptCheckpoint: 20, deletedCheckpoints: [10] },
+      {
+        name: "delta.logRetentionDuration = 2 days moves the cutoff",
+        cutoffCommit: 14,
+        retentionDays: 2,
+        properties: { "delta.logRetentionDuration": "interval 2 days" },
+        keptCheckpoint: 10,
+        deletedCheckpoints: [],
+      },
+      {
+        name: "delta.enableExpiredLogCleanup = false: no log file goes, VACUUM still runs",
+        cutoffCommit: 20,
+        properties: { "delta.enableExpiredLogCleanup": "false" },
+        keptCheckpoint: null,
+        deletedCheckpoints: [],
+      },
+    ];
 
   it.each(cases)("$name", async (c) => {
     const dir = await copyFixture("delta", "table_with_deletion_logs");
@@ -270,7 +311,10 @@ describe("Delta cleanup through the pipeline: log cleanup", () => {
     let latest = 20;
     if (c.properties) {
       const { metaData } = await latestProtocolAndMetadata(dir);
-      await appendCommit(dir, 21, [{ commitInfo: { operation: "SET TBLPROPERTIES", readVersion: 20 } }, { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), ...c.properties } } }]);
+      await appendCommit(dir, 21, [
+        { commitInfo: { operation: "SET TBLPROPERTIES", readVersion: 20 } },
+        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), ...c.properties } } },
+      ]);
       latest = 21;
     }
     await setAllTimes(dir, new Date(BASE));
@@ -367,7 +411,14 @@ describe("Delta cleanup through the pipeline: log cleanup", () => {
       },
       finish: () => {},
     };
-    const first = (await runCleanup(new LocalStore(dir), { format: deltaFormat, now: () => now, deleteBatchSize: 3, deleteConcurrency: 1, signal: abort.signal, progress })) as unknown as Report;
+    const first = (await runCleanup(new LocalStore(dir), {
+      format: deltaFormat,
+      now: () => now,
+      deleteBatchSize: 3,
+      deleteConcurrency: 1,
+      signal: abort.signal,
+      progress,
+    })) as unknown as Report;
     expect(first.status).not.toBe("completed");
     const left = withoutOwnFiles(await listKeys(dir));
     expect(left.length).toBeGreaterThan(keys.length - expected.length);
@@ -401,7 +452,10 @@ describe("Delta cleanup through the pipeline: a commit lands while it plans", ()
         // A writer's data file first (its time old, as a copied file can be), then its commit.
         writeFileSync(join(dir, added), "x");
         utimesSync(join(dir, added), old, old);
-        writeFileSync(join(dir, "_delta_log", `${pad(latest + 1)}.json`), `${JSON.stringify({ commitInfo: { operation: "WRITE" } })}\n${JSON.stringify({ add: { path: added, size: 1, modificationTime: old.getTime(), dataChange: true, partitionValues: {} } })}\n`);
+        writeFileSync(
+          join(dir, "_delta_log", `${pad(latest + 1)}.json`),
+          `${JSON.stringify({ commitInfo: { operation: "WRITE" } })}\n${JSON.stringify({ add: { path: added, size: 1, modificationTime: old.getTime(), dataChange: true, partitionValues: {} } })}\n`,
+        );
       },
       advance: () => {},
       finish: () => {},
@@ -432,7 +486,9 @@ describe("checkpointProtection through the CLI", () => {
       await appendCommit(dir, 21, [
         { commitInfo: { operation: "DROP FEATURE", readVersion: 20 } },
         { protocol: { ...protocol, writerFeatures: [...(protocol.writerFeatures as string[]), "checkpointProtection"] } },
-        { metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": String(options.v) } } },
+        {
+          metaData: { ...metaData, configuration: { ...(metaData.configuration as Record<string, string>), "delta.requireCheckpointProtectionBeforeVersion": String(options.v) } },
+        },
       ]);
     } else {
       await appendCommit(dir, 21, [{ commitInfo: { operation: "WRITE", readVersion: 20 } }]);
@@ -440,18 +496,72 @@ describe("checkpointProtection through the CLI", () => {
     const now = Date.now();
     const cutoff = Math.floor((now - 30 * DAY) / DAY) * DAY;
     await setAllTimes(dir, new Date(cutoff - 60 * DAY));
-    await setLogTimes(dir, (v) => (v <= options.cutoffCommit ? new Date(cutoff - (options.cutoffCommit - v) * DAY - 3_600_000) : v <= 20 ? new Date(cutoff + (v - options.cutoffCommit) * 3_600_000) : new Date(now - 3_600_000)));
+    await setLogTimes(dir, (v) =>
+      v <= options.cutoffCommit
+        ? new Date(cutoff - (options.cutoffCommit - v) * DAY - 3_600_000)
+        : v <= 20
+          ? new Date(cutoff + (v - options.cutoffCommit) * 3_600_000)
+          : new Date(now - 3_600_000),
+    );
     for (const v of options.removeCrcs ?? []) await rm(join(dir, "_delta_log", `${pad(v)}.crc`));
     return dir;
   }
 
-  const cases: { name: string; cutoffCommit: number; v: number | null; flag?: number; removeCrcs?: number[]; keptCheckpoint: number | null; deletedCheckpoints: number[]; result: string }[] = [
+  const cases: {
+    name: string;
+    cutoffCommit: number;
+    v: number | null;
+    flag?: number;
+    removeCrcs?: number[];
+    keptCheckpoint: number | null;
+    deletedCheckpoints: number[];
+    result: string;
+  }[] = [
     { name: "V below the kept checkpoint: all history below V goes in one run", cutoffCommit: 14, v: 5, keptCheckpoint: 10, deletedCheckpoints: [], result: "removed-all" },
-    { name: "V between the checkpoints, cutoff above it: all history below V at once (checkpoint 10 too)", cutoffCommit: 20, v: 15, keptCheckpoint: 20, deletedCheckpoints: [10], result: "removed-all" },
-    { name: "V above the kept checkpoint, every removed protocol known: partial, checkpoint 10 below V survives", cutoffCommit: 20, v: 21, keptCheckpoint: 20, deletedCheckpoints: [], result: "partial" },
-    { name: "V above the kept checkpoint, a .crc missing: no log file goes", cutoffCommit: 20, v: 21, removeCrcs: [5], keptCheckpoint: null, deletedCheckpoints: [], result: "kept-all" },
-    { name: "--protect-before maps onto the same rule (no table feature), a .crc missing: no log file goes", cutoffCommit: 20, v: null, flag: 21, removeCrcs: [5], keptCheckpoint: null, deletedCheckpoints: [], result: "kept-all" },
-    { name: "--protect-before at or below the kept checkpoint: all history below it goes", cutoffCommit: 20, v: null, flag: 15, keptCheckpoint: 20, deletedCheckpoints: [10], result: "removed-all" },
+    {
+      name: "V between the checkpoints, cutoff above it: all history below V at once (checkpoint 10 too)",
+      cutoffCommit: 20,
+      v: 15,
+      keptCheckpoint: 20,
+      deletedCheckpoints: [10],
+      result: "removed-all",
+    },
+    {
+      name: "V above the kept checkpoint, every removed protocol known: partial, checkpoint 10 below V survives",
+      cutoffCommit: 20,
+      v: 21,
+      keptCheckpoint: 20,
+      deletedCheckpoints: [],
+      result: "partial",
+    },
+    {
+      name: "V above the kept checkpoint, a .crc missing: no log file goes",
+      cutoffCommit: 20,
+      v: 21,
+      removeCrcs: [5],
+      keptCheckpoint: null,
+      deletedCheckpoints: [],
+      result: "kept-all",
+    },
+    {
+      name: "--protect-before maps onto the same rule (no table feature), a .crc missing: no log file goes",
+      cutoffCommit: 20,
+      v: null,
+      flag: 21,
+      removeCrcs: [5],
+      keptCheckpoint: null,
+      deletedCheckpoints: [],
+      result: "kept-all",
+    },
+    {
+      name: "--protect-before at or below the kept checkpoint: all history below it goes",
+      cutoffCommit: 20,
+      v: null,
+      flag: 15,
+      keptCheckpoint: 20,
+      deletedCheckpoints: [10],
+      result: "removed-all",
+    },
   ];
 
   it.each(cases)("$name", async (c) => {
@@ -461,7 +571,9 @@ describe("checkpointProtection through the CLI", () => {
     const removedCrcs = new Set(c.removeCrcs ?? []);
     const expected = [
       ...range(0, kept).map((v) => `_delta_log/${pad(v)}.json`),
-      ...range(0, kept).filter((v) => !removedCrcs.has(v)).map((v) => `_delta_log/${pad(v)}.crc`),
+      ...range(0, kept)
+        .filter((v) => !removedCrcs.has(v))
+        .map((v) => `_delta_log/${pad(v)}.crc`),
       ...c.deletedCheckpoints.map((v) => `_delta_log/${pad(v)}.checkpoint.parquet`),
       ...(await vacuumAllExpired(dir, before.get(21)!)),
     ].sort();
@@ -520,7 +632,7 @@ describe("Delta bad input through cleanup: one line, nothing deleted", () => {
   it("a corrupt _last_checkpoint is only a hint (as Delta says): cleanup plans from the listing and deletes the same set as on an intact copy", async () => {
     const intact = await copyFixture("delta", "table_with_deletion_logs");
     const corrupt = await copyFixture("delta", "table_with_deletion_logs");
-    await writeFile(join(corrupt, "_delta_log", "_last_checkpoint"), "{\"version\":20,\"si");
+    await writeFile(join(corrupt, "_delta_log", "_last_checkpoint"), '{"version":20,"si');
     for (const dir of [intact, corrupt]) await setAllTimes(dir, OLD);
     const before = await replayAll(corrupt, range(0, 21));
     const expected = [

@@ -42,7 +42,12 @@ describe("Delta cleanup: --retain-versions keeps the data of the versions it ret
     expect(code).toBe(0);
     const report = JSON.parse(io.stdout) as { status: string; files: { key: string; action: string }[] };
     expect(report.status).toBe("completed");
-    expect(report.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
+    expect(
+      report.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expected);
     for (const v of retained) {
       const after = (await oracleLiveFiles(dir, v)).files;
       expect(after, `version ${v}`).toEqual(before.get(v));
@@ -77,7 +82,12 @@ describe("Delta cleanup: --retain-versions keeps the change data of the versions
     const report = JSON.parse(io.stdout) as { status: string; files: { key: string; action: string }[]; reference_check: { ok: boolean } };
     expect(report.status).toBe("completed");
     expect(report.reference_check.ok).toBe(true);
-    expect(report.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expected);
+    expect(
+      report.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expected);
     for (const [v, files] of changeData) {
       for (const key of files) expect(existsSync(join(dir, key)), `${key} (version ${v})`).toBe(true);
       // A change-feed read of version v reads these files whole.

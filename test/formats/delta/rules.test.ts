@@ -37,7 +37,10 @@ describe("table property durations", () => {
   it("a table whose retention property cannot be parsed is not cleaned", async () => {
     const dir = await copyFixture("delta", "simple_commit");
     const { metaData } = await latestProtocolAndMetadata(dir);
-    await appendCommit(dir, 1, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { "delta.deletedFileRetentionDuration": "interval 1 month" } } }]);
+    await appendCommit(dir, 1, [
+      { commitInfo: { operation: "SET TBLPROPERTIES" } },
+      { metaData: { ...metaData, configuration: { "delta.deletedFileRetentionDuration": "interval 1 month" } } },
+    ]);
     const keys = await listKeys(dir);
     await expect(runDeltaCleanup(new LocalStore(dir), { now: new Date("2030-01-01") })).rejects.toThrow(/delta.deletedFileRetentionDuration = "interval 1 month"/);
     expect(await listKeys(dir)).toEqual(keys);
@@ -56,7 +59,11 @@ describe("in-commit timestamps enabled part-way", () => {
         configuration: { "delta.enableInCommitTimestamps": "true", "delta.inCommitTimestampEnablementVersion": "5", "delta.inCommitTimestampEnablementTimestamp": String(ict) },
       },
     };
-    await appendCommit(dir, 5, [{ commitInfo: { inCommitTimestamp: ict, timestamp: 1, operation: "SET TBLPROPERTIES" } }, { protocol: enabled.protocol }, { metaData: enabled.metaData }]);
+    await appendCommit(dir, 5, [
+      { commitInfo: { inCommitTimestamp: ict, timestamp: 1, operation: "SET TBLPROPERTIES" } },
+      { protocol: enabled.protocol },
+      { metaData: enabled.metaData },
+    ]);
     await appendCommit(dir, 6, [{ commitInfo: { inCommitTimestamp: ict + 1000, timestamp: 2, operation: "WRITE" } }]);
     const fileTime = (v: number) => new Date(Date.UTC(2024, 0, 1 + v));
     await setLogTimes(dir, fileTime);
@@ -89,7 +96,10 @@ describe("log compaction files", () => {
     await writeFile(join(log, above), "not read\n");
     const before = await loadSnapshot(new LocalStore(dir));
     const listing = await listLog(new LocalStore(dir));
-    expect(listing.compactions.map((c) => [c.version, c.endVersion])).toEqual([[3, 12], [12, 15]]);
+    expect(listing.compactions.map((c) => [c.version, c.endVersion])).toEqual([
+      [3, 12],
+      [12, 15],
+    ]);
     const base = Date.parse("2026-01-01T06:00:00Z");
     await setLogTimes(dir, (v) => new Date(base + v * DAY));
     for (const name of await readdir(log)) if (name.endsWith(".compacted.json")) await utimes(join(log, name), new Date(base), new Date(base));

@@ -35,7 +35,11 @@ interface Report {
   reference_check: { ok: boolean } | null;
 }
 
-const deletedBy = (report: Report) => report.files.filter((f) => f.action === "delete").map((f) => f.key).sort();
+const deletedBy = (report: Report) =>
+  report.files
+    .filter((f) => f.action === "delete")
+    .map((f) => f.key)
+    .sort();
 
 /**
  * A copy of simple_table with an Iceberg `metadata/` folder beside its log; with `uniform`, a
@@ -47,7 +51,11 @@ async function tableWithIcebergMetadata(uniform: boolean): Promise<{ dir: string
   if (uniform) {
     const latest = Math.max(...(await oracleCommits(dir)).map((c) => c.version));
     const { metaData } = await latestProtocolAndMetadata(dir);
-    const configuration = { ...(metaData.configuration as Record<string, string> | undefined), "delta.enableIcebergCompatV2": "true", "delta.universalFormat.enabledFormats": "iceberg" };
+    const configuration = {
+      ...(metaData.configuration as Record<string, string> | undefined),
+      "delta.enableIcebergCompatV2": "true",
+      "delta.universalFormat.enabledFormats": "iceberg",
+    };
     await appendCommit(dir, latest + 1, [
       { commitInfo: { operation: "SET TBLPROPERTIES", operationParameters: { properties: JSON.stringify(configuration) }, timestamp: Date.now() - 400 * DAY } },
       { metaData: { ...metaData, configuration } },
@@ -102,7 +110,9 @@ describe("a stored format pin is re-checked against what the folder holds now", 
     const run = await cli("cleanup", dir);
     expect(run.code).not.toBe(0);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.stderr).toMatch(/_lakewarden\/format: pins delta, but the folder now also looks like an iceberg table \(metadata\/\); say which with --format delta\|iceberg, or delete _lakewarden\/format to detect again/);
+    expect(run.stderr).toMatch(
+      /_lakewarden\/format: pins delta, but the folder now also looks like an iceberg table \(metadata\/\); say which with --format delta\|iceberg, or delete _lakewarden\/format to detect again/,
+    );
     expect(await listKeys(dir)).toEqual(before);
   });
 
@@ -115,7 +125,9 @@ describe("a stored format pin is re-checked against what the folder holds now", 
     const run = await cli("cleanup", dir);
     expect(run.code).not.toBe(0);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.stderr).toMatch(/_lakewarden\/format: pins iceberg, but the folder holds no iceberg version files under metadata\/ now and looks like a delta table \(_delta_log\/\); say which with --format iceberg\|delta/);
+    expect(run.stderr).toMatch(
+      /_lakewarden\/format: pins iceberg, but the folder holds no iceberg version files under metadata\/ now and looks like a delta table \(_delta_log\/\); say which with --format iceberg\|delta/,
+    );
     expect(await listKeys(dir)).toEqual(before);
   });
 });

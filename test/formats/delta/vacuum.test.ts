@@ -175,7 +175,10 @@ describe("Delta VACUUM", () => {
   it("the table's delta.deletedFileRetentionDuration is honoured", async () => {
     const dir = await copyFixture("delta", "simple_commit");
     const { metaData } = await latestProtocolAndMetadata(dir);
-    await appendCommit(dir, 1, [{ commitInfo: { operation: "SET TBLPROPERTIES" } }, { metaData: { ...metaData, configuration: { "delta.deletedFileRetentionDuration": "interval 40 days" } } }]);
+    await appendCommit(dir, 1, [
+      { commitInfo: { operation: "SET TBLPROPERTIES" } },
+      { metaData: { ...metaData, configuration: { "delta.deletedFileRetentionDuration": "interval 40 days" } } },
+    ]);
     await setAllTimes(dir, new Date(NOW.getTime() - 30 * DAY));
     const result = await runDeltaCleanup(new LocalStore(dir), { now: NOW, logs: false, dryRun: true });
     expect(result.vacuum!.candidates).toEqual([]);

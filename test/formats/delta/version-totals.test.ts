@@ -52,9 +52,7 @@ async function rewriteCheckpoints(dir: string, addExpression: string): Promise<s
     for (const name of names) {
       const path = join(log, name);
       const tmp = `${path}.rewritten`;
-      await connection.run(
-        `COPY (SELECT * REPLACE (CASE WHEN add IS NULL THEN NULL ELSE ${addExpression} END AS add) FROM read_parquet('${path}')) TO '${tmp}' (FORMAT parquet)`,
-      );
+      await connection.run(`COPY (SELECT * REPLACE (CASE WHEN add IS NULL THEN NULL ELSE ${addExpression} END AS add) FROM read_parquet('${path}')) TO '${tmp}' (FORMAT parquet)`);
       await connection.run(`COPY (SELECT * FROM read_parquet('${tmp}')) TO '${path}' (FORMAT parquet)`);
     }
   } finally {
@@ -94,7 +92,14 @@ describe("Delta version totals", () => {
     const files = await deltaFormat.listVersionFiles(store);
     const bare = await Promise.all(files.map((file) => deltaFormat.readRecord!(store, file)));
     expect(bare.every((r) => r.total_rows === null)).toBe(true);
-    await archiveVersions(store, { previous: null, records: bare, liveVersions: new Set(files.map((f) => f.version)), taggedVersions: new Set(), tableFormat: "delta", now: new Date() });
+    await archiveVersions(store, {
+      previous: null,
+      records: bare,
+      liveVersions: new Set(files.map((f) => f.version)),
+      taggedVersions: new Set(),
+      tableFormat: "delta",
+      now: new Date(),
+    });
     expect((await readHistory(new LocalStore(dir))).records.every((r) => r.total_rows === null)).toBe(true);
 
     const report = await runCheckpoint(new LocalStore(dir), { format: deltaFormat });
@@ -108,7 +113,11 @@ describe("Delta version totals", () => {
     const dir = await copyFixture("delta", "table_with_deletion_logs");
     const io = new BufferIO();
     expect(await runCli(["versions", dir], io)).toBe(0);
-    const rows = io.stdout.trimEnd().split("\n").slice(1).map((line) => line.split(/\s{2,}/));
+    const rows = io.stdout
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((line) => line.split(/\s{2,}/));
     expect(rows.length).toBe(21);
     // version, timestamp, operation, fragments, rows, size, flags: none of the numbers is "-".
     for (const row of rows) expect(row.slice(3, 6).includes("-"), row.join(" | ")).toBe(false);

@@ -198,7 +198,12 @@ describe("snapshot expiry (catalog-less tables)", () => {
     expect([...metadataBefore.keys()].filter((k) => seen.metadata.get(k) !== metadataBefore.get(k))).toEqual(["version-hint.text"]);
     expect(seen.table).toEqual([...tableBefore, "metadata/v6.metadata.json"].sort());
 
-    expect(report.expired.sort()).toEqual(v5.slice(0, -1).map((s) => s.id).sort());
+    expect(report.expired.sort()).toEqual(
+      v5
+        .slice(0, -1)
+        .map((s) => s.id)
+        .sort(),
+    );
     expect(report.deleted.sort()).toEqual(expected);
     for (const key of expected) expect(await fileExists(c.dir, key), key).toBe(false);
     // The table reads at the new metadata (the hint points at it), with the same live files.
@@ -264,7 +269,10 @@ describe("snapshot expiry (catalog-less tables)", () => {
     expect(await fileExists(c.dir, "data/z.parquet")).toBe(true);
 
     const m = await copy("spark-bunnies");
-    await appendSnapshot(m.dir, { files: [{ path: "gs://hyperparam-iceberg/spark/bunnies/data/m.parquet", recordCount: 1, sizeInBytes: 100 }], timestampMs: Date.now() - 20 * DAY_MS });
+    await appendSnapshot(m.dir, {
+      files: [{ path: "gs://hyperparam-iceberg/spark/bunnies/data/m.parquet", recordCount: 1, sizeInBytes: 100 }],
+      timestampMs: Date.now() - 20 * DAY_MS,
+    });
     const before = await listFiles(m.dir);
     await expect(expireSnapshots(openStore(m.dir))).rejects.toThrow(/prefix mismatch.*nothing written or deleted/);
     expect(await listFiles(m.dir)).toEqual(before);

@@ -68,7 +68,10 @@ describe("lakewarden versions --json", () => {
       expect(listed.code, `${name}: ${listed.stderr}`).toBe(0);
       const ids = (JSON.parse(listed.stdout) as { version_id: string }[]).map((r) => r.version_id);
       expect(ids.length, name).toBeGreaterThan(0);
-      expect(ids.every((id) => /^-?\d+$/.test(id)), name).toBe(true);
+      expect(
+        ids.every((id) => /^-?\d+$/.test(id)),
+        name,
+      ).toBe(true);
     }
   });
 });
@@ -125,7 +128,12 @@ describe("lakewarden cleanup", () => {
     const plan = JSON.parse(dry.stdout) as { format: string; versions: { version: number; keep: boolean }[]; files: { key: string; action: string }[] };
     expect(plan.format).toBe("iceberg");
     expect(plan.versions.filter((v) => !v.keep).map((v) => v.version)).toEqual([1, 2]);
-    expect(plan.files.filter((f) => f.action === "delete").map((f) => f.key).sort()).toEqual(expectedDeletes);
+    expect(
+      plan.files
+        .filter((f) => f.action === "delete")
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(expectedDeletes);
     expect(plan.files.filter((f) => f.action === "keep").map((f) => f.key)).toEqual(["data/young-00001.parquet"]);
     expect(await listFiles(c.dir)).toEqual(before);
 
@@ -186,7 +194,9 @@ describe("lakewarden cleanup", () => {
     const dry = await runLakewarden(["cleanup", c.dir, "--dry-run"]);
     expect(dry.code, dry.stderr).toBe(0);
     // The policy line says what decided: the table's snapshot retention, not lakewarden's 7 days.
-    expect(dry.stdout).toMatch(/^policy: older-than 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, [^)]*\), retain-versions 10 \(the table's snapshot retention: min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, /m);
+    expect(dry.stdout).toMatch(
+      /^policy: older-than 5d \(the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, [^)]*\), retain-versions 10 \(the table's snapshot retention: min-snapshots-to-keep from table property history\.expire\.min-snapshots-to-keep, /m,
+    );
     expect(dry.stdout).toMatch(/^metadata commit on metadata\/v6\.metadata\.json: would write: ref "stale" expired \(.*\): the expiry commit drops it$/m);
     expect(await fileExists(c.dir, "metadata/v7.metadata.json")).toBe(false);
     const real = await runLakewarden(["cleanup", c.dir]);
@@ -196,7 +206,9 @@ describe("lakewarden cleanup", () => {
     expect(await readFile(join(c.dir, "metadata/version-hint.text"), "utf8")).toBe("7");
     const text = await readFile(join(c.dir, "metadata/v7.metadata.json"), "utf8");
     expect(text).not.toMatch(/"stale"/);
-    expect((await snapshotsByTextPass(join(c.dir, "metadata/v7.metadata.json"))).map((s) => s.id)).toEqual((await snapshotsByTextPass(join(c.dir, "metadata/v6.metadata.json"))).map((s) => s.id));
+    expect((await snapshotsByTextPass(join(c.dir, "metadata/v7.metadata.json"))).map((s) => s.id)).toEqual(
+      (await snapshotsByTextPass(join(c.dir, "metadata/v6.metadata.json"))).map((s) => s.id),
+    );
   });
 
   it("refuses the broken fixtures before deleting anything", async () => {
@@ -207,7 +219,10 @@ describe("lakewarden cleanup", () => {
       expect(run.code, name).toBe(1);
       expect(run.stderr.trim().split("\n"), name).toHaveLength(1);
       expect(run.stderr, name).toMatch(/does not exist|cannot be resolved|not under the table/);
-      expect((await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/")), name).toEqual(before);
+      expect(
+        (await listFiles(c.dir)).filter((k) => !k.startsWith("_lakewarden/")),
+        name,
+      ).toEqual(before);
     }
   });
 });

@@ -54,7 +54,10 @@ describe("Iceberg cleanup when a snapshot a ref keeps names a file that does not
     onTestFinished(copy.remove);
     const first = (await snapshotsByTextPass(join(copy.dir, "metadata/v5.metadata.json")))[0]!;
     const current = new Set((await icebirdLiveFiles(copy.dir, "v5.metadata.json")).map((f) => f.key));
-    const onlyFirst = (await icebirdLiveFiles(copy.dir, "v5.metadata.json", 0)).map((f) => f.key).filter((k) => !current.has(k)).sort();
+    const onlyFirst = (await icebirdLiveFiles(copy.dir, "v5.metadata.json", 0))
+      .map((f) => f.key)
+      .filter((k) => !current.has(k))
+      .sort();
     expect(onlyFirst.length).toBeGreaterThan(0);
     await rewriteMetadata(copy.dir, (json) => {
       json.refs = { ...(json.refs as object), "keep-first": { "snapshot-id": BigInt(first.id), type: "tag" } } as never;

@@ -225,7 +225,12 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       if (c.protection) expect(report.protection?.result).toBe(c.protection);
 
       // The plan: exactly the expected snapshots removed, each with the rule's reason.
-      expect(report.versions.filter((v) => !v.keep).map((v) => v.version).sort((a, b) => a - b)).toEqual(expired.map((s) => versionOf.get(s.id)!).sort((a, b) => a - b));
+      expect(
+        report.versions
+          .filter((v) => !v.keep)
+          .map((v) => v.version)
+          .sort((a, b) => a - b),
+      ).toEqual(expired.map((s) => versionOf.get(s.id)!).sort((a, b) => a - b));
       for (const v of report.versions.filter((d) => !d.keep)) expect(v.reason).toMatch(/expires by the table's snapshot retention/);
 
       const after = await currentMetadataName(dir);
@@ -233,7 +238,12 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
       expect(remaining.map((s) => nameOf.get(s.id)).sort()).toEqual([...c.remain].sort());
       expect(await refNames(dir, after)).toEqual(c.refsAfter);
       // The report says which refs the commit dropped, and why.
-      expect(report.warnings.filter((w) => / expired \(/.test(w)).map((w) => /ref "([^"]+)"/.exec(w)![1]).sort()).toEqual(committing ? dropped : []);
+      expect(
+        report.warnings
+          .filter((w) => / expired \(/.test(w))
+          .map((w) => /ref "([^"]+)"/.exec(w)![1])
+          .sort(),
+      ).toEqual(committing ? dropped : []);
 
       const metadataWrites = log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"));
       if (!committing) {
@@ -307,10 +317,19 @@ describe("a writer commits after cleanup planned", () => {
 });
 
 describe("the report's policy says what decided: the table's snapshot retention, which settings only extend", () => {
-  const cases: { name: string; properties?: Record<string, string>; settings?: CleanupSettings; olderThan: { value: string; source: RegExp }; retainVersions: { value: number; source: RegExp } }[] = [
+  const cases: {
+    name: string;
+    properties?: Record<string, string>;
+    settings?: CleanupSettings;
+    olderThan: { value: string; source: RegExp };
+    retainVersions: { value: number; source: RegExp };
+  }[] = [
     {
       name: "nothing set: Iceberg's defaults (5 days, 1), not lakewarden's 7 days",
-      olderThan: { value: "5d", source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, where a branch's own max-snapshot-age-ms does not override it$/ },
+      olderThan: {
+        value: "5d",
+        source: /^the table's snapshot retention: max-snapshot-age-ms from Iceberg's default, where a branch's own max-snapshot-age-ms does not override it$/,
+      },
       retainVersions: { value: 1, source: /^the table's snapshot retention: min-snapshots-to-keep from Iceberg's default, / },
     },
     {

@@ -44,7 +44,10 @@ async function currentMetadataName(dir: string): Promise<string> {
     return `v${hint}.metadata.json`;
   } catch {
     const { readdir } = await import("node:fs/promises");
-    return (await readdir(join(dir, "metadata"))).filter((n) => /^\d+-.*\.metadata\.json$/.test(n)).sort().at(-1)!;
+    return (await readdir(join(dir, "metadata")))
+      .filter((n) => /^\d+-.*\.metadata\.json$/.test(n))
+      .sort()
+      .at(-1)!;
   }
 }
 
@@ -108,9 +111,7 @@ describe("the current snapshot's state for the head", () => {
       const snapshot = await icebergFormat.readSnapshot(store, latest);
       const theirs = await icebirdLiveFiles(dir, await currentMetadataName(dir));
       expect(snapshot.liveFiles.map((f) => f.paths[0]).sort()).toEqual(theirs.filter((f) => f.content === 0).map((f) => f.key));
-      expect(snapshot.liveFiles.map((f) => f.physicalRows).reduce((a, b) => a + b, 0)).toBe(
-        Number(theirs.filter((f) => f.content === 0).reduce((a, f) => a + f.recordCount, 0n)),
-      );
+      expect(snapshot.liveFiles.map((f) => f.physicalRows).reduce((a, b) => a + b, 0)).toBe(Number(theirs.filter((f) => f.content === 0).reduce((a, f) => a + f.recordCount, 0n)));
       const section = snapshot.sections!.find((s) => s.name === FILES_SECTION)!;
       const rows = section.columns.path!.map((path, i) => ({
         key: path,
@@ -151,7 +152,9 @@ describe("the current snapshot's state for the head", () => {
     await writeFile(join(c.dir, "data/dv-1.puffin"), Buffer.alloc(64));
     await appendSnapshot(c.dir, {
       files: [{ path: `${bunnies}/data/appended-1.parquet`, recordCount: 20, sizeInBytes: 3560 }],
-      deletionVectors: [{ path: `${bunnies}/data/dv-1.puffin`, referencedDataFile: `${bunnies}/${target}`, cardinality: 2, sizeInBytes: 64, contentOffset: 4, contentSizeInBytes: 40 }],
+      deletionVectors: [
+        { path: `${bunnies}/data/dv-1.puffin`, referencedDataFile: `${bunnies}/${target}`, cardinality: 2, sizeInBytes: 64, contentOffset: 4, contentSizeInBytes: 40 },
+      ],
     });
     const store = openStore(c.dir);
     const snapshot = await icebergFormat.readSnapshot(store, (await icebergFormat.latestVersionFile(store))!);
@@ -160,13 +163,13 @@ describe("the current snapshot's state for the head", () => {
     expect(snapshot.liveFiles.find((f) => f.paths[0] === "data/appended-1.parquet")!.deletionFile).toBeNull();
     const section = snapshot.sections!.find((s) => s.name === FILES_SECTION)!;
     const i = section.columns.path!.indexOf("data/dv-1.puffin");
-    expect([section.columns.content![i], section.columns.file_format![i], section.columns.referenced_data_file![i], section.columns.content_offset![i], section.columns.content_size_in_bytes![i]]).toEqual([
-      1,
-      "PUFFIN",
-      `${bunnies}/${target}`,
-      4,
-      40,
-    ]);
+    expect([
+      section.columns.content![i],
+      section.columns.file_format![i],
+      section.columns.referenced_data_file![i],
+      section.columns.content_offset![i],
+      section.columns.content_size_in_bytes![i],
+    ]).toEqual([1, "PUFFIN", `${bunnies}/${target}`, 4, 40]);
     expect(snapshot.referencedFiles).toContainEqual({ path: "data/dv-1.puffin", role: "delete", size: 64 });
     const theirs = await icebirdLiveFiles(c.dir, await currentMetadataName(c.dir));
     expect(theirs.filter((f) => f.content === 1).map((f) => f.key)).toContain("data/dv-1.puffin");
@@ -215,7 +218,9 @@ describe("refs, retention and removal", () => {
     const store = openStore(c.dir);
     const files = await icebergFormat.listVersionFiles(store);
     const before = await listFilesOf(c.dir);
-    await expect(expiry.commit(store, { remove: [2], base: files.at(-1)!, now: new Date() })).rejects.toThrow(/cannot expire snapshot 469881615898633426: the table's snapshot retention keeps it/);
+    await expect(expiry.commit(store, { remove: [2], base: files.at(-1)!, now: new Date() })).rejects.toThrow(
+      /cannot expire snapshot 469881615898633426: the table's snapshot retention keeps it/,
+    );
     expect(await listFilesOf(c.dir)).toEqual(before);
     const { key } = await expiry.commit(store, { remove: [1], base: files.at(-1)!, now: new Date() });
     const text = await readFile(join(c.dir, key), "utf8");

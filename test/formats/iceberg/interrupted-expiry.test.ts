@@ -29,7 +29,17 @@ describe("Iceberg expiry interrupted at every mutating request, then run again",
     const base = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY_MS });
     const copies: (() => Promise<void>)[] = [base.remove];
     try {
-      await buildHistory(base.dir, { commits: [{ name: "a", ageMs: 9 * DAY_MS }, { name: "b", ageMs: 8 * DAY_MS }, { name: "c", ageMs: HOUR }] }, NOW);
+      await buildHistory(
+        base.dir,
+        {
+          commits: [
+            { name: "a", ageMs: 9 * DAY_MS },
+            { name: "b", ageMs: 8 * DAY_MS },
+            { name: "c", ageMs: HOUR },
+          ],
+        },
+        NOW,
+      );
       // Each case starts from a byte-identical copy (same ids and names), times preserved.
       const fresh = async (): Promise<string> => {
         const parent = await mkdtemp(join(tmpdir(), "lw-iceberg-interrupted-"));
@@ -62,7 +72,10 @@ describe("Iceberg expiry interrupted at every mutating request, then run again",
         // The version hint names the newest metadata file, as after the uninterrupted run.
         expect(await currentMetadataName(dir), context).toBe(await currentMetadataName(referenceDir));
         await everySnapshotReads(dir);
-        expect((await readTimeline(store, icebergFormat)).records.map((r) => [r.version, r.version_id, r.is_cleaned_up]), context).toEqual(history);
+        expect(
+          (await readTimeline(store, icebergFormat)).records.map((r) => [r.version, r.version_id, r.is_cleaned_up]),
+          context,
+        ).toEqual(history);
       }
     } finally {
       for (const remove of copies) await remove();

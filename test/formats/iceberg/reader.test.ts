@@ -182,24 +182,52 @@ describe("manifest lists and manifests", () => {
           const asList = file.includes("manifest-list") ? await decodeManifestList(bytes, key) : null;
           const named = asList ? asList.map((m) => m.path) : (await decodeManifest(bytes, key, { sequenceNumber: 0n })).map((e) => e.file.path);
           const present = await listFiles(dir);
-          for (const path of named) expect(present.some((k) => path.endsWith(`/${k}`)), path).toBe(true);
+          for (const path of named)
+            expect(
+              present.some((k) => path.endsWith(`/${k}`)),
+              path,
+            ).toBe(true);
           continue;
         }
         const theirs = icebirdAvro(bytes);
         if ("manifest_path" in (theirs[0] ?? {})) {
           const ours = await decodeManifestList(bytes, key);
-          expect(ours.map((m) => m.path), key).toEqual(theirs.map((r) => r.manifest_path));
-          expect(ours.map((m) => m.addedSnapshotId), key).toEqual(theirs.map((r) => (r.added_snapshot_id === undefined ? null : String(r.added_snapshot_id))));
-          expect(ours.map((m) => m.sequenceNumber), key).toEqual(theirs.map((r) => BigInt((r.sequence_number as bigint | undefined) ?? 0n)));
+          expect(
+            ours.map((m) => m.path),
+            key,
+          ).toEqual(theirs.map((r) => r.manifest_path));
+          expect(
+            ours.map((m) => m.addedSnapshotId),
+            key,
+          ).toEqual(theirs.map((r) => (r.added_snapshot_id === undefined ? null : String(r.added_snapshot_id))));
+          expect(
+            ours.map((m) => m.sequenceNumber),
+            key,
+          ).toEqual(theirs.map((r) => BigInt((r.sequence_number as bigint | undefined) ?? 0n)));
           lists++;
         } else {
           const ours = await decodeManifest(bytes, key, { sequenceNumber: 7n });
           const their = theirs as { status: number; data_file: Record<string, unknown>; sequence_number?: bigint }[];
-          expect(ours.map((e) => e.status), key).toEqual(their.map((e) => e.status));
-          expect(ours.map((e) => e.file.path), key).toEqual(their.map((e) => e.data_file.file_path));
-          expect(ours.map((e) => e.file.content), key).toEqual(their.map((e) => (e.data_file.content as number | undefined) ?? 0));
-          expect(ours.map((e) => e.file.recordCount), key).toEqual(their.map((e) => BigInt(e.data_file.record_count as bigint)));
-          expect(ours.map((e) => e.file.fileSizeInBytes), key).toEqual(their.map((e) => BigInt(e.data_file.file_size_in_bytes as bigint)));
+          expect(
+            ours.map((e) => e.status),
+            key,
+          ).toEqual(their.map((e) => e.status));
+          expect(
+            ours.map((e) => e.file.path),
+            key,
+          ).toEqual(their.map((e) => e.data_file.file_path));
+          expect(
+            ours.map((e) => e.file.content),
+            key,
+          ).toEqual(their.map((e) => (e.data_file.content as number | undefined) ?? 0));
+          expect(
+            ours.map((e) => e.file.recordCount),
+            key,
+          ).toEqual(their.map((e) => BigInt(e.data_file.record_count as bigint)));
+          expect(
+            ours.map((e) => e.file.fileSizeInBytes),
+            key,
+          ).toEqual(their.map((e) => BigInt(e.data_file.file_size_in_bytes as bigint)));
           // Inheritance: a null sequence number of an ADDED entry is the manifest list's.
           for (const [i, e] of ours.entries()) {
             const written = their[i]!.sequence_number;

@@ -23,7 +23,17 @@ const NOW = Date.now();
 async function table(properties: Record<string, string>): Promise<string> {
   const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY_MS });
   onTestFinished(copy.remove);
-  await buildHistory(copy.dir, { commits: [{ name: "a", ageMs: 9 * DAY_MS }, { name: "b", ageMs: 3_600_000 }], properties }, NOW);
+  await buildHistory(
+    copy.dir,
+    {
+      commits: [
+        { name: "a", ageMs: 9 * DAY_MS },
+        { name: "b", ageMs: 3_600_000 },
+      ],
+      properties,
+    },
+    NOW,
+  );
   const stray = join(copy.dir, "data/stray-00001.parquet");
   await copyFile(join(copy.dir, "data/a-00001.parquet"), stray);
   const old = new Date(NOW - 10 * DAY_MS);
@@ -79,7 +89,17 @@ describe("Iceberg retention properties are read as iceberg-java reads them", () 
   ] as const)("main's %s = %j (not a whole number, which iceberg-java's parser refuses) stops cleanup with one line: nothing written or deleted", async (field, value) => {
     const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY_MS });
     onTestFinished(copy.remove);
-    await buildHistory(copy.dir, { commits: [{ name: "a", ageMs: 9 * DAY_MS }, { name: "b", ageMs: 3_600_000 }], refs: { main: { "snapshot-id": "@b", type: "branch", [field]: value } } }, NOW);
+    await buildHistory(
+      copy.dir,
+      {
+        commits: [
+          { name: "a", ageMs: 9 * DAY_MS },
+          { name: "b", ageMs: 3_600_000 },
+        ],
+        refs: { main: { "snapshot-id": "@b", type: "branch", [field]: value } },
+      },
+      NOW,
+    );
     const before = await listFiles(copy.dir);
     const run = await cleanup(copy.dir);
     expect(run.code).not.toBe(0);

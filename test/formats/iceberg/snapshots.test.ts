@@ -100,7 +100,13 @@ describe("refs", () => {
       { name: "audit-tag", version: 1, versionId: "7505300640432048841", branch: null, retention: { maxRefAgeMs: 86400000, maxSnapshotAgeMs: null, minSnapshotsToKeep: null } },
     ]);
     expect(refs.branches).toEqual([
-      { name: "dev", parentBranch: null, parentVersion: 2, parentVersionId: "469881615898633426", retention: { maxRefAgeMs: null, maxSnapshotAgeMs: 3600000, minSnapshotsToKeep: 2 } },
+      {
+        name: "dev",
+        parentBranch: null,
+        parentVersion: 2,
+        parentVersionId: "469881615898633426",
+        retention: { maxRefAgeMs: null, maxSnapshotAgeMs: 3600000, minSnapshotsToKeep: 2 },
+      },
     ]);
   });
 });

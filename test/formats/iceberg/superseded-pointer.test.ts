@@ -119,7 +119,9 @@ describe("a superseded commit pointer", () => {
     expect(report.status).toBe("completed");
     // The library says it the same way.
     const store = new LocalStore(dir);
-    await expect(runCleanup(store, { format: icebergFormat.at!("metadata/v3.metadata.json", { allowSuperseded: true }), dryRun: true })).resolves.toMatchObject({ status: "dry-run" });
+    await expect(runCleanup(store, { format: icebergFormat.at!("metadata/v3.metadata.json", { allowSuperseded: true }), dryRun: true })).resolves.toMatchObject({
+      status: "dry-run",
+    });
   });
 
   it("the flag is refused where it means nothing: without --metadata-location, or with --glue-table", async () => {

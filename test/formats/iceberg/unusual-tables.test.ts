@@ -81,7 +81,12 @@ describe("a format-1 manifest with null sequence numbers", () => {
     const manifest = "metadata/d65f86b0-b799-467f-b1f4-9c697e4c4fc7-m0.avro";
     await rewriteAvro(dir, manifest, {
       editSchema: (schema) => {
-        schema.fields.splice(2, 0, { name: "sequence_number", type: ["null", "long"], default: null, "field-id": 3 }, { name: "file_sequence_number", type: ["null", "long"], default: null, "field-id": 4 });
+        schema.fields.splice(
+          2,
+          0,
+          { name: "sequence_number", type: ["null", "long"], default: null, "field-id": 3 },
+          { name: "file_sequence_number", type: ["null", "long"], default: null, "field-id": 4 },
+        );
       },
       editRecord: (record) => {
         record.status = 0;
@@ -103,7 +108,8 @@ describe("a metadata file name with no number", () => {
     await writeFile(join(dir, "metadata/vfinal.metadata.json"), text);
     await editMetadataJson(dir, "metadata/vfinal.metadata.json", (json) => {
       const location = String(json.location);
-      if (onTopOfV5) json["metadata-log"] = [...(json["metadata-log"] as JsonValue[]), { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${location}/metadata/v5.metadata.json` }];
+      if (onTopOfV5)
+        json["metadata-log"] = [...(json["metadata-log"] as JsonValue[]), { "timestamp-ms": json["last-updated-ms"]!, "metadata-file": `${location}/metadata/v5.metadata.json` }];
       json.refs = { ...(json.refs as Record<string, JsonValue>), final: { "snapshot-id": json["current-snapshot-id"]!, type: "tag" } };
     });
     if (hint !== null) await writeFile(join(dir, "metadata/version-hint.text"), hint);

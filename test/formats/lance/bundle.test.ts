@@ -39,10 +39,9 @@ describe("the Lance reader bundled by esbuild", () => {
     const outfile = join(dir, "out", "reader.mjs");
     await build({
       stdin: {
-        contents: [
-          'export { decodeManifestFile } from "./lib/formats/lance/manifest-file.ts";',
-          'export { toLanceManifest } from "./lib/formats/lance/manifest-model.ts";',
-        ].join("\n"),
+        contents: ['export { decodeManifestFile } from "./lib/formats/lance/manifest-file.ts";', 'export { toLanceManifest } from "./lib/formats/lance/manifest-model.ts";'].join(
+          "\n",
+        ),
         resolveDir: REPO_ROOT,
         sourcefile: "entry.ts",
         loader: "ts",

@@ -50,9 +50,12 @@ describeFormatConformance({
     const path = join(fileURLToPath(store.uri), latest.key);
     // An absolute URI inside the root: Lance writes data paths relative to data/, so it cannot say what this names.
     const absolute = `${store.uri}/data/elsewhere.lance`;
-    await writeFile(path, withManifest(await readFile(path), path, (m) => {
-      m.fragments[0]!.files[0]!.path = absolute;
-    }));
+    await writeFile(
+      path,
+      withManifest(await readFile(path), path, (m) => {
+        m.fragments[0]!.files[0]!.path = absolute;
+      }),
+    );
     return absolute;
   },
 });

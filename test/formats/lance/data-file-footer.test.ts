@@ -14,7 +14,13 @@ let dataset: LanceDataset;
 
 beforeAll(async () => {
   dir = await makeTempDir("lw-footer-");
-  dataset = await buildLanceDataset({ dbUri: dir, steps: [{ op: "create", rows: 20 }, { op: "append", rows: 5 }] });
+  dataset = await buildLanceDataset({
+    dbUri: dir,
+    steps: [
+      { op: "create", rows: 20 },
+      { op: "append", rows: 5 },
+    ],
+  });
 });
 afterAll(async () => {
   dataset?.close();

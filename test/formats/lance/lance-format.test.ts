@@ -44,7 +44,12 @@ async function filesUnder(root: string, sub: string): Promise<string[]> {
   const entries = await readdir(join(root, sub), { recursive: true, withFileTypes: true }).catch(() => []);
   return entries
     .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1).split("\\").join("/"))
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
+        .slice(root.length + 1)
+        .split("\\")
+        .join("/"),
+    )
     .sort();
 }
 

@@ -7,13 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
 import { lanceFormat } from "../../../lib/formats/lance/lance-format.ts";
-import {
-  FOOTER_SIZE,
-  MANIFEST_SUFFIX_READ,
-  decodeManifestFile,
-  parseFooter,
-  readManifestFile,
-} from "../../../lib/formats/lance/manifest-file.ts";
+import { FOOTER_SIZE, MANIFEST_SUFFIX_READ, decodeManifestFile, parseFooter, readManifestFile } from "../../../lib/formats/lance/manifest-file.ts";
 import type { PbManifest } from "../../../lib/formats/lance/proto-messages.ts";
 import { versionFileName } from "../../../lib/formats/lance/version-names.ts";
 import { openStore, type ObjectStore } from "../../../lib/store/index.ts";
@@ -32,12 +26,7 @@ beforeAll(async () => {
   dir = await makeTempDir("lw-manifest-file-");
   dataset = await buildLanceDataset({
     dbUri: join(dir, "db"),
-    steps: [
-      { op: "create", rows: 12 },
-      { op: "append", rows: 12 },
-      { op: "delete", where: "id % 3 = 0" },
-      { op: "createIndex" },
-    ],
+    steps: [{ op: "create", rows: 12 }, { op: "append", rows: 12 }, { op: "delete", where: "id % 3 = 0" }, { op: "createIndex" }],
   });
   const latest = versionFileName(dataset.written.at(-1)!.version, "v2");
   manifestBytes = new Uint8Array(await readFile(join(dataset.tableUri, "_versions", latest)));
@@ -116,9 +105,7 @@ describe("decodeManifestFile on bad input", () => {
     bytes.set(new TextEncoder().encode("LANX"), bytes.length - 4);
     const error = errorOf(() => decodeManifestFile(bytes, URI));
     expect(error).toBeInstanceOf(CorruptFileError);
-    expect(error.message).toBe(
-      `${URI}: not a Lance manifest, or truncated: ends with bytes 4c 41 4e 58, expected "LANC" (4c 41 4e 43)`,
-    );
+    expect(error.message).toBe(`${URI}: not a Lance manifest, or truncated: ends with bytes 4c 41 4e 58, expected "LANC" (4c 41 4e 43)`);
   });
 
   it("garbage protobuf with a consistent length prefix", () => {
@@ -164,9 +151,7 @@ describe("decodeManifestFile on bad input", () => {
     });
     const error = errorOf(() => decodeManifestFile(bytes, URI));
     expect(error).toBeInstanceOf(UnsupportedFeatureError);
-    expect(error.message).toMatch(
-      new RegExp(`^${URI.replaceAll(".", "\\.")}: manifest requires reader feature flags unknown to lakewarden: ${named} \\(`),
-    );
+    expect(error.message).toMatch(new RegExp(`^${URI.replaceAll(".", "\\.")}: manifest requires reader feature flags unknown to lakewarden: ${named} \\(`));
   });
 
   it("known flags are accepted", () => {
@@ -215,14 +200,15 @@ describe("readSnapshot on bad input", () => {
     const [file] = await lanceFormat.listVersionFiles(store);
     const snapshot = await lanceFormat.readSnapshot(store, file!);
     expect(snapshot.referencedFiles.some((f) => f.role === "transaction")).toBe(false);
-    expect(snapshot.unresolvedReferences).toEqual([
-      { path: "../_versions/1.manifest", kind: "unresolvable", reason: expect.stringMatching(/has a "\.\." segment/) },
-    ]);
+    expect(snapshot.unresolvedReferences).toEqual([{ path: "../_versions/1.manifest", kind: "unresolvable", reason: expect.stringMatching(/has a "\.\." segment/) }]);
     await removeDir(new URL(store.uri).pathname);
   });
 
   it("refuses a manifest whose version disagrees with its file name", async () => {
-    const store = await tableWithManifest(withManifest(manifestBytes, (m) => void (m.version = "7")), 1);
+    const store = await tableWithManifest(
+      withManifest(manifestBytes, (m) => void (m.version = "7")),
+      1,
+    );
     const [file] = await lanceFormat.listVersionFiles(store);
     const error = await rejectionOf(lanceFormat.readSnapshot(store, file!));
     expect(error).toBeInstanceOf(CorruptFileError);

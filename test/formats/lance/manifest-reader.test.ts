@@ -11,12 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
 import { decodeManifestFile } from "../../../lib/formats/lance/manifest-file.ts";
 import { toLanceManifest, toTransaction } from "../../../lib/formats/lance/manifest-model.ts";
-import {
-  decodeLanceCleanupView,
-  decodeLanceManifestFile,
-  decodeLanceTransaction,
-  FragmentCache,
-} from "../../../lib/formats/lance/manifest-reader.ts";
+import { decodeLanceCleanupView, decodeLanceManifestFile, decodeLanceTransaction, FragmentCache } from "../../../lib/formats/lance/manifest-reader.ts";
 import { decodeTransaction } from "../../../lib/formats/lance/proto-messages.ts";
 import { referencedFiles } from "../../../lib/formats/lance/snapshot-files.ts";
 import { summarizeManifest } from "../../../lib/formats/lance/summary.ts";
@@ -161,7 +156,10 @@ describe("manifest-reader equals the toObject decoding", () => {
       manifest.branch = "dev";
       manifest.max_fragment_id = 4000000;
       manifest.timestamp = { seconds: "-5", nanos: 7 };
-      manifest.base_paths = [{ id: 3, name: "b", is_dataset_root: true, path: "s3://elsewhere/t.lance" }, { id: 2, is_dataset_root: false, path: "x" }];
+      manifest.base_paths = [
+        { id: 3, name: "b", is_dataset_root: true, path: "s3://elsewhere/t.lance" },
+        { id: 2, is_dataset_root: false, path: "x" },
+      ];
       manifest.table_metadata = { a: "b" };
       manifest.config = { "lance.auto_cleanup.interval": "20", empty: "", "ü": "✓" };
     });

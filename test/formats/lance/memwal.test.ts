@@ -21,7 +21,16 @@ describe("MemWAL tables", () => {
     dirs.push(dir);
     const db = await lancedb.connect(dir);
     const schema = new Schema([new Field("id", new Utf8(), false), new Field("name", new Utf8(), true)]);
-    const table = await db.createTable("t", lancedb.makeArrowTable([{ id: "1", name: "a" }, { id: "2", name: "b" }], { schema }));
+    const table = await db.createTable(
+      "t",
+      lancedb.makeArrowTable(
+        [
+          { id: "1", name: "a" },
+          { id: "2", name: "b" },
+        ],
+        { schema },
+      ),
+    );
     await table.add(lancedb.makeArrowTable([{ id: "3", name: "c" }], { schema }));
     await table.setUnenforcedPrimaryKey("id");
     await table.setLsmWriteSpec({ specType: "unsharded" });

@@ -2,12 +2,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import protobuf from "protobufjs";
 import { CorruptFileError } from "../../../lib/formats/errors.ts";
-import {
-  decodeManifest,
-  decodeTransaction,
-  encodeManifest,
-  encodeTransaction,
-} from "../../../lib/formats/lance/proto-messages.ts";
+import { decodeManifest, decodeTransaction, encodeManifest, encodeTransaction } from "../../../lib/formats/lance/proto-messages.ts";
 import { DESCRIPTOR_FILE, generateDescriptorSource } from "../../../lib/formats/lance/protos/generate-descriptor.ts";
 
 describe("Lance protobuf descriptor", () => {
@@ -53,8 +48,6 @@ describe("Lance protobuf descriptor", () => {
   it("reports undecodable bytes as CorruptFileError naming the object", () => {
     const garbage = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
     expect(() => decodeManifest(garbage, "s3://b/t.lance/_versions/1.manifest")).toThrow(CorruptFileError);
-    expect(() => decodeManifest(garbage, "s3://b/t.lance/_versions/1.manifest")).toThrow(
-      /^s3:\/\/b\/t\.lance\/_versions\/1\.manifest: cannot decode the Manifest protobuf/,
-    );
+    expect(() => decodeManifest(garbage, "s3://b/t.lance/_versions/1.manifest")).toThrow(/^s3:\/\/b\/t\.lance\/_versions\/1\.manifest: cannot decode the Manifest protobuf/);
   });
 });

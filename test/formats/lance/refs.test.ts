@@ -37,7 +37,14 @@ describe("refs deleted while they are read", () => {
   it("a tag and a branch LanceDB deletes between the listing and the GET are left out; the others are read", async () => {
     const dbUri = await makeTempDir("lw-refs-race-");
     dirs.push(dbUri);
-    const ds = await buildLanceDataset({ dbUri, steps: [{ op: "create", rows: 4 }, { op: "append", rows: 2 }, { op: "tag", name: "kept" }] });
+    const ds = await buildLanceDataset({
+      dbUri,
+      steps: [
+        { op: "create", rows: 4 },
+        { op: "append", rows: 2 },
+        { op: "tag", name: "kept" },
+      ],
+    });
     await (await ds.table.tags()).create("going", 1);
     (await (await ds.table.branches()).create("going-branch", "main", 1)).close();
     (await (await ds.table.branches()).create("kept-branch", "main", 2)).close();

@@ -52,7 +52,13 @@ export interface CleanupOutcome {
 export async function cleanDamaged(tableDir: string, format: TableFormat, options: { settings?: object; now?: () => Date } = aggressive()): Promise<CleanupOutcome> {
   const base = { format, ...options };
   const dry = await runCleanup(new LocalStore(tableDir), { ...base, dryRun: true }).then(
-    (report) => ({ planned: report.files.filter((file) => file.action === "delete").map((file) => file.key).sort(), error: null }),
+    (report) => ({
+      planned: report.files
+        .filter((file) => file.action === "delete")
+        .map((file) => file.key)
+        .sort(),
+      error: null,
+    }),
     (error: Error) => ({ planned: [], error: error.message }),
   );
   const before = withoutOurs(await listTree(tableDir));

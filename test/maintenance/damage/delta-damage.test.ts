@@ -34,8 +34,16 @@ const logNames = async (dir: string) => (await readdir(join(dir, "_delta_log")))
 
 const ROLES: RoleCase[] = [
   { role: "commit", fixture: "basic-dv-with-checkpoint", pick: async (dir) => `_delta_log/${(await logNames(dir)).filter((n) => /^\d{20}\.json$/.test(n)).at(-1)}` },
-  { role: "checkpoint", fixture: "basic-dv-with-checkpoint", pick: async (dir) => `_delta_log/${(await logNames(dir)).filter((n) => /^\d{20}\.checkpoint\.parquet$/.test(n)).at(-1)}` },
-  { role: "checkpoint part", fixture: "multi-part-checkpoint", pick: async (dir) => `_delta_log/${(await logNames(dir)).find((n) => /\.checkpoint\.0000000001\.\d{10}\.parquet$/.test(n))}` },
+  {
+    role: "checkpoint",
+    fixture: "basic-dv-with-checkpoint",
+    pick: async (dir) => `_delta_log/${(await logNames(dir)).filter((n) => /^\d{20}\.checkpoint\.parquet$/.test(n)).at(-1)}`,
+  },
+  {
+    role: "checkpoint part",
+    fixture: "multi-part-checkpoint",
+    pick: async (dir) => `_delta_log/${(await logNames(dir)).find((n) => /\.checkpoint\.0000000001\.\d{10}\.parquet$/.test(n))}`,
+  },
   {
     role: "sidecar",
     fixture: "checkpoint-v2-table",
@@ -63,7 +71,11 @@ const ROLES: RoleCase[] = [
       return path;
     },
   },
-  { role: "deletion vector", fixture: "basic-dv-with-checkpoint", pick: async (dir) => dvPath((await oracleLiveFiles(dir)).files.find((file) => file.dvId.startsWith("u"))!.dvId).path },
+  {
+    role: "deletion vector",
+    fixture: "basic-dv-with-checkpoint",
+    pick: async (dir) => dvPath((await oracleLiveFiles(dir)).files.find((file) => file.dvId.startsWith("u"))!.dvId).path,
+  },
 ];
 
 /** What an independent reader makes of version `v`: its live files, their rows, each deletion vector checked; or why it cannot. */
@@ -137,14 +149,18 @@ describe("damage matrix: Delta (Spark and Databricks write, DuckDB reads)", () =
     for (const version of versions) before.set(version, await readVersion(dir, version));
     await damageFile(join(dir, target), damage);
     const outcome = await cleanDamaged(dir, deltaFormat, {});
-    const problems = await verdict(outcome, async (kept) => {
-      const differ: string[] = [];
-      for (const version of kept) {
-        const now = await readVersion(dir, version);
-        if (now !== before.get(version)) differ.push(`kept version ${version} reads ${now.slice(0, 200)}, was ${before.get(version)?.slice(0, 80)}`);
-      }
-      return differ;
-    }, (reason) => !/log cleanup keeps it/.test(reason));
+    const problems = await verdict(
+      outcome,
+      async (kept) => {
+        const differ: string[] = [];
+        for (const version of kept) {
+          const now = await readVersion(dir, version);
+          if (now !== before.get(version)) differ.push(`kept version ${version} reads ${now.slice(0, 200)}, was ${before.get(version)?.slice(0, 80)}`);
+        }
+        return differ;
+      },
+      (reason) => !/log cleanup keeps it/.test(reason),
+    );
     expect(problems, `${target} ${damage}; cleanup ${outcome.error ?? `deleted ${outcome.deleted.length}`}`).toEqual([]);
   });
 });

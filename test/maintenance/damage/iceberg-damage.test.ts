@@ -79,7 +79,14 @@ describe("damage matrix: Iceberg (Spark writes, icebird and DuckDB read)", () =>
     const copy = await copyIcebergFixture("spark-bunnies", { ageMs: 30 * DAY });
     try {
       // s1 ← s2 ← s3 (30 days old) ← a (9 days) ← b (8 days) ← c (1 hour), keeping the newest five: s1 expires.
-      const history = { commits: [{ name: "a", ageMs: 9 * DAY }, { name: "b", ageMs: 8 * DAY }, { name: "c", ageMs: 3_600_000 }], properties: { "history.expire.min-snapshots-to-keep": "5" } };
+      const history = {
+        commits: [
+          { name: "a", ageMs: 9 * DAY },
+          { name: "b", ageMs: 8 * DAY },
+          { name: "c", ageMs: 3_600_000 },
+        ],
+        properties: { "history.expire.min-snapshots-to-keep": "5" },
+      };
       await buildHistory(copy.dir, history, NOW);
       const before = await readSnapshots(copy.dir);
       const target = await fileOf(copy.dir, role);
@@ -87,7 +94,9 @@ describe("damage matrix: Iceberg (Spark writes, icebird and DuckDB read)", () =>
       const outcome = await cleanDamaged(copy.dir, icebergFormat, { now: () => new Date(NOW) });
       const problems = await verdict(outcome, async () => {
         const after = await readSnapshots(copy.dir);
-        return [...after].filter(([id, read]) => read !== before.get(id)).map(([id, read]) => `kept snapshot ${id} reads ${read.slice(0, 160)}, was ${before.get(id)?.slice(0, 80)}`);
+        return [...after]
+          .filter(([id, read]) => read !== before.get(id))
+          .map(([id, read]) => `kept snapshot ${id} reads ${read.slice(0, 160)}, was ${before.get(id)?.slice(0, 80)}`);
       });
       expect(problems, `${target} ${damage}; cleanup ${outcome.error ?? `deleted ${outcome.deleted.length}`}`).toEqual([]);
     } finally {

@@ -88,7 +88,9 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     const problems = await verdict(outcome, async (versions) => {
       const after = await readContents(dbUri).catch(() => null);
       if (!after) return ["LanceDB cannot open the table"];
-      return versions.filter((v) => JSON.stringify(after.versions.get(v)) !== JSON.stringify(before.versions.get(v))).map((v) => `kept version ${v} reads ${JSON.stringify(after.versions.get(v) ?? "nothing")}, was ${JSON.stringify(before.versions.get(v))}`);
+      return versions
+        .filter((v) => JSON.stringify(after.versions.get(v)) !== JSON.stringify(before.versions.get(v)))
+        .map((v) => `kept version ${v} reads ${JSON.stringify(after.versions.get(v) ?? "nothing")}, was ${JSON.stringify(before.versions.get(v))}`);
     });
     expect(problems, `${target} ${damage}; cleanup ${outcome.error ?? "ran"}`).toEqual([]);
     // A damage the latest version cannot be read through is refused, naming the file.
@@ -124,7 +126,8 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     dirs.push(dbUri);
     await copyTree(source, dbUri);
     const tableDir = join(dbUri, "t.lance");
-    const clean = (retainVersions: number) => runCleanup(new LocalStore(tableDir), { format: lanceFormat, settings: { ...aggressive().settings, retainVersions }, now: aggressive().now });
+    const clean = (retainVersions: number) =>
+      runCleanup(new LocalStore(tableDir), { format: lanceFormat, settings: { ...aggressive().settings, retainVersions }, now: aggressive().now });
     expect((await clean(5)).versions_removed.length).toBeGreaterThan(0);
     const listedBefore = (await readTimeline(new LocalStore(tableDir), lanceFormat)).records.map((record) => record.version);
     const target = (await listTree(tableDir)).filter((file) => file.startsWith("_lakewarden/checkpoints/")).at(-1)!;
@@ -137,7 +140,10 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     const timeline = await readTimeline(new LocalStore(tableDir), lanceFormat);
     const listed = new Set(timeline.records.map((record) => record.version));
     const missing = listedBefore.filter((version) => !listed.has(version));
-    if (missing.length > 0) expect(timeline.historyProblems.map((p) => p.file).join(", "), `versions ${missing.join(", ")} gone with no problem reported (cleanup: ${second})`).toContain(target.split("/").at(-1)!);
+    if (missing.length > 0)
+      expect(timeline.historyProblems.map((p) => p.file).join(", "), `versions ${missing.join(", ")} gone with no problem reported (cleanup: ${second})`).toContain(
+        target.split("/").at(-1)!,
+      );
     if (damaged && damaged.length > 0) {
       const ours = (await listTree(tableDir)).filter((file) => file.startsWith("_lakewarden/"));
       const copies = await Promise.all(ours.map(async (file) => Buffer.compare(await readFile(join(tableDir, file)), damaged) === 0));

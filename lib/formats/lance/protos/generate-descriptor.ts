@@ -12,13 +12,7 @@ import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
 
 /** Parse order does not matter to protobufjs (types resolve at the end); a fixed order keeps the output stable. */
-export const PROTO_FILES = [
-  "google/protobuf/timestamp.proto",
-  "google/protobuf/any.proto",
-  "file.proto",
-  "table.proto",
-  "transaction.proto",
-] as const;
+export const PROTO_FILES = ["google/protobuf/timestamp.proto", "google/protobuf/any.proto", "file.proto", "table.proto", "transaction.proto"] as const;
 
 export const DESCRIPTOR_FILE = "descriptor.ts";
 
