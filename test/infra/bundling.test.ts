@@ -16,10 +16,11 @@ import { projectContext } from "./cdk-app.ts";
 let outdir: string;
 let bundles: FunctionBundle[];
 
+// Three esbuild runs: about 10 s on a quiet machine, minutes on a loaded one.
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), "lakewarden-bundling-"));
   bundles = await bundleFunctions(outdir, projectContext());
-});
+}, 360_000);
 
 afterAll(async () => {
   await rm(outdir, { recursive: true, force: true });
