@@ -27,6 +27,7 @@ import { readPins } from "../pins/pins.ts";
 import type { CleanupSettings } from "../maintenance/policy.ts";
 import { describePolicy } from "../maintenance/policy.ts";
 import { processManifests } from "../maintenance/process-manifests.ts";
+import { admitOrRefuse } from "../maintenance/admission.ts";
 import { listRunFiles, readIntents } from "../maintenance/run-files.ts";
 import { provenByIntents } from "../maintenance/run-cleanup.ts";
 import { readStoredConfig } from "../maintenance/stored-config.ts";
@@ -82,6 +83,8 @@ async function measure(store: ObjectStore, format: TableFormat, now: Date, spill
     listAll(store, spill),
   ]);
   if (!latest) throw noVersionFilesError(store.uri, format);
+  // The gates cleanup runs first: a table cleanup refuses is not measured as if it would clean it.
+  await admitOrRefuse(store, format, latest);
   const intents = await readIntents(store, runFiles.intents);
   // The same inputs cleanup's run gives processManifests (run-cleanup.ts), so the plans agree.
   const scanned = await processManifests(store, format, {

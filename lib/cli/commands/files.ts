@@ -23,8 +23,7 @@ interface FilesOptions extends OutputOptions {
   where?: string;
 }
 
-export const WHERE_HELP =
-  "row filter: comparisons (= != < <= > >=), IN, IS [NOT] NULL, AND/OR/NOT; literals: numbers, 'strings', DATE '2024-01-31', TIMESTAMP '2024-01-31 10:00:00', TRUE/FALSE";
+export const WHERE_HELP = "row filter, e.g. \"id > 5 AND day = DATE '2024-01-31'\"";
 
 /** Parses --where before anything is read: a syntax error is a usage error naming the position. */
 export function whereFilter(where: string | undefined): Expr | null {
@@ -52,7 +51,7 @@ export function registerFilesCommand(program: Command, { io }: ProgramContext): 
     withGlueTableOption(
       program
         .command("files")
-        .description("list the data files a query with a filter must read, with their delete files (planned from the head)")
+        .description("the data files a filtered query must read, with their delete files")
         .argument("<table>", TABLE_ARGUMENT_HELP)
         .option("--where <expr>", WHERE_HELP),
     ),
