@@ -32,7 +32,6 @@ import type { LoadedHead } from "./head-reader.ts";
 import { liveFileColumnsFrom } from "./sectioned-content.ts";
 import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
-import { planFiles } from "../scan/plan.ts";
 import type { PlanOptions, ScanPlan } from "../scan/plan.ts";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
@@ -182,6 +181,8 @@ export class TableHandle {
    * `latest()`'s. Throws FilterSyntaxError naming the position of a bad filter or column.
    */
   async plan(options: PlanOptions = {}): Promise<ScanPlan> {
+    // Loaded on first use: the Lambdas that open tables never plan queries (bench/results/bundle-sizes.md).
+    const { planFiles } = await import("../scan/plan.ts");
     return planFiles(await this.latest(), options);
   }
 
