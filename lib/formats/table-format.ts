@@ -225,6 +225,8 @@ export interface RemovalPlan {
   reported?: RemovalFile[];
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
+  /** Optional: kept versions (commit file kept) that cannot be read once the plan has run (Delta: VACUUM took their data), with why. */
+  unreadable?: ReadonlyMap<number, string>;
   protection: RemovalProtection | null;
   /** The table's retentions the plan applied (the policy's settings only lengthen them), for the report's policy. */
   applied?: AppliedRetentions;

@@ -36,8 +36,8 @@ export interface ArchiveStep {
 /**
  * archive_versions: every record this run read plus those interrupted runs were removing.
  * Before the deletes (`gone` empty, `earlier` null) every version read is still live; after
- * them, the versions the steps removed are not, and the checkpoint written before them is not
- * read back while it is still the newest.
+ * them, the versions the steps removed are not, nor those whose data they took (the plan's
+ * unreadable), and the checkpoint written before them is not read back while it is still the newest.
  */
 export async function archive(
   run: CleanupRun,
@@ -54,13 +54,15 @@ export async function archive(
   const seen = new Set(after?.earlier?.warnings ?? []);
   const warnings = [...new Set(loaded.skipped.map((skipped) => `checkpoint skipped: ${skipped.problem}`))].filter((line) => !seen.has(line));
   const gone = new Set(after?.gone ?? []);
+  // After the deletes, a version whose data they took (its version file kept) is cleaned up too.
+  const unreadable = after ? (processed.plan.unreadable ?? new Map<number, string>()) : new Map<number, string>();
   const records = new Map<number, VersionRecord>();
   for (const intent of start.intents) for (const record of intent.records) records.set(record.version, record);
   for (const [version, scanned] of processed.scan) records.set(version, scanned.record);
   const archived = await archiveAndHold(run.store, {
     previous: loaded.checkpoint,
     records: [...records.values()],
-    liveVersions: new Set([...processed.scan.keys()].filter((version) => !gone.has(version))),
+    liveVersions: new Set([...processed.scan.keys()].filter((version) => !gone.has(version) && !unreadable.has(version))),
     taggedVersions: mainBranchTaggedVersions(processed.refs),
     tableFormat: run.format.name,
     now: run.now(),
