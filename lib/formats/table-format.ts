@@ -358,6 +358,8 @@ export interface TableFormat {
   readonly managedPrefixes: readonly string[];
   /** How versions are removed (see VersionRemoval). */
   readonly removal: VersionRemoval;
+  /** What the format calls a version, for messages (Iceberg: "snapshot"). Default: "version". */
+  readonly versionNoun: string;
 
   /** True when the store's root holds a table of this format: at most one LIST. */
   detect(store: ObjectStore): Promise<boolean>;
@@ -477,5 +479,8 @@ export interface TableFormat {
 /** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
 export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
 
-/** What a format's module gives defineFormat: everything but the speed-ups, which it may give too. */
-export type FormatParts = Omit<TableFormat, FormatSpeedUp> & Partial<Pick<TableFormat, FormatSpeedUp>>;
+/** The members defineFormat fills with a word when a format leaves them out: how messages name its things. */
+export type FormatWording = "versionNoun";
+
+/** What a format's module gives defineFormat: everything but the speed-ups and the wording, which it may give too. */
+export type FormatParts = Omit<TableFormat, FormatSpeedUp | FormatWording> & Partial<Pick<TableFormat, FormatSpeedUp | FormatWording>>;

@@ -14,7 +14,7 @@
  * does not prove that N is still the latest (found by the soak, bench/soak).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import { noVersionFilesError } from "../formats/errors.ts";
+import { noVersionError } from "../formats/errors.ts";
 import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
@@ -309,7 +309,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   if (!known && stored.state === "readable") known = registeredFormat(stored.content.format);
   const format = known ?? (await resolveFormat(store));
   const latest = await latestOf(format);
-  if (!latest) throw noVersionFilesError(store.uri, format);
+  if (!latest) throw await noVersionError(store, format);
   const headUri = store.uriOf(HEAD_KEY);
 
   if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {

@@ -44,7 +44,12 @@ type Ending = { status: "completed" | "dry-run" } | { status: "stopped"; where: 
 async function cleanTable(run: CleanupRun, got: Reached): Promise<Ending> {
   const { guard } = run;
   const stop = (where: string, save: ProgressParts | null = null): Ending => ({ status: "stopped", where, save });
-  const start = (got.start = await readStart(run));
+  const started = await readStart(run);
+  if ("nothingToDo" in started) {
+    got.nothingToDo = started.nothingToDo;
+    return { status: run.options.dryRun ? "dry-run" : "completed" };
+  }
+  const start = (got.start = started);
   if (guard.due()) return stop("before reading manifests");
   const processed = await readVersions(run, start);
   const read = processed.scanStopped;
