@@ -6,7 +6,7 @@
  * test/engines/), counted by the store's own request counters (a local store counts LIST pages as
  * S3 would). Requests do not drift with the machine's load; times are not reported.
  *
- *   npm run bench:cost --  [--commits 40] [--out bench/results/cost-per-operation.md]
+ *   npm run bench:cost -- [--commits 40] [--out bench/results/cost-per-operation.md]
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
