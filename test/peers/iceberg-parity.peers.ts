@@ -10,9 +10,9 @@
  * with tags and branches built on the spark-bunnies copy. Results in .tools/peers-results/.
  */
 import { spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
@@ -20,6 +20,7 @@ import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
 import { copyIcebergFixture, type FixtureCopy, fileExists, ICEBERG_FIXTURES, type IcebergFixture, listFiles, snapshotsByTextPass } from "../support/iceberg-fixtures.ts";
 import { buildHistory, currentMetadataName, type History, reach } from "../support/iceberg-histories.ts";
 import { icebergRestClassPath } from "../tools/iceberg-rest-env.ts";
+import { toolPython } from "../tools/python-env.ts";
 import { REPO_ROOT, RESULTS_DIR } from "./peer-scripts.ts";
 
 const NOW = Date.now();
@@ -27,7 +28,8 @@ const HOUR = 3600_000;
 
 interface Case {
   name: string;
-  fixture: IcebergFixture;
+  /** A shared fixture, or a table pyiceberg writes at test time (test/engines/iceberg_table.py, catalog-less). */
+  fixture: IcebergFixture | "pyiceberg";
   history?: History;
   /** lakewarden's explicit flags and the peer's explicit expireOlderThan / retainLast (the same values). */
   explicit?: { olderThanMs: number; retainLast: number };
@@ -102,6 +104,11 @@ const HISTORIES: { name: string; history: History }[] = [
 const CASES: Case[] = [
   ...ICEBERG_FIXTURES.map((fixture): Case => ({ name: `fixture ${fixture}`, fixture, outcome: REFUSED.includes(fixture) ? "lakewarden refuses" : "same" })),
   ...HISTORIES.map(({ name, history }): Case => ({ name, fixture: "spark-bunnies", history, outcome: "same" })),
+  {
+    name: "pyiceberg 0.12, 15 commits: appends, deletes, overwrites, schema and partition evolution, tags (one by max-ref-age-ms), a branch",
+    fixture: "pyiceberg",
+    outcome: "same",
+  },
   {
     name: "explicit expireOlderThan 1 hour + retainLast 1 (lakewarden: --older-than 1h --retain-versions 1)",
     fixture: "spark-bunnies",
@@ -186,6 +193,20 @@ async function snapshotIds(dir: string, metadata: string): Promise<string[]> {
   return (await snapshotsByTextPass(join(dir, "metadata", metadata)).catch(() => [])).map((s) => s.id).sort();
 }
 
+/**
+ * A table pyiceberg writes now (its retention: history.expire.max-snapshot-age-ms 2 s, keep 1),
+ * every file then dated 30 days back, once its snapshots are past the 2 seconds.
+ */
+async function pyicebergTable(): Promise<FixtureCopy> {
+  const parent = await mkdtemp(join(tmpdir(), "lw-iceberg-peer-pyiceberg-"));
+  const dir = join(parent, "t");
+  await run(toolPython(), [join(REPO_ROOT, "test", "engines", "iceberg_table.py"), "write", dir, "--state", join(parent, "state.json"), "--commits", "15"], 300_000);
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const when = new Date(Date.now() - 30 * DAY_MS);
+  for (const key of await listFiles(dir)) await utimes(join(dir, key), when, when);
+  return { dir, remove: () => rm(parent, { recursive: true, force: true }) };
+}
+
 /** Every snapshot of the current (or catalog-named newest) metadata reads with icebird, and every file it names exists. */
 async function everyRemainingSnapshotReads(dir: string): Promise<void> {
   const metadata = await metadataOf(dir);
@@ -199,10 +220,10 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "lw-iceberg-peer-"));
   for (const c of CASES) {
     // One copy gets the history (random snapshot ids and file names); the other is a copy of it, dates kept.
-    const ours = await copyIcebergFixture(c.fixture);
+    const ours = c.fixture === "pyiceberg" ? await pyicebergTable() : await copyIcebergFixture(c.fixture);
     if (c.history) await buildHistory(ours.dir, c.history, NOW);
     const theirsParent = await mkdtemp(join(tmpdir(), `lw-iceberg-peer-${c.fixture}-`));
-    const theirs: FixtureCopy = { dir: join(theirsParent, c.fixture), remove: () => rm(theirsParent, { recursive: true, force: true }) };
+    const theirs: FixtureCopy = { dir: join(theirsParent, basename(ours.dir)), remove: () => rm(theirsParent, { recursive: true, force: true }) };
     await cp(ours.dir, theirs.dir, { recursive: true, preserveTimestamps: true });
     copies.push(ours, theirs);
     const metadata = await metadataOf(ours.dir);
