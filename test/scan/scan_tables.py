@@ -281,10 +281,47 @@ def match(fmt: str, uri: str, predicates_file: str) -> None:
     print(json.dumps({"live_files": [k for k, _ in files], "live_rows": sum(len(r) for _, r in files), "results": out}))
 
 
+def canonical(value):
+    """A value as the rows oracle compares it: ints, decimals and timestamps (microseconds) as text, NaN as "NaN"."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else value
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) if value.tzinfo else dt.datetime(1970, 1, 1)
+        return str((value - epoch) // dt.timedelta(microseconds=1))
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return repr(value)
+
+
+def rows(fmt: str, uri: str, predicates_file: str) -> None:
+    """A full scan by the writer's own reader (deltalake to_pyarrow_table, pyiceberg scan().to_arrow()), and the ids of each predicate's matching rows."""
+    with open(predicates_file) as f:
+        predicates = json.load(f)
+    if fmt == "delta":
+        from deltalake import DeltaTable
+
+        table = DeltaTable(uri).to_pyarrow_table()
+    else:
+        from pyiceberg.table import StaticTable
+
+        table = StaticTable.from_metadata(uri).scan().to_arrow()
+    data = table.to_pylist()
+    out = [[row["id"] for row in data if evaluate(p, row) is True] for p in predicates]
+    print(json.dumps({"rows": [{k: canonical(v) for k, v in row.items()} for row in data], "results": out}))
+
+
 if __name__ == "__main__":
     command, fmt, root = sys.argv[1], sys.argv[2], sys.argv[3]
     if command == "write":
         args = dict(zip(sys.argv[4::2], sys.argv[5::2]))
         write(fmt, root, args.get("--layout", "plain"), int(args.get("--seed", "1")))
+    elif command == "rows":
+        rows(fmt, root, sys.argv[4])
     else:
         match(fmt, root, sys.argv[4])
