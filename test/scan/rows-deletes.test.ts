@@ -8,7 +8,7 @@
  * (../shared/fixtures, copied to a temporary folder).
  */
 import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,7 @@ import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { scanValues } from "../../lib/scan/rows.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { copyFixtureDir } from "../support/fixtures.ts";
-import { withLocalFetch } from "../support/iceberg-fixtures.ts";
+import { appendSnapshot, withLocalFetch } from "../support/iceberg-fixtures.ts";
 import { toolPython } from "../tools/python-env.ts";
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "scan_tables.py");
@@ -96,6 +96,47 @@ describe("rows with deletes, against independent readers", () => {
       expect(mine.rows, name).toEqual(theirs.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, loose(v)])))).sort());
     });
   }
+
+  it("Iceberg position and equality deletes added to the Spark table: the rows icebird reads, less the equality-deleted ones", async () => {
+    const dir = await copy("iceberg", "spark-bunnies");
+    const before = await (await openTable(dir)).latest();
+    const metadataFile = before.snapshot.versionFile.key.split("/").pop()!;
+    const location = (JSON.parse(await readFile(join(dir, "metadata", metadataFile), "utf8")) as { location: string }).location.replace(/\/+$/, "");
+    const [dataFile] = before.format.scanFiles(before.snapshot).dataFiles;
+    const breed = (await scanned(dir, (_c, v) => (typeof v === "bigint" ? String(v) : v))).rows.map((r) => (JSON.parse(r) as Record<string, string>)["Breed Name"]!)[10]!;
+    // pyarrow writes the delete files, with the spec's field ids (position deletes' reserved ones).
+    const write = `
+import sys, pyarrow as pa, pyarrow.parquet as pq
+ids = lambda i: {"PARQUET:field_id": str(i)}
+pos = pa.schema([pa.field("file_path", pa.string(), False, ids(2147483546)), pa.field("pos", pa.int64(), False, ids(2147483545))])
+pq.write_table(pa.table({"file_path": [sys.argv[3]] * 3, "pos": [0, 3, 7]}, schema=pos), sys.argv[1])
+eq = pa.schema([pa.field("Breed Name", pa.string(), True, ids(1))])
+pq.write_table(pa.table({"Breed Name": [sys.argv[4]]}, schema=eq), sys.argv[2])
+`;
+    execFileSync(toolPython(), ["-c", write, join(dir, "data/lw-pos-deletes.parquet"), join(dir, "data/lw-eq-deletes.parquet"), `${location}/${dataFile!.paths[0]}`, breed]);
+    const size = async (key: string) => (await stat(join(dir, key))).size;
+    const appended = await appendSnapshot(dir, {
+      files: [],
+      deleteFiles: [
+        { path: `${location}/data/lw-pos-deletes.parquet`, content: 1, recordCount: 3, sizeInBytes: await size("data/lw-pos-deletes.parquet") },
+        { path: `${location}/data/lw-eq-deletes.parquet`, content: 2, recordCount: 1, sizeInBytes: await size("data/lw-eq-deletes.parquet"), equalityIds: [1] },
+      ],
+    });
+    await writeTableHead(openStore(dir));
+    const newMetadata = appended.metadataKey.split("/").pop()!;
+    const theirs = await withLocalFetch(dir, location, () => icebergRead({ tableUrl: location, metadataFileName: newMetadata }));
+    const loose = (v: unknown): unknown => (v === null || v === undefined ? null : typeof v === "bigint" || typeof v === "number" ? String(v) : v);
+    const mine = await scanned(dir, (_c, v) => loose(v));
+    expect(mine.deletes).toBe(2);
+    // icebird applies the position deletes (17 of 20 rows) but not this equality delete, whose rule
+    // (spec "Equality Delete Files": a later sequence number, an unpartitioned table) is applied here.
+    expect(theirs.length).toBe(17);
+    const expected = theirs.filter((r) => r["Breed Name"] !== breed);
+    expect(mine.rows).toEqual(expected.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, loose(v)])))).sort());
+    // Three rows by position, and every row of that breed by equality.
+    expect(mine.rows.length).toBeLessThanOrEqual(20 - 3 - 1);
+    expect(mine.rows.some((r) => r.includes(JSON.stringify(breed)))).toBe(false);
+  });
 
   it("Iceberg partition evolution with partition columns outside the data files: the rows pyiceberg reads", async () => {
     // The table's location is relative (data/persistent/...): pyiceberg resolves it from its working folder.
