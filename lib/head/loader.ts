@@ -33,6 +33,8 @@ import { liveFileColumnsFrom } from "./sectioned-content.ts";
 import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
 import type { PlanOptions, ScanPlan } from "../scan/plan.ts";
+import type { ScanOptions } from "../scan/rows.ts";
+import type { RecordBatch } from "apache-arrow";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
 
@@ -184,6 +186,18 @@ export class TableHandle {
     // Loaded on first use: the Lambdas that open tables never plan queries (bench/results/bundle-sizes.md).
     const { planFiles } = await import("../scan/plan.ts");
     return planFiles(await this.latest(), options);
+  }
+
+  /**
+   * The rows matching `filter` in the latest state as Arrow record batches (one per data file
+   * that has any; lib/scan/rows.ts): deletes applied, the head's inline footers used so a file
+   * costs no footer GET. Throws FilterSyntaxError naming a bad filter or column, and the
+   * format's error naming a file it cannot read.
+   */
+  async *scan(options: ScanOptions = {}): AsyncGenerator<RecordBatch> {
+    // Loaded on first use, like plan(): no Lambda that opens tables reads rows.
+    const [{ scanValues }, { toRecordBatch }] = await Promise.all([import("../scan/rows.ts"), import("../scan/arrow-batches.ts")]);
+    for await (const batch of scanValues({ ...(await this.latest()), store: this.store }, options)) yield toRecordBatch(batch);
   }
 
   /** Releases every pin this handle still holds. The handle can still read afterwards. */

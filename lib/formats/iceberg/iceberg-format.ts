@@ -505,6 +505,8 @@ const icebergParts: FormatParts = {
   classify,
   scanFiles: icebergScanFiles,
   readDataFileFooter: readParquetFooter,
+  // Loaded on first use: the Lambdas that clean tables never read rows.
+  readRows: async (store, snapshot, file, columns) => (await import("./scan-rows.ts")).readIcebergRows(store, snapshot, file, columns),
   at: icebergFormatAt,
   catalogPointer: icebergCatalogPointer,
 };
