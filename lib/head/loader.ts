@@ -291,6 +291,17 @@ export interface LoadTableStateOptions {
 
 /** One cold load: the head and the latest version in parallel, the manifest only when needed. */
 export async function loadTableState(store: ObjectStore, options: LoadTableStateOptions = {}): Promise<TableState> {
+  // A load leaves no request of its own running once it returns: a wrong guess's listing (made
+  // alongside the head's read, its answer unused) is waited for, mostly long finished by then.
+  const early: Promise<unknown>[] = [];
+  try {
+    return await loadState(store, options, early);
+  } finally {
+    await Promise.allSettled(early);
+  }
+}
+
+async function loadState(store: ObjectStore, options: LoadTableStateOptions, started: Promise<unknown>[]): Promise<TableState> {
   const codecs = options.codecs ?? headCodecs;
   const checkedAt = options.checkedAt ?? Date.now();
   // With the caller's format, the head and the latest version are read at once. Without it the
@@ -311,7 +322,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   // too: the round trip after the head names the format is saved when the guess is right, and a
   // wrong guess costs one LIST whose answer is not used.
   const early = known ?? suggestedFormat(store.uri);
-  if (early) void latestOf(early).catch(() => undefined);
+  if (early) started.push(latestOf(early).catch(() => undefined));
   // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
   const isCurrent = async (identity: HeadIdentity) => {
     known ??= registeredFormat(identity.format);

@@ -68,6 +68,27 @@ describe("cold load of a location named like a format", () => {
       await rename(copy.dir, renamed);
       const store = new LocalStore(renamed);
       await writeTableHead(store, { format: deltaFormat });
+      // Lance's look starts only once Delta's own listing has ended: the load is then done but for
+      // the guess, and counts its LISTs only if it waits for them (a loaded machine's order, made sure).
+      let deltaListed!: () => void;
+      const deltaDone = new Promise<void>((resolve) => (deltaListed = resolve));
+      const list = store.list.bind(store);
+      store.list = (prefix, options) => {
+        if (prefix.startsWith("_versions/")) {
+          return (async function* () {
+            await deltaDone;
+            yield* list(prefix, options);
+          })();
+        }
+        if (!prefix.startsWith("_delta_log/")) return list(prefix, options);
+        return (async function* () {
+          try {
+            yield* list(prefix, options);
+          } finally {
+            deltaListed();
+          }
+        })();
+      };
       store.stats.reset();
       const state = await loadTableState(store);
       const requests = store.stats.snapshot();
