@@ -99,6 +99,7 @@ export {
   BranchLocationError,
   CatalogTableError,
   CorruptFileError,
+  MaintenanceOptOutError,
   NotATableError,
   TableFormatError,
   UnresolvableReferenceError,
