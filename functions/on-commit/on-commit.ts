@@ -14,7 +14,7 @@
  * cannot be used (not found, access denied, not Iceberg, a pointer outside the table root) is a
  * failed head write: no head, one line, HeadWriteFailures, the messages retried.
  */
-import { BranchLocationError } from "../../lib/formats/errors.ts";
+import { BranchLocationError, NoVersionYetError } from "../../lib/formats/errors.ts";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
@@ -156,6 +156,11 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
       if (error instanceof BranchLocationError) {
         // A commit on a branch: its table's head is written from the root's own commits.
         deps.log.info("commit to a branch folder: no head", { ...attributes, reason: error.message });
+        return;
+      }
+      if (error instanceof NoVersionYetError) {
+        // A table just created (Iceberg without a snapshot): its first commit writes the head.
+        deps.log.info("table with no version yet: no head", { ...attributes, reason: error.message });
         return;
       }
       const reason = errorSummary(error);

@@ -3,7 +3,8 @@
  * every rule is testable alone.
  *   - history only grows: rows of the previous checkpoint are carried over;
  *   - a version whose version file no longer exists is `is_cleaned_up = true` (it was removed,
- *     by this run, an interrupted one, or anyone else); one that exists is false;
+ *     by this run, an interrupted one, or anyone else), and so is one not in `liveVersions`
+ *     whose file exists (Delta: VACUUM took its data); once cleaned up, always cleaned up;
  *   - `is_tagged` follows the tags as they are now;
  *   - at most `maxEntries` rows: past that the oldest move out (down to half, so archive
  *     segments stay few and large) into `overflow`, which the caller archives before it writes
@@ -44,7 +45,13 @@ export interface MergedHistory extends CheckpointContent {
 export function mergeHistory(update: HistoryUpdate): MergedHistory {
   const maxEntries = update.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const rows = new Map<number, VersionRecord>();
-  for (const row of update.previous?.records ?? []) rows.set(row.version, row);
+  // Cleaned up stays cleaned up: a version whose data a cleanup took keeps its version file in
+  // some formats (Delta: the commit outlives VACUUM), so the listing alone cannot say it.
+  const cleanedBefore = new Set<number>();
+  for (const row of update.previous?.records ?? []) {
+    rows.set(row.version, row);
+    if (row.is_cleaned_up) cleanedBefore.add(row.version);
+  }
   // Fresh reads win: they come straight from the version file.
   for (const record of update.records) rows.set(record.version, record);
 
@@ -52,7 +59,7 @@ export function mergeHistory(update: HistoryUpdate): MergedHistory {
     .sort((a, b) => a.version - b.version)
     .map((row) => ({
       ...row,
-      is_cleaned_up: !update.liveVersions.has(row.version),
+      is_cleaned_up: !update.liveVersions.has(row.version) || cleanedBefore.has(row.version),
       is_tagged: update.taggedVersions.has(row.version),
     }));
   const keep = all.length > maxEntries ? Math.ceil(maxEntries / 2) : all.length;

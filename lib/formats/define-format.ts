@@ -1,5 +1,5 @@
 /**
- * The one place the speed-ups of TableFormat get their defaults: each format's module passes its
+ * The one place the speed-ups (and the wording) of TableFormat get their defaults: each format's module passes its
  * parts through defineFormat, and every caller above calls the member, never a fallback of its
  * own. A default gives the same answer as the member it stands in for, only with more requests
  * or more decoding; nothing that changes what is deleted has a default. readRows's default is a
@@ -15,6 +15,7 @@ export const DEFAULT_RECORD_CONCURRENCY = 16;
 export function defineFormat(parts: FormatParts): TableFormat {
   const format: TableFormat = {
     ...parts,
+    versionNoun: parts.versionNoun ?? "version",
     locationSuggests: parts.locationSuggests ?? (() => false),
     listVersionKeys: parts.listVersionKeys ?? (async (store) => (await format.listVersionFiles(store)).map(listedFile)),
     listVersionKeysAndRefs:

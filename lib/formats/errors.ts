@@ -2,6 +2,7 @@
  * Errors about a table's content (as opposed to StoreError, about reaching it).
  * Each names the object (`uri`) and the problem in one line.
  */
+import type { ObjectStore } from "../store/object-store.ts";
 import type { TableFormat } from "./table-format.ts";
 
 export class TableFormatError extends Error {
@@ -32,9 +33,34 @@ export class NotATableError extends TableFormatError {}
 /** The location is the folder of one of a table's branches, not a table's root (whose refs say what the branch needs). */
 export class BranchLocationError extends TableFormatError {}
 
+/**
+ * The location is a table of the format that has no version yet (an Iceberg table created
+ * without a snapshot): nothing to read, nothing to maintain. A scheduled cleanup says so in one
+ * line and succeeds; a read (`versions`, `head`) has nothing to show.
+ */
+export class NoVersionYetError extends NotATableError {}
+
+function article(name: string): string {
+  return /^[aeiou]/.test(name) ? "an" : "a";
+}
+
 /** The location holds no version file of `format`: what every reader says about a folder that is not a table. */
 export function noVersionFilesError(uri: string, format: Pick<TableFormat, "name" | "versionsPrefix">): NotATableError {
-  return new NotATableError(uri, `not ${/^[aeiou]/.test(format.name) ? "an" : "a"} ${format.name} table: no version files under ${format.versionsPrefix}`);
+  return new NotATableError(uri, `not ${article(format.name)} ${format.name} table: no version files under ${format.versionsPrefix}`);
+}
+
+/** What a table of `format` with no version yet is, in one line: "an iceberg table with no snapshot yet: nothing to maintain". */
+export function noVersionYetLine(format: Pick<TableFormat, "name" | "versionNoun">): string {
+  return `${article(format.name)} ${format.name} table with no ${format.versionNoun} yet: nothing to maintain`;
+}
+
+/**
+ * Why a location has no latest version: a table of `format` with none yet (the format detects
+ * the table: one request, on this path only), or no table at all.
+ */
+export async function noVersionError(store: ObjectStore, format: Pick<TableFormat, "name" | "versionsPrefix" | "versionNoun" | "detect">): Promise<NotATableError> {
+  if (await format.detect(store)) return new NoVersionYetError(store.uri, noVersionYetLine(format));
+  return noVersionFilesError(store.uri, format);
 }
 
 /** The location looks like more than one format at once; the caller must say which. */

@@ -225,6 +225,8 @@ export interface RemovalPlan {
   reported?: RemovalFile[];
   /** Per kept version, the files the plan keeps for it (the post-delete check looks for them). */
   kept: ReadonlyMap<number, readonly FileReference[]>;
+  /** Optional: kept versions (commit file kept) that cannot be read once the plan has run (Delta: VACUUM took their data), with why. */
+  unreadable?: ReadonlyMap<number, string>;
   protection: RemovalProtection | null;
   /** The table's retentions the plan applied (the policy's settings only lengthen them), for the report's policy. */
   applied?: AppliedRetentions;
@@ -356,6 +358,8 @@ export interface TableFormat {
   readonly managedPrefixes: readonly string[];
   /** How versions are removed (see VersionRemoval). */
   readonly removal: VersionRemoval;
+  /** What the format calls a version, for messages (Iceberg: "snapshot"). Default: "version". */
+  readonly versionNoun: string;
 
   /** True when the store's root holds a table of this format: at most one LIST. */
   detect(store: ObjectStore): Promise<boolean>;
@@ -482,5 +486,8 @@ export interface TableFormat {
 /** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
 export type FormatSpeedUp = "readRows" | "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
 
-/** What a format's module gives defineFormat: everything but the speed-ups, which it may give too. */
-export type FormatParts = Omit<TableFormat, FormatSpeedUp> & Partial<Pick<TableFormat, FormatSpeedUp>>;
+/** The members defineFormat fills with a word when a format leaves them out: how messages name its things. */
+export type FormatWording = "versionNoun";
+
+/** What a format's module gives defineFormat: everything but the speed-ups and the wording, which it may give too. */
+export type FormatParts = Omit<TableFormat, FormatSpeedUp | FormatWording> & Partial<Pick<TableFormat, FormatSpeedUp | FormatWording>>;

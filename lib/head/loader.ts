@@ -14,7 +14,7 @@
  * does not prove that N is still the latest (found by the soak, bench/soak).
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import { noVersionFilesError } from "../formats/errors.ts";
+import { noVersionError } from "../formats/errors.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";
 import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
@@ -348,7 +348,7 @@ export async function loadTableState(store: ObjectStore, options: LoadTableState
   if (!known && stored.state === "readable") known = registeredFormat(stored.content.format);
   const format = known ?? (await resolveFormat(store));
   const latest = await latestOf(format);
-  if (!latest) throw noVersionFilesError(store.uri, format);
+  if (!latest) throw await noVersionError(store, format);
   const headUri = store.uriOf(HEAD_KEY);
 
   if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {

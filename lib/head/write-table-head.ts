@@ -6,7 +6,7 @@
  */
 import { assertTableRoot } from "../formats/table-root.ts";
 import type { DataFileFooter, DataFileFooterReader } from "../formats/data-file-footer.ts";
-import { noVersionFilesError } from "../formats/errors.ts";
+import { noVersionError } from "../formats/errors.ts";
 import { findFormat, pinFormat, registeredFormat } from "../formats/index.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -151,7 +151,7 @@ function earlySkip(storedVersion: number | null, storedCodec: string | null, ver
 async function targetVersionFile(store: ObjectStore, format: TableFormat, version: number | undefined): Promise<VersionFile> {
   if (version !== undefined) return format.findVersionFile(store, version);
   const latest = await format.latestVersionFile(store);
-  if (!latest) throw noVersionFilesError(store.uri, format);
+  if (!latest) throw await noVersionError(store, format);
   return latest;
 }
 

@@ -33,6 +33,8 @@ export interface CleanupReport {
   status: CleanupStatus;
   /** Where a stopped run stopped (null unless status is "stopped"). */
   stop_reason: string | null;
+  /** Why the run had nothing to do at all, in one line (a table with no version yet: "… table with no snapshot yet: nothing to maintain"); else null. */
+  nothing_to_do: string | null;
   dry_run: boolean;
   started_at: string;
   finished_at: string;

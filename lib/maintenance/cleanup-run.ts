@@ -52,6 +52,8 @@ export interface RunCleanupOptions {
   deletePacing?: DeletePacing;
   manifestConcurrency?: number;
   maxReplans?: number;
+  /** Runs after one whose removal commit lost to another writer's commit, each planned afresh on the new base (default 3). */
+  maxCommitReplans?: number;
   progress?: CleanupProgress;
   /** The clock (tests move it; everything time-based reads it). */
   now?: () => Date;

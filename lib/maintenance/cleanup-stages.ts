@@ -6,7 +6,7 @@
  */
 import { loadNewestCheckpoint } from "../checkpoint/load.ts";
 import type { LoadedCheckpoint } from "../checkpoint/load.ts";
-import { noVersionFilesError } from "../formats/errors.ts";
+import { noVersionError, noVersionYetLine, NoVersionYetError } from "../formats/errors.ts";
 import type { Refs } from "../formats/table-format.ts";
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -52,7 +52,12 @@ export interface RunStart {
   warnings: string[];
 }
 
-export async function readStart(run: CleanupRun): Promise<RunStart> {
+/** A table with no version yet (an Iceberg table without a snapshot): nothing is due, nothing is touched; why, in one line. */
+export interface NothingToDo {
+  nothingToDo: string;
+}
+
+export async function readStart(run: CleanupRun): Promise<RunStart | NothingToDo> {
   const { store, format, options } = run;
   const [latest, refs, runFiles, storedConfig, history, pins] = await Promise.all([
     format.latestVersionFile(store),
@@ -69,7 +74,9 @@ export async function readStart(run: CleanupRun): Promise<RunStart> {
     if (await format.latestVersionFile(store)) {
       throw new TableChangedError(store.uri, "version files moved while cleanup listed them (a rename or migration in progress); nothing was deleted, run again");
     }
-    throw noVersionFilesError(store.uri, format);
+    const why = await noVersionError(store, format);
+    if (why instanceof NoVersionYetError) return { nothingToDo: noVersionYetLine(format) };
+    throw why;
   }
   // May this table be maintained at all (the format's gates): refused before anything is planned.
   await admitOrRefuse(store, format, latest);

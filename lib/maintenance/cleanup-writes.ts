@@ -10,6 +10,7 @@ import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import type { PruneCheckpointsResult } from "../checkpoint/prune.ts";
 import { mainBranchTaggedVersions } from "../model/refs.ts";
 import type { VersionRecord } from "../model/version-record.ts";
+import { ConflictError, PreconditionFailedError } from "../store/errors.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
 import type { CleanupRun } from "./cleanup-run.ts";
 import type { RunStart } from "./cleanup-stages.ts";
@@ -17,6 +18,7 @@ import { deleteBatchWork } from "./cleanup-stages.ts";
 import { deleteUnreferenced, deletedFiles, plannedDeletes } from "./delete-unreferenced.ts";
 import type { DeletionOutcome } from "./delete-unreferenced.ts";
 import type { PlannedFile } from "./file-plan.ts";
+import { RemovalCommitLostError } from "./errors.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ManifestScan, ProcessedManifests } from "./process-manifests.ts";
 import { removedRecords } from "./process-manifests.ts";
@@ -36,8 +38,8 @@ export interface ArchiveStep {
 /**
  * archive_versions: every record this run read plus those interrupted runs were removing.
  * Before the deletes (`gone` empty, `earlier` null) every version read is still live; after
- * them, the versions the steps removed are not, and the checkpoint written before them is not
- * read back while it is still the newest.
+ * them, the versions the steps removed are not, nor those whose data they took (the plan's
+ * unreadable), and the checkpoint written before them is not read back while it is still the newest.
  */
 export async function archive(
   run: CleanupRun,
@@ -54,13 +56,15 @@ export async function archive(
   const seen = new Set(after?.earlier?.warnings ?? []);
   const warnings = [...new Set(loaded.skipped.map((skipped) => `checkpoint skipped: ${skipped.problem}`))].filter((line) => !seen.has(line));
   const gone = new Set(after?.gone ?? []);
+  // After the deletes, a version whose data they took (its version file kept) is cleaned up too.
+  const unreadable = after ? (processed.plan.unreadable ?? new Map<number, string>()) : new Map<number, string>();
   const records = new Map<number, VersionRecord>();
   for (const intent of start.intents) for (const record of intent.records) records.set(record.version, record);
   for (const [version, scanned] of processed.scan) records.set(version, scanned.record);
   const archived = await archiveAndHold(run.store, {
     previous: loaded.checkpoint,
     records: [...records.values()],
-    liveVersions: new Set([...processed.scan.keys()].filter((version) => !gone.has(version))),
+    liveVersions: new Set([...processed.scan.keys()].filter((version) => !gone.has(version) && !unreadable.has(version))),
     taggedVersions: mainBranchTaggedVersions(processed.refs),
     tableFormat: run.format.name,
     now: run.now(),
@@ -110,7 +114,13 @@ export interface RemovalCommitStep {
 
 export async function commitRemoval(run: CleanupRun, plan: DeletePlan): Promise<RemovalCommitStep> {
   const { processed } = plan;
-  const key = await writeRemovalCommit(run.store, run.format, processed, run.startedAt);
+  const key = await writeRemovalCommit(run.store, run.format, processed, run.startedAt).catch((error: unknown) => {
+    // Create-only on the base the plan read: refused, another writer's commit is the base now, and this plan is stale.
+    if (error instanceof PreconditionFailedError || error instanceof ConflictError) {
+      throw new RemovalCommitLostError(run.store.uri, `the removal commit lost to another writer's commit (${error.message}); nothing was deleted`, { cause: error });
+    }
+    throw error;
+  });
   const stats = newStats();
   if (key !== null) recordVersions(stats, processed.plan.removed);
   // What the commit changed besides versions (Iceberg: the expired refs it dropped).
@@ -192,6 +202,17 @@ export async function settleIntents(run: CleanupRun, start: RunStart, ownIntent:
   }
   if (start.runFiles.orphanIntentParts.length > 0) await store.deleteMany(start.runFiles.orphanIntentParts.map((part) => part.key));
   return archived;
+}
+
+/**
+ * The run's own intent taken back when its plan is dropped before any delete (its removal commit
+ * lost the race): the next plan is not this one, and an intent left would name versions and files
+ * it never removed. The intent goes first, its parts after it, as settleIntents takes them.
+ */
+export async function withdrawIntent(run: CleanupRun, ownIntent: readonly string[]): Promise<void> {
+  if (ownIntent.length === 0) return;
+  const deleted = await run.store.deleteMany(ownIntent.slice(0, 1));
+  if (deleted.failed.length === 0 && ownIntent.length > 1) await run.store.deleteMany(ownIntent.slice(1));
 }
 
 /** cleanup_old_checkpoints, with the deletes that failed in its stats. */

@@ -19,3 +19,6 @@ export class LeaseLostError extends StoreError {}
 
 /** The table changed in a way cleanup cannot plan around (the latest version went back): nothing was deleted. */
 export class TableChangedError extends TableFormatError {}
+
+/** The format's removal commit lost to another writer's commit on the base the plan read (create-only write refused): nothing was deleted, a new plan on the new base is due. */
+export class RemovalCommitLostError extends TableChangedError {}

@@ -98,17 +98,17 @@ export async function planRemovalByFormat(
     if (decided.get(version)!.keep) kept.addAll(version, removal.kept.get(version) ?? []);
     else removed.addAll(version, scanned.references, scanned.unresolved);
   }
-  const keep = decisions.filter((d) => d.keep).map((d) => d.version);
   return {
     processed: {
       ...processed,
       plan: {
         decisions,
-        kept: keep,
+        kept: decisions.filter((d) => d.keep).map((d) => d.version),
         removed: decisions.filter((d) => !d.keep).map((d) => d.version),
         taggedOld: [],
         formatNotes: [],
         ...(removal.applied ? { applied: removal.applied } : {}),
+        ...unreadableKept(removal.unreadable, decided),
         protection: protectionOutcome(removal.protection, decisions, processed.removedEarlier),
         cutoffMillis: options.now.getTime() - policy.olderThanMs,
       },
@@ -120,6 +120,12 @@ export async function planRemovalByFormat(
     listing,
     files,
   };
+}
+
+/** The format's unreadable versions that the plan keeps (a removed one is cleaned up anyway). */
+function unreadableKept(unreadable: ReadonlyMap<number, string> | undefined, decided: ReadonlyMap<number, VersionDecision>): { unreadable?: ReadonlyMap<number, string> } {
+  if (!unreadable) return {};
+  return { unreadable: new Map([...unreadable].filter(([version]) => decided.get(version)?.keep)) };
 }
 
 function keptByOf(version: number, latest: number, latestAtStart: number, pinned: ReadonlyMap<number, string>): KeptBy {

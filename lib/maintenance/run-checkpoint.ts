@@ -10,7 +10,7 @@ import type { ArchiveResult } from "../checkpoint/archive.ts";
 import { DEFAULT_MAX_ENTRIES } from "../checkpoint/history.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import { listCheckpointFiles } from "../checkpoint/load.ts";
-import { noVersionFilesError } from "../formats/errors.ts";
+import { noVersionError } from "../formats/errors.ts";
 import { resolveFormat } from "../formats/index.ts";
 import type { TableFormat, VersionFile } from "../formats/table-format.ts";
 import type { ObjectStore, RequestCounts } from "../store/object-store.ts";
@@ -62,7 +62,7 @@ export async function runCheckpoint(store: ObjectStore, options: RunCheckpointOp
   const before = store.stats.snapshot();
   const format = options.format ?? (await resolveFormat(store));
   const [versionFiles, refs, runFiles] = await Promise.all([format.listVersionFiles(store), format.readRefs(store), listRunFiles(store)]);
-  if (versionFiles.length === 0) throw noVersionFilesError(store.uri, format);
+  if (versionFiles.length === 0) throw await noVersionError(store, format);
   const timeline = await readHistory(store, { format, versionFiles, refs });
   const intents = await readIntents(store, runFiles.intents);
   // A checkpoint deleted outright is a history problem as a damaged one is: set aside, remembered.

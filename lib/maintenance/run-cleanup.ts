@@ -19,7 +19,20 @@ import type { Ended, Reached } from "./run-report.ts";
 import { reportOf } from "./run-report.ts";
 import { explainPlan, listAndPlan, prove, readStart, readVersions, replan } from "./cleanup-stages.ts";
 import type { ProgressParts } from "./cleanup-writes.ts";
-import { archive, clearChain, commitRemoval, deleteFiles, finishInterrupted, pruneCheckpoints, pruneReceipts, saveChain, settleIntents, writeRunIntent } from "./cleanup-writes.ts";
+import {
+  archive,
+  clearChain,
+  commitRemoval,
+  deleteFiles,
+  finishInterrupted,
+  pruneCheckpoints,
+  pruneReceipts,
+  saveChain,
+  settleIntents,
+  withdrawIntent,
+  writeRunIntent,
+} from "./cleanup-writes.ts";
+import { RemovalCommitLostError } from "./errors.ts";
 import { Lease, describeTakeover } from "./lease.ts";
 import { silentProgress } from "./progress.ts";
 import { removalCommitDue } from "./removal-commit.ts";
@@ -34,6 +47,8 @@ export type { RunCleanupOptions } from "./cleanup-run.ts";
 export { DEFAULT_MIN_WORK_PER_RUN } from "./cleanup-run.ts";
 export { provenByIntents } from "./cleanup-stages.ts";
 
+export const DEFAULT_COMMIT_REPLANS = 3;
+
 /** How the stages ended: all ran, a dry run's plan was explained, or a stop was due before `where` (with what to save for the next run). */
 type Ending = { status: "completed" | "dry-run" } | { status: "stopped"; where: string; save: ProgressParts | null };
 
@@ -44,7 +59,12 @@ type Ending = { status: "completed" | "dry-run" } | { status: "stopped"; where: 
 async function cleanTable(run: CleanupRun, got: Reached): Promise<Ending> {
   const { guard } = run;
   const stop = (where: string, save: ProgressParts | null = null): Ending => ({ status: "stopped", where, save });
-  const start = (got.start = await readStart(run));
+  const started = await readStart(run);
+  if ("nothingToDo" in started) {
+    got.nothingToDo = started.nothingToDo;
+    return { status: run.options.dryRun ? "dry-run" : "completed" };
+  }
+  const start = (got.start = started);
   if (guard.due()) return stop("before reading manifests");
   const processed = await readVersions(run, start);
   const read = processed.scanStopped;
@@ -75,7 +95,10 @@ async function cleanTable(run: CleanupRun, got: Reached): Promise<Ending> {
   if (guard.due()) return stop("before deleting", planned);
   await finishInterrupted(run, plan);
   if (removalCommitDue(run.format, plan.processed) && guard.due()) return stop("before the removal commit", planned);
-  const commit = (got.commit = await commitRemoval(run, plan));
+  const commit = (got.commit = await commitRemoval(run, plan).catch(async (error: unknown) => {
+    if (error instanceof RemovalCommitLostError) await withdrawIntent(run, ownIntent);
+    throw error;
+  }));
   const deletion = (got.deletion = await deleteFiles(run, start, plan, commit));
   const deleted = { ...planned, deletion: deletion.outcome };
   if (deletion.outcome.stopped) return stop(`after deleting ${deletion.outcome.deletedCount} of ${plan.files.toDelete.length} files`, deleted);
@@ -90,7 +113,27 @@ async function cleanTable(run: CleanupRun, got: Reached): Promise<Ending> {
   return { status: "completed" };
 }
 
+/**
+ * A cleanup run; one whose removal commit lost the race to another writer (its create-only write
+ * refused: nothing was deleted) is followed by a new run planned on the new base, a bounded
+ * number of times, as runCleanupThroughCatalog does for a commit the catalog refuses. The report
+ * is the last run's, its re-plans led by why the earlier runs were planned again.
+ */
 export async function runCleanup(store: ObjectStore, options: RunCleanupOptions = {}): Promise<CleanupReport> {
+  const { maxCommitReplans = DEFAULT_COMMIT_REPLANS } = options;
+  const lost: string[] = [];
+  for (;;) {
+    try {
+      const report = await cleanupOnce(store, options);
+      return lost.length === 0 ? report : { ...report, replans: [...lost, ...report.replans] };
+    } catch (error) {
+      if (!(error instanceof RemovalCommitLostError) || lost.length >= maxCommitReplans) throw error;
+      lost.push(`${error.message}: planned again on the new base`);
+    }
+  }
+}
+
+async function cleanupOnce(store: ObjectStore, options: RunCleanupOptions): Promise<CleanupReport> {
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const runId = randomUUID();

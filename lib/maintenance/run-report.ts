@@ -16,6 +16,8 @@ import type { RequestCounts } from "../store/object-store.ts";
 
 /** What the stages returned, each set once by the sequence (run-cleanup.ts) as its stage returns: the report's only source. */
 export interface Reached {
+  /** Why the run had nothing to do at all (a table with no version yet): then nothing else is reached. */
+  nothingToDo?: string;
   start?: RunStart;
   /** A complete scan's decisions. */
   processed?: ProcessedManifests;
@@ -67,6 +69,7 @@ export function reportOf(run: CleanupRun, got: Reached, ended: Ended, requestsBe
     run_id: run.runId,
     status: ended.status,
     stop_reason: ended.stopReason,
+    nothing_to_do: got.nothingToDo ?? null,
     dry_run: Boolean(run.options.dryRun),
     started_at: run.startedAt.toISOString(),
     finished_at: finishedAt.toISOString(),

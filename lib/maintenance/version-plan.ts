@@ -103,6 +103,8 @@ export interface VersionPlan {
   formatNotes: string[];
   /** The retentions the format's rules applied in place of the policy's age and count (the report's policy says them). */
   applied?: AppliedRetentions;
+  /** Kept versions whose version file stays but which cannot be read once the plan has run (Delta: VACUUM took their data), with why. */
+  unreadable?: ReadonlyMap<number, string>;
 }
 
 /** Tag names by version, for tags on the main branch only (other tags pin other lineages). */

@@ -7,7 +7,8 @@
  *      checkpoint": lib/head/timeline-source.ts passes them as `recent`),
  *   3. the version files neither covers (normally only the ones newer than the checkpoint).
  * The listing of version files decides `is_cleaned_up`: a version whose file is gone is
- * cleaned up, whatever an older checkpoint said. Tags as they are now decide `is_tagged`.
+ * cleaned up, whatever an older checkpoint said; and one a checkpoint marked cleaned up stays so
+ * (a Delta commit outlives the VACUUM that took its data). Tags as they are now decide `is_tagged`.
  */
 import type { LoadedCheckpoint, StoredCheckpoint, SkippedCheckpoint } from "../checkpoint/load.ts";
 import type { CheckpointFile } from "../checkpoint/load.ts";
@@ -108,7 +109,8 @@ export function mergeTimeline(parts: TimelineParts): VersionRecord[] {
     .map((record) => ({
       ...record,
       is_tagged: parts.taggedVersions.has(record.version),
-      is_cleaned_up: !parts.liveVersions.has(record.version),
+      // A record lakewarden's history marked cleaned up stays so with its version file kept (Delta: VACUUM took its data).
+      is_cleaned_up: !parts.liveVersions.has(record.version) || record.is_cleaned_up,
     }));
 }
 

@@ -5,8 +5,9 @@
  * state of a maintained Delta table: Delta lists them in its history, and its readers cannot
  * time-travel to them. `lakewarden versions` lists them as live (not cleaned up), which breaks
  * issue 21's promise that every version lakewarden lists as kept reads back. The first test
- * states that promise and fails today (it.fails: it passes the day lakewarden marks such
- * versions, or keeps their data); the second holds today: the versions cleanup promises to keep
+ * states that promise (it failed before cleanup marked the versions its VACUUM made unreadable:
+ * lib/formats/delta/removal.ts unreadableAfter), and that every version listed cleaned up with
+ * its commit kept really is unreadable; the second: the versions cleanup promises to keep
  * readable (the newest --retain-versions, the latest) read back whole.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,7 +29,7 @@ interface Read {
   error?: string;
 }
 
-async function vacuumedTable(): Promise<{ live: string[]; reads: Map<string, Read>; written: Map<string, { rows: number | null; checksum: string | null }> }> {
+async function vacuumedTable(): Promise<{ live: string[]; cleaned: string[]; reads: Map<string, Read>; written: Map<string, { rows: number | null; checksum: string | null }> }> {
   const dir = await makeTempDir("lw-delta-listing-");
   dirs.push(dir);
   const table = deltaTable(dir);
@@ -46,17 +47,22 @@ async function vacuumedTable(): Promise<{ live: string[]; reads: Map<string, Rea
   expect(Object.keys(JSON.parse(io.stdout).files_removed)).toContain("data");
   const listed = new BufferIO();
   expect(await runCli(["versions", table.uri, "--json"], listed)).toBe(0);
-  const live = (JSON.parse(listed.stdout) as { version_id: string; is_cleaned_up: boolean }[]).filter((r) => !r.is_cleaned_up).map((r) => r.version_id);
-  const read = JSON.parse(await runScript(table, ["read", table.uri, ...live.flatMap((v) => ["--version", v])])) as { versions: Read[] };
+  const records = JSON.parse(listed.stdout) as { version_id: string; is_cleaned_up: boolean }[];
+  const live = records.filter((r) => !r.is_cleaned_up).map((r) => r.version_id);
+  const cleaned = records.filter((r) => r.is_cleaned_up).map((r) => r.version_id);
+  const read = JSON.parse(await runScript(table, ["read", table.uri, ...[...live, ...cleaned].flatMap((v) => ["--version", v])])) as { versions: Read[] };
   read.versions.pop(); // the latest, read again
-  return { live, reads: new Map(read.versions.map((r) => [r.version!, r])), written: new Map(out.commits.map((c) => [c.version, c])) };
+  return { live, cleaned, reads: new Map(read.versions.map((r) => [r.version!, r])), written: new Map(out.commits.map((c) => [c.version, c])) };
 }
 
 describe("Delta versions listed live after VACUUM took their data", () => {
-  it.fails("every version lakewarden versions lists as live reads back with delta-rs (known gap: VACUUM outruns log cleanup)", async () => {
-    const { live, reads } = await vacuumedTable();
+  it("every version lakewarden versions lists as live reads back with delta-rs, and the ones VACUUM made unreadable are listed cleaned up", async () => {
+    const { live, cleaned, reads } = await vacuumedTable();
     expect(live.length).toBeGreaterThan(2);
     for (const version of live) expect(reads.get(version)?.error, `version ${version}`).toBeUndefined();
+    // Their commits are all still in the log (no checkpoint: log cleanup removes none): VACUUM alone made them unreadable.
+    expect(cleaned.length).toBeGreaterThan(0);
+    for (const version of cleaned) expect(reads.get(version)?.error, `version ${version}`).toBeDefined();
   });
 
   it("the newest --retain-versions versions read back whole, with the rows delta-rs wrote", async () => {

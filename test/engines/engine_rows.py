@@ -120,9 +120,10 @@ def read_versions(versions, read_one) -> list[dict]:
     return out
 
 
-def cli(description: str, write, read, extra_options=()) -> None:
+def cli(description: str, write, read, extra_options=(), create=None) -> None:
     """Every engine script's command line: `write <uri> --state F [--commits N] [--round N]` and
-    `read <uri> [--version V]...`, plus options both take (`--catalog`)."""
+    `read <uri> [--version V]...`, plus options both take (`--catalog`); and `create <uri>`
+    (the table alone, no commit of data) for a script that gives `create`."""
     import argparse
 
     parser = argparse.ArgumentParser(description=description)
@@ -135,8 +136,12 @@ def cli(description: str, write, read, extra_options=()) -> None:
     r = sub.add_parser("read")
     r.add_argument("uri")
     r.add_argument("--version", action="append")
+    c = sub.add_parser("create") if create else None
+    if c:
+        c.add_argument("uri")
     for option in extra_options:
-        w.add_argument(option)
-        r.add_argument(option)
+        for command in (w, r, c):
+            if command:
+                command.add_argument(option)
     args = parser.parse_args()
-    write(args) if args.command == "write" else read(args)
+    {"write": write, "read": read, "create": create}[args.command](args)

@@ -9,6 +9,8 @@
       checksum, engine_rows.py); metadata-only commits are events.
   python iceberg_table.py read <table-uri> [--version SNAPSHOT_ID ...] [--catalog <sqlite-file>]
       reads each snapshot given, then the current one, by pyiceberg's time travel.
+  python iceberg_table.py create <table-uri> [--catalog <sqlite-file>]
+      creates the table and appends nothing: a table with no snapshot yet; prints its metadata location.
 
 Two kinds of table:
   - catalog-less (no --catalog): a file-system table, `metadata/v<N>.metadata.json` plus
@@ -310,5 +312,11 @@ def read(args) -> None:
     emit({"engine": "pyiceberg", "versions": read_versions(args.version, read_one), "metadata_location": table.metadata_location})
 
 
+def create(args) -> None:
+    catalog = catalog_of(args.uri, args.catalog)
+    created = catalog.create_table(IDENTIFIER, schema=arrow_rows({}).schema, location=args.uri, properties=PROPERTIES)
+    emit({"engine": "pyiceberg", "metadata_location": created.metadata_location, "snapshots": len(created.metadata.snapshots)})
+
+
 if __name__ == "__main__":
-    cli(__doc__.splitlines()[0], write, read, extra_options=["--catalog"])
+    cli(__doc__.splitlines()[0], write, read, extra_options=["--catalog"], create=create)

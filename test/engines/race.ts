@@ -264,8 +264,9 @@ async function maintain(table: EngineTable, cleanupFlags: string[], figures: Rac
   } else if (LOST_COMMIT_RACE.test(cleanup.stderr)) {
     // An Iceberg expiry commit is a create-only write of the next metadata file, made before any
     // delete: when the writer's commit took that name first, or landed after the run's last
-    // re-plan, the run stops there with exit 1, nothing written or deleted, and the next run
-    // plans on the writer's commit (a commit during the planning is re-planned on: expiry-replan.test.ts).
+    // re-plan, the run plans again on the writer's commit, a bounded number of times
+    // (expiry-rules.test.ts); past them it stops with exit 1, nothing written or deleted, and the
+    // next run plans on the writer's commit (a commit during the planning: expiry-replan.test.ts).
     figures.commitRacesLost++;
   } else if (SUPERSEDED_POINTER.test(cleanup.stderr)) {
     // The catalog's pointer, read just before the run, was overtaken by the writer's next commit

@@ -257,6 +257,7 @@ function summary(report: CleanupReport, removedWord: string): string {
 }
 
 function describeRun(report: CleanupReport, totalsOnly: boolean): string {
+  if (report.nothing_to_do) return `cleanup of ${report.table} (${report.format}): nothing to do: ${report.nothing_to_do}\n`;
   let text = `cleanup of ${report.table} (${report.format}): ${report.status} in ${report.duration_ms} ms\n`;
   text += summary(report, "removed");
   const cp = report.checkpoint;
@@ -286,6 +287,7 @@ function describeRun(report: CleanupReport, totalsOnly: boolean): string {
 const LONG_LISTING = 200;
 
 function describePlan(report: CleanupReport, totalsOnly: boolean): string {
+  if (report.nothing_to_do) return `DRY RUN of cleanup on ${report.table} (${report.format}): nothing to do: ${report.nothing_to_do}\n`;
   let text = `DRY RUN of cleanup on ${report.table} (${report.format}): nothing was deleted or written\n`;
   text += summary(report, "to remove");
   if (totalsOnly) return text + describeTotals(report) + outsideReferences(report);

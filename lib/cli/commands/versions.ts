@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { catalogFormatOption, runOnTable, withCatalogOptions, withOutputOptions, type OutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import { readHistory as readTableHistory } from "../../head/timeline-source.ts";
-import { noVersionFilesError } from "../../formats/errors.ts";
+import { noVersionError, NoVersionYetError } from "../../formats/errors.ts";
 import { TABLE_FORMATS } from "../../formats/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { textTable } from "../text-table.ts";
@@ -30,6 +30,7 @@ export function registerVersionsCommand(program: Command, { io }: ProgramContext
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
     const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
     if (options.json) io.out(history.problems.length === 0 ? versionsJson(records) : damagedVersionsJson(records, history.problems));
+    else if (history.empty) io.out(`${history.empty}\n`);
     else io.out(formatTable(records, history.tags) + protectionNote(history.protection));
     reportHistoryProblems(io, history.table, history.problems);
   });
@@ -86,7 +87,7 @@ async function readHistory(
   store: ObjectStore,
   options: VersionsOptions,
   io: CliIO,
-): Promise<{ table: string; records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null; problems: HistoryProblem[] }> {
+): Promise<{ table: string; records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null; problems: HistoryProblem[]; empty?: string }> {
   // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
   const chosen = await catalogFormatOption(options, store);
   const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
@@ -96,8 +97,11 @@ async function readHistory(
     ...(options.since === undefined ? {} : { since: options.since }),
     checkpointFromHead: true,
   }).finally(() => progress.done());
-  if (options.since === undefined && timeline.records.length === 0) throw noVersionFilesError(store.uri, timeline.format);
+  // A table with no version yet (an Iceberg table without a snapshot) has an empty history, said in one line.
+  const empty = options.since === undefined && timeline.records.length === 0 ? await noVersionError(store, timeline.format) : null;
+  if (empty && !(empty instanceof NoVersionYetError)) throw empty;
   return {
+    ...(empty ? { empty: empty.message } : {}),
     table: store.uri,
     records: timeline.records,
     tags: tagNames(timeline.refs.tags),

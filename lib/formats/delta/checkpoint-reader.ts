@@ -22,6 +22,8 @@ import type { CheckpointFiles } from "./log-listing.ts";
 import { cachedActions } from "./log-cache.ts";
 import { sidecarKey } from "./log-names.ts";
 import { parquetActions, readParquetActions } from "./parquet-actions.ts";
+import { checkpointFileBytes } from "./checkpoint-bytes.ts";
+import type { LogFileIdentity } from "./checkpoint-bytes.ts";
 import { decodeDeltaPath } from "./paths.ts";
 
 /** A checkpoint that cannot be used (incomplete, unreadable, a sidecar missing): a reader may fall back to an older one. */
@@ -48,8 +50,7 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
   const parts = await mapConcurrent(checkpoint.files, CONCURRENCY, (file) =>
     cachedActions(store.uriOf(file.key), file.etag, async () => {
       try {
-        if (file.key.endsWith(".json")) return parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
-        return await readParquetActions(store, file.key);
+        return await checkpointPartActions(store, file);
       } catch (error) {
         if (error instanceof CorruptFileError || error instanceof NotFoundError) {
           throw new CheckpointReadError(store.uriOf(file.key), `checkpoint ${checkpoint.version} cannot be used: ${error.message}`, { cause: error });
@@ -83,6 +84,12 @@ export async function readCheckpoint(store: ObjectStore, checkpoint: CheckpointF
   return { version: checkpoint.version, actions, files: checkpoint.files.map((f) => f.key), sidecars };
 }
 
+/** One checkpoint file's actions (a part, or a V2 top-level file), its bytes read once per run (checkpoint-bytes.ts). */
+export async function checkpointPartActions(store: ObjectStore, file: { key: string } & LogFileIdentity): Promise<DeltaAction[]> {
+  const body = await checkpointFileBytes(store, file.key, file);
+  return file.key.endsWith(".json") ? parseCommit(body, store.uriOf(file.key)) : parquetActions(body, store.uriOf(file.key));
+}
+
 /**
  * Why `checkpoint` cannot be the checkpoint kept versions replay from, or null when it can: it
  * is complete (every part its names announce is listed), every part exists and decodes whole
@@ -96,7 +103,7 @@ export async function checkpointProblem(store: ObjectStore, checkpoint: Checkpoi
   if (!checkpoint.complete) return checkpoint.problem ?? "a part is missing";
   const actions: DeltaAction[] = [];
   for (const file of checkpoint.files) {
-    const read = await wholeActions(store, file.key, file.key.endsWith(".json") ? "json" : "parquet");
+    const read = await wholeActions(store, file.key, file.key.endsWith(".json") ? "json" : "parquet", null, file);
     if (typeof read === "string") return read;
     actions.push(...read);
   }
@@ -114,10 +121,16 @@ export async function checkpointProblem(store: ObjectStore, checkpoint: Checkpoi
 }
 
 /** One checkpoint file's actions, read and proven whole; or the problem, naming the file. */
-async function wholeActions(store: ObjectStore, key: string, kind: "json" | "parquet", recordedSize: number | null = null): Promise<DeltaAction[] | string> {
+async function wholeActions(
+  store: ObjectStore,
+  key: string,
+  kind: "json" | "parquet",
+  recordedSize: number | null = null,
+  listed: LogFileIdentity = {},
+): Promise<DeltaAction[] | string> {
   let body: Uint8Array;
   try {
-    body = (await store.get(key)).body;
+    body = await checkpointFileBytes(store, key, listed);
   } catch (error) {
     if (error instanceof NotFoundError) return `${key} does not exist`;
     throw error;

@@ -7,15 +7,14 @@ import { CorruptFileError, TableFormatError } from "../errors.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
-import { parseCommit, plainValue } from "./actions.ts";
+import { plainValue } from "./actions.ts";
 import type { DeltaAction, ProtocolAction } from "./actions.ts";
-import { checkpointProblem } from "./checkpoint-reader.ts";
+import { checkpointPartActions, checkpointProblem } from "./checkpoint-reader.ts";
 import { listLog } from "./log-listing.ts";
 import type { CheckpointFiles, LogListing } from "./log-listing.ts";
 import { planLogCleanup } from "./log-cleanup.ts";
 import type { LogCleanupInput, LogCleanupPlan } from "./log-cleanup.ts";
 import { SIDECARS_PREFIX, sidecarKey } from "./log-names.ts";
-import { readParquetActions } from "./parquet-actions.ts";
 import { decodeDeltaPath, resolveDeltaPath } from "./paths.ts";
 import { hasWriterFeature } from "./protocol.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
@@ -78,8 +77,7 @@ async function sidecarsNamedBy(store: ObjectStore, checkpoint: CheckpointFiles):
   for (const file of checkpoint.files) {
     let actions: DeltaAction[];
     try {
-      if (file.key.endsWith(".json")) actions = parseCommit((await store.get(file.key)).body, store.uriOf(file.key));
-      else actions = await readParquetActions(store, file.key);
+      actions = await checkpointPartActions(store, file);
     } catch (error) {
       if (error instanceof CorruptFileError || error instanceof NotFoundError) return null;
       throw error;

@@ -13,6 +13,7 @@
 import { NotFoundError } from "../../store/errors.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import type { FileReference } from "../table-format.ts";
+import { checkpointFileBytes } from "./checkpoint-bytes.ts";
 import { provenActions } from "./checkpoint-reader.ts";
 import { deletionVectorProblem, parquetTailProblem, sizeProblem } from "./file-proof.ts";
 
@@ -29,7 +30,8 @@ export async function proveDeltaFile(store: ObjectStore, file: FileReference, li
       case "checkpoint":
       case "sidecar": {
         const kind = file.path.endsWith(".json") ? "json" : "parquet";
-        return problemOf(await provenActions(store.uriOf(file.path), await body(store, file.path), kind, recorded));
+        // A checkpoint's bytes as the snapshot and log cleanup's proof read them this run: one GET.
+        return problemOf(await provenActions(store.uriOf(file.path), await checkpointFileBytes(store, file.path, listed), kind, recorded));
       }
       case "data":
       case "change-data":

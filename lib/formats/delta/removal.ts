@@ -105,12 +105,14 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
       : (reference: FileReference) => LOG_ROLES.has(reference.role);
     kept.set(file.version, references.filter(keeps));
   }
+  const unreadable = unreadableAfter(input, readable, removedCommits, new Set(files.map((file) => file.key)), listed);
   const fromTable = (key: string, declared: string | undefined): string => (declared ? `table property ${key}` : `${key}'s default (not set on the table)`);
   return {
     decisions,
     files,
     reported: [...passedOverFiles(logListing, log), ...vacuum.young.map((file) => ({ key: file.key, role: dataRole(file.key), reason: `VACUUM keeps it: ${file.reason}` }))],
     kept,
+    ...(unreadable.size > 0 ? { unreadable } : {}),
     protection: protectionOf(Math.max(properties.checkpointProtectionBefore, options.protectBefore), input, log),
     applied: {
       olderThanMs: { value: properties.logRetentionMs, source: `Delta log cleanup: ${fromTable(LOG_RETENTION, properties.declared.logRetentionMs)}` },
@@ -207,6 +209,31 @@ function mustStayReadable(input: RemovalInput): Set<number> {
   const atStart = input.versions.filter((v) => v.file.version <= input.latestAtStart);
   for (const { file } of atStart.slice(-input.policy.retainVersions)) out.add(file.version);
   for (const { file } of input.versions) if (file.version >= input.latestAtStart) out.add(file.version);
+  return out;
+}
+
+/**
+ * Versions whose commits the plan keeps but whose data is gone once it has run: a data or
+ * deletion-vector file they name is deleted by this plan's VACUUM, or was already missing from the
+ * listing (a VACUUM before this run, by lakewarden or another engine). Delta lists their commits in
+ * its history, and no reader can time-travel to them; the history marks them cleaned up. Known
+ * from what the run holds already (the references and the listing): no request of its own.
+ */
+function unreadableAfter(
+  input: RemovalInput,
+  readable: ReadonlySet<number>,
+  removedCommits: ReadonlyMap<number, LogDeletion>,
+  deleted: ReadonlySet<string>,
+  listed: ReadonlySet<string>,
+): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const { file, references } of input.versions) {
+    if (readable.has(file.version) || removedCommits.has(file.version)) continue;
+    const gone = references.find((reference) => SNAPSHOT_ROLES.has(reference.role) && (deleted.has(reference.path) || !listed.has(reference.path)));
+    if (!gone) continue;
+    const how = deleted.has(gone.path) ? "this run's VACUUM deletes it" : "an earlier VACUUM deleted it";
+    out.set(file.version, `its commit stays in the log, but it cannot be read: it names ${gone.path}, and ${how} (Delta keeps time travel only within its VACUUM retention)`);
+  }
   return out;
 }
 

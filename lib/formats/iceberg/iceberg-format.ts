@@ -478,6 +478,7 @@ const ICEBERG_EXPIRY: MetadataCommitRemoval = {
 const icebergParts: FormatParts = {
   name: "iceberg",
   versionsPrefix: METADATA_PREFIX,
+  versionNoun: "snapshot",
   // ".metadata.json" also covers Java's and pyiceberg's ".gz.metadata.json". Java's legacy
   // ".metadata.json.gz" (read, no longer written) gets no S3 filter of its own: one more filter
   // per table root for a name no current writer uses.

@@ -283,7 +283,24 @@ describe("cleanup expires snapshots by the spec's per-ref retention", () => {
 });
 
 describe("a writer commits after cleanup planned", () => {
-  it("the expiry commit applies only on the metadata the plan read: a newer one stops the run before it writes or deletes anything", async () => {
+  /** A writer's commit (a new file, tagging s2, which the plan lets go) into the table at `dir`; its metadata key. */
+  async function writerCommits(dir: string, s2: string): Promise<string> {
+    const name = `w-${Math.random().toString(36).slice(2)}.parquet`;
+    await copyFile(join(dir, "data/a-00001.parquet"), join(dir, "data", name));
+    const files = [{ path: `${BUNNIES}/data/${name}`, recordCount: 20, sizeInBytes: 3560 }];
+    return (await appendSnapshot(dir, { files, timestampMs: NOW, refs: { [`pinned-${name}`]: { "snapshot-id": BigInt(s2), type: "tag" } } })).metadataKey;
+  }
+
+  /** Nothing of the table deleted before the removal commit that was written (a lost plan deletes only its own intent, under _lakewarden/). */
+  function deletesBeforeCommit(log: { op: "put" | "delete"; key: string; options?: PutOptions }[], committed: string): string[] {
+    const at = log.findIndex((e) => e.op === "put" && e.key === committed);
+    return log
+      .slice(0, at === -1 ? log.length : at)
+      .filter((e) => e.op === "delete" && !e.key.startsWith("_lakewarden/"))
+      .map((e) => e.key);
+  }
+
+  it("a newer metadata file than the plan's: the run deletes nothing on that plan, plans again on the writer's commit and completes", async () => {
     const copy = await copyIcebergFixture("spark-bunnies");
     copies.push(copy);
     const { dir } = copy;
@@ -294,25 +311,73 @@ describe("a writer commits after cleanup planned", () => {
     const put = store.put.bind(store);
     store.put = async (key, body, options) => {
       const result = await put(key, body, options);
-      if (key.endsWith(".intent.json") && writerCommitted === "") {
-        await copyFile(join(dir, "data/a-00001.parquet"), join(dir, "data/w-00001.parquet"));
-        const files = [{ path: `${BUNNIES}/data/w-00001.parquet`, recordCount: 20, sizeInBytes: 3560 }];
-        writerCommitted = (await appendSnapshot(dir, { files, timestampMs: NOW, refs: { pinned: { "snapshot-id": BigInt(ids.s2!), type: "tag" } } })).metadataKey;
+      if (key.endsWith(".intent.json") && writerCommitted === "") writerCommitted = await writerCommits(dir, ids.s2!);
+      return result;
+    };
+    const report = await runCleanup(store, { now: () => new Date(NOW) });
+    expect(writerCommitted).toBe("metadata/v7.metadata.json");
+    expect(report.status).toBe("completed");
+    expect(report.replans[0]).toMatch(
+      /lost to another writer's commit \(the current metadata is metadata\/v7\.metadata\.json, not metadata\/v6\.metadata\.json: re-plan\); nothing was deleted: planned again/,
+    );
+    expect(report.removal_commit).toMatchObject({ status: "written", base: "metadata/v7.metadata.json", key: "metadata/v8.metadata.json" });
+    expect(deletesBeforeCommit(log, "metadata/v8.metadata.json")).toEqual([]);
+    // The lost run's intent was taken back: only the run that completed left none either.
+    expect((await listFiles(dir)).filter((key) => key.endsWith(".intent.json"))).toEqual([]);
+    // The writer's tag keeps s2, which the lost plan had let go.
+    const remaining = await snapshotsByTextPass(join(dir, "metadata", await currentMetadataName(dir)));
+    expect(remaining.map((s) => s.id)).toContain(ids.s2);
+    await everySnapshotReads(dir);
+  });
+
+  it("the writer's commit lands at the create-only write itself: refused, planned again, completed", async () => {
+    const copy = await copyIcebergFixture("spark-bunnies");
+    copies.push(copy);
+    const { dir } = copy;
+    const { ids } = await buildHistory(dir, { commits: [{ name: "a", ageMs: 2 * DAY_MS }] }, NOW);
+    const { store, log } = recording(openStore(dir));
+    let writerCommitted = "";
+    // Between the commit's check that its base is current and its create-only put of the next metadata file.
+    const put = store.put.bind(store);
+    store.put = async (key, body, options) => {
+      if (/^metadata\/v\d+\.metadata\.json$/.test(key) && options?.ifNoneMatch === "*" && writerCommitted === "") writerCommitted = await writerCommits(dir, ids.s2!);
+      return put(key, body, options);
+    };
+    const report = await runCleanup(store, { now: () => new Date(NOW) });
+    expect(writerCommitted).toBe("metadata/v7.metadata.json");
+    expect(report.status).toBe("completed");
+    expect(report.replans[0]).toMatch(/lost to another writer's commit \(.*metadata\/v7\.metadata\.json: already exists.*\); nothing was deleted: planned again/);
+    expect(report.removal_commit).toMatchObject({ status: "written", base: "metadata/v7.metadata.json", key: "metadata/v8.metadata.json" });
+    expect(deletesBeforeCommit(log, "metadata/v8.metadata.json")).toEqual([]);
+    const remaining = await snapshotsByTextPass(join(dir, "metadata", await currentMetadataName(dir)));
+    expect(remaining.map((s) => s.id)).toContain(ids.s2);
+    await everySnapshotReads(dir);
+  });
+
+  it("a writer that wins every time: bounded, the run fails in one line after its re-plans, nothing of the table deleted", async () => {
+    const copy = await copyIcebergFixture("spark-bunnies");
+    copies.push(copy);
+    const { dir } = copy;
+    const { ids } = await buildHistory(dir, { commits: [{ name: "a", ageMs: 2 * DAY_MS }] }, NOW);
+    const { store, log } = recording(openStore(dir));
+    let commits = 0;
+    const put = store.put.bind(store);
+    store.put = async (key, body, options) => {
+      const result = await put(key, body, options);
+      if (key.endsWith(".intent.json")) {
+        await writerCommits(dir, ids.s2!);
+        commits++;
       }
       return result;
     };
     const before = await listFiles(dir);
-    await expect(runCleanup(store, { now: () => new Date(NOW) })).rejects.toThrow(/not metadata\/v\d+\.metadata\.json: re-plan/);
-    expect(writerCommitted).toBe("metadata/v7.metadata.json");
-    expect(log.filter((e) => e.op === "delete")).toEqual([]);
+    await expect(runCleanup(store, { now: () => new Date(NOW), maxCommitReplans: 2 })).rejects.toThrow(/lost to another writer's commit .*; nothing was deleted$/);
+    expect(commits).toBe(3);
+    expect(log.filter((e) => e.op === "delete" && !e.key.startsWith("_lakewarden/"))).toEqual([]);
     expect(log.filter((e) => e.op === "put" && e.key.startsWith("metadata/"))).toEqual([]);
     for (const key of before) expect(await fileExists(dir, key), key).toBe(true);
-    // The writer's tag keeps s2, which the plan had let go: the next run sees it and keeps it.
-    const report = await runCleanup(openStore(dir), { now: () => new Date(NOW) });
-    expect(report.status).toBe("completed");
-    const remaining = await snapshotsByTextPass(join(dir, "metadata", await currentMetadataName(dir)));
-    expect(remaining.map((s) => s.id)).toContain(ids.s2);
-    await everySnapshotReads(dir);
+    // Each lost run took its intent back (and its parts): none names versions or files it never removed.
+    expect((await listFiles(dir)).filter((key) => key.includes("intent"))).toEqual([]);
   });
 });
 
