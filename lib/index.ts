@@ -113,6 +113,7 @@ export {
   BranchLocationError,
   CatalogTableError,
   CorruptFileError,
+  MaintenanceOptOutError,
   NotATableError,
   TableFormatError,
   UnresolvableReferenceError,

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
-import { catalogFormatOption, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { loadTableState } from "../../head/loader.ts";
 import { FilterSyntaxError } from "../../scan/expression.ts";
@@ -38,7 +38,7 @@ function columnsOf(text: string | undefined): string[] | null {
 
 export function registerScanCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    withGlueTableOption(
+    withCatalogOptions(
       program
         .command("scan")
         .description("the rows matching a filter, as JSON lines")
