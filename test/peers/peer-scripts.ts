@@ -1,5 +1,6 @@
 /**
- * The peers' Python scripts beside this file, run with the tests' Python tools (.tools/venv) under
+ * The peers' Python scripts beside this file, run with the tests' Python tools and the peers' extras
+ * (.tools/venv with requirements-peers.lock: `npm run test:peers` installs them first) under
  * nice, each in its own process group so a timeout ends Spark's JVM with it: a peer test never
  * leaves a JVM running. Spark's jars resolve through Ivy into `.tools/ivy` (downloaded once).
  */
@@ -7,7 +8,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { toolPython } from "../tools/python-env.ts";
+import { peerPython } from "../tools/python-env.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(HERE, "..", "..");
@@ -25,9 +26,10 @@ export function runPeerScript<T>(script: string, args: readonly string[], timeou
   mkdirSync(IVY_DIR, { recursive: true });
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn("nice", ["-n", "10", toolPython(), join(HERE, script), ...args], {
+    const python = peerPython();
+    const child = spawn("nice", ["-n", "10", python, join(HERE, script), ...args], {
       detached: true,
-      env: { ...process.env, LAKEWARDEN_IVY_DIR: IVY_DIR, PYSPARK_PYTHON: toolPython() },
+      env: { ...process.env, LAKEWARDEN_IVY_DIR: IVY_DIR, PYSPARK_PYTHON: python },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

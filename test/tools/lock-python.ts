@@ -1,4 +1,4 @@
-/** `npm run tools:lock`: writes test/tools/requirements.lock from requirements.txt (run it after changing requirements.txt; commit both). */
+/** `npm run tools:lock`: writes test/tools/requirements.lock from requirements.txt and requirements-peers.lock from requirements-peers.txt (run it after changing either; commit them). */
 import { lockPythonTools } from "./python-env.ts";
 
 try {
