@@ -73,13 +73,27 @@ export type { FileReference, FileRole } from "./model/file-reference.ts";
 export type { LiveFile, SchemaField, TableFormat, TableSnapshot } from "./formats/table-format.ts";
 export { CHECKPOINTS_PREFIX, HEAD_KEY, LAKEWARDEN_PREFIX, PINS_PREFIX } from "./model/layout.ts";
 
-// Query planning (lib/scan): the --where language, the planner on a loaded state, the format-neutral scan view.
+// Query planning and rows (lib/scan): the --where language, the planner on a loaded state, the format-neutral
+// scan view; rows through TableHandle.scan (loaded on first use, so only their types are exported here).
 export { FilterSyntaxError, formatFilter, parseFilter } from "./scan/expression.ts";
 export type { CompareOp, Expr, Literal } from "./scan/expression.ts";
 export { planFiles, prepareFilter } from "./scan/plan.ts";
 export type { PlanOptions, PlannedFile, PlanSource, ScanPlan } from "./scan/plan.ts";
 export type { BoundFilter } from "./scan/bind.ts";
-export type { ColumnFacts, DeleteKind, ScanColumn, ScanDataFile, ScanDeleteFile, ScanFiles, ScanType, ScanValue } from "./formats/scan-files.ts";
+export type { ScanOptions, ValueBatch } from "./scan/rows.ts";
+export type {
+  ColumnFacts,
+  DeleteKind,
+  FileToRead,
+  RowBatch,
+  RowReader,
+  ScanColumn,
+  ScanDataFile,
+  ScanDeleteFile,
+  ScanFiles,
+  ScanType,
+  ScanValue,
+} from "./formats/scan-files.ts";
 
 // Errors: what went wrong and where, one class per kind.
 export {
@@ -99,6 +113,7 @@ export {
   BranchLocationError,
   CatalogTableError,
   CorruptFileError,
+  MaintenanceOptOutError,
   NotATableError,
   TableFormatError,
   UnresolvableReferenceError,

@@ -25,6 +25,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { LeaseHeldError } from "../../lib/maintenance/errors.ts";
+import { MaintenanceOptOutError } from "../../lib/formats/errors.ts";
 import type { CleanupSettings } from "../../lib/maintenance/policy.ts";
 import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
@@ -126,6 +127,11 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       } catch (error) {
         if (error instanceof LeaseHeldError) {
           deps.log.info("cleanup skipped: another run holds the table's lease", { table, detail: error.message });
+          return;
+        }
+        if (error instanceof MaintenanceOptOutError) {
+          // The table forbids maintenance from deleting its files: every retry would be refused the same way.
+          deps.log.info("cleanup skipped: the table opts out of maintenance", { table, detail: error.message });
           return;
         }
         deps.log.error("cleanup failed", { table, error: errorSummary(error) });

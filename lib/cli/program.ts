@@ -21,6 +21,7 @@ import { registerPinCommands } from "./commands/pins.ts";
 import { registerStorageCommand } from "./commands/storage.ts";
 import { registerReportCommand } from "./commands/report.ts";
 import { registerFilesCommand } from "./commands/files.ts";
+import { registerScanCommand } from "./commands/scan.ts";
 
 const ENVIRONMENT_HELP = [
   "Environment:",
@@ -51,6 +52,7 @@ export function buildProgram(context: ProgramContext): Command {
   registerVersionsCommand(program, context);
   registerHeadCommand(program, context);
   registerFilesCommand(program, context);
+  registerScanCommand(program, context);
   registerCleanupCommand(program, context);
   registerCheckpointCommand(program, context);
   registerVersionAtCommand(program, context);

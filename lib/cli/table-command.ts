@@ -8,22 +8,23 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { CliIO } from "./io.ts";
 import { formatByName, formatNames, TABLE_FORMATS } from "../formats/index.ts";
 import { resolveTablePath } from "../model/table-path.ts";
-import type { TableFormat } from "../formats/table-format.ts";
+import type { CatalogTable, TableFormat } from "../formats/table-format.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { snakeCaseKeys } from "../maintenance/cleanup-report.ts";
 import { UsageError } from "./errors.ts";
-import { GlueCatalog, parseGlueTableName } from "../catalog/glue.ts";
+import { catalogFlagText, catalogFromFlags, type CatalogFlags } from "./catalog-options.ts";
+import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";
 
-export interface OutputOptions {
+export { withCatalogOptions } from "./catalog-options.ts";
+
+export interface OutputOptions extends CatalogFlags {
   json?: boolean;
   stats?: boolean;
   /** `--format`: the caller's word for the table's format; detection otherwise. */
   format?: string;
   /** `--metadata-location`: the commit pointer a catalog owns (Iceberg's current metadata file). */
   metadataLocation?: string;
-  /** `--glue-table`: the AWS Glue Data Catalog entry whose pointer names the current metadata (commands that take it). */
-  glueTable?: string;
   /** `--allow-superseded-metadata` (cleanup): clean by `--metadata-location` even when a newer metadata file supersedes it. */
   allowSupersededMetadata?: boolean;
 }
@@ -31,26 +32,48 @@ export interface OutputOptions {
 const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
   "--allow-superseded-metadata applies to --metadata-location only (a catalog's pointer that another commit supersedes is always refused)";
 
-/** Adds `--glue-table` (commands that need the catalog's pointer: cleanup, storage, head write and show). */
-export function withGlueTableOption(command: Command): Command {
-  return command.option("--glue-table <database.table>", "take --metadata-location from this AWS Glue Data Catalog entry");
+/**
+ * formatOption, where `--glue-table` or `--catalog` may name the pointer: the catalog's entry is
+ * read now, once, and the format bound to the file it names, exactly as `--metadata-location`
+ * binds it.
+ */
+export async function catalogFormatOption(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat }> {
+  const { format } = await catalogBinding(options, store);
+  return format ? { format } : {};
+}
+
+/** catalogFormatOption with the catalog named, for a command that commits through it (cleanup). */
+export async function catalogBinding(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat; catalog?: TableCatalog }> {
+  const catalog = catalogFromFlags(options);
+  if (catalog === null) return formatOption(options, store);
+  if (options.allowSupersededMetadata) throw new UsageError(ALLOW_SUPERSEDED_ONLY_WITH_LOCATION);
+  const flag = options.glueTable !== undefined ? "--glue-table" : "--catalog";
+  if (options.metadataLocation !== undefined) throw new UsageError(`${flag} and --metadata-location both name the current metadata: give one`);
+  const entry = await catalog.load();
+  const { format } = formatAtCatalogPointer(store, entry);
+  if (options.format !== undefined && options.format !== format.name) {
+    throw new UsageError(`--format ${options.format}: ${catalogFlagText(options)} is ${/^[aeiou]/.test(format.name) ? "an" : "a"} ${format.name} table`);
+  }
+  return { format, catalog: firstLoadServed(catalog, entry) };
 }
 
 /**
- * formatOption, where `--glue-table` may name the pointer: the Glue entry is read now, once, and
- * the format bound to the file it names, exactly as `--metadata-location` binds it.
+ * The catalog, its next load answered by the entry just loaded (a command that checked the entry
+ * and then runs on it asks the catalog once); every later load goes to the catalog.
  */
-export async function catalogFormatOption(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat }> {
-  if (options.glueTable === undefined) return formatOption(options, store);
-  if (options.allowSupersededMetadata) throw new UsageError(ALLOW_SUPERSEDED_ONLY_WITH_LOCATION);
-  if (options.metadataLocation !== undefined) throw new UsageError("--glue-table and --metadata-location both name the current metadata: give one");
-  const name = parseGlueTableName(options.glueTable);
-  if (!name) throw new UsageError(`--glue-table ${JSON.stringify(options.glueTable)}: expected database.table`);
-  const { format } = formatAtCatalogPointer(store, await new GlueCatalog().table(name));
-  if (options.format !== undefined && options.format !== format.name) {
-    throw new UsageError(`--format ${options.format}: the Glue entry ${options.glueTable} is ${/^[aeiou]/.test(format.name) ? "an" : "a"} ${format.name} table`);
-  }
-  return { format };
+function firstLoadServed(catalog: TableCatalog, entry: CatalogTable): TableCatalog {
+  let first: CatalogTable | null = entry;
+  const load = async (): Promise<CatalogTable> => {
+    const served = first;
+    first = null;
+    return served ?? catalog.load();
+  };
+  return {
+    label: catalog.label,
+    load,
+    ...(catalog.updateParameters ? { updateParameters: catalog.updateParameters.bind(catalog) } : {}),
+    ...(catalog.commitChanges ? { commitChanges: catalog.commitChanges.bind(catalog) } : {}),
+  };
 }
 
 /** What every table command's `<table>` argument accepts, as --help says it. */

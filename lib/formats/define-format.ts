@@ -2,9 +2,11 @@
  * The one place the speed-ups of TableFormat get their defaults: each format's module passes its
  * parts through defineFormat, and every caller above calls the member, never a fallback of its
  * own. A default gives the same answer as the member it stands in for, only with more requests
- * or more decoding; nothing that changes what is deleted has a default.
+ * or more decoding; nothing that changes what is deleted has a default. readRows's default is a
+ * refusal: a format that cannot read its rows says so.
  */
 import { mapConcurrent } from "../store/map-concurrent.ts";
+import { UnsupportedFeatureError } from "./errors.ts";
 import type { FormatParts, ListedVersion, TableFormat, VersionFile } from "./table-format.ts";
 
 /** How many records the default readRecords reads at a time. */
@@ -25,6 +27,14 @@ export function defineFormat(parts: FormatParts): TableFormat {
     readRecords:
       parts.readRecords ?? ((store, files, options = {}) => mapConcurrent([...files], options.concurrency ?? DEFAULT_RECORD_CONCURRENCY, (file) => format.readRecord(store, file))),
     readForCleanup: parts.readForCleanup ?? ((store, file) => format.readSnapshot(store, file)),
+    readRows:
+      parts.readRows ??
+      (async (store, _snapshot, file) => {
+        throw new UnsupportedFeatureError(
+          store.uriOf(file.paths[0] ?? ""),
+          `reading rows of ${parts.name} tables is not supported (lakewarden scan reads Delta and Iceberg tables)`,
+        );
+      }),
   };
   return format;
 }

@@ -19,6 +19,13 @@ export class CorruptFileError extends TableFormatError {}
 /** The table uses a feature this reader does not know; reading on could give wrong answers. */
 export class UnsupportedFeatureError extends TableFormatError {}
 
+/**
+ * The table itself says maintenance may not delete its files (Iceberg's `gc.enabled=false`): not
+ * a fault of the table or of the run, so a scheduled run leaves the table alone with one line and
+ * acknowledges the request instead of failing it (a retry would be refused the same way).
+ */
+export class MaintenanceOptOutError extends UnsupportedFeatureError {}
+
 /** The location holds no table of this format (no version files). */
 export class NotATableError extends TableFormatError {}
 

@@ -8,6 +8,9 @@
  * (a truncated bound, a lossy number, a type it cannot decode) leaves the fact out; a missing
  * fact never drops a file.
  */
+import type { ObjectStore } from "../store/object-store.ts";
+import type { DataFileFooter } from "./data-file-footer.ts";
+import type { TableSnapshot } from "./table-format.ts";
 
 /** Column types the planner compares; "other" columns (nested, uuid, variant...) are never pruned on. */
 export type ScanType = "boolean" | "int" | "float" | "decimal" | "string" | "binary" | "date" | "timestamp" | "timestamptz" | "time" | "other";
@@ -87,3 +90,25 @@ export interface ScanFiles {
   /** Every live delete file (or deletion vector) of the version. */
   deleteFiles: ScanDeleteFile[];
 }
+
+/** One planned data file, as the format's row reader is given it (lib/scan/plan.ts PlannedFile has these). */
+export interface FileToRead {
+  paths: string[];
+  /** The delete files that apply to it (its deletion vector, position and equality deletes). */
+  deletes: ScanDeleteFile[];
+  /** The head's inline footer of paths[0]: when given, the reader does not fetch the footer. */
+  footer: DataFileFooter | null;
+}
+
+/**
+ * Rows of one data file with its deletes applied, by table column name: each value in the
+ * column's ScanValue form (null for NULL; NaN stays a number), every array `rows` long. Columns
+ * the file lacks (added later, or a partition value outside the file) are filled by the format.
+ */
+export interface RowBatch {
+  rows: number;
+  columns: Map<string, (ScanValue | null)[]>;
+}
+
+/** Reads the named columns of one planned file's live rows (TableFormat.readRows). */
+export type RowReader = (store: ObjectStore, snapshot: TableSnapshot, file: FileToRead, columns: readonly string[]) => Promise<RowBatch>;

@@ -23,7 +23,7 @@ import type { VersionRecord } from "../model/version-record.ts";
 import type { FileReference, FileRole } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
-import type { ScanFiles } from "./scan-files.ts";
+import type { RowReader, ScanFiles } from "./scan-files.ts";
 import type { TableCatalog } from "./catalog-commit.ts";
 
 export type { FileReference, FileRole } from "../model/file-reference.ts";
@@ -441,6 +441,13 @@ export interface TableFormat {
    */
   scanFiles(snapshot: TableSnapshot): ScanFiles;
   /**
+   * The live rows of one planned data file (deletes applied, columns by table name, partition
+   * values and columns the file lacks filled in), reading Parquet with the head's inline footer
+   * when given. lib/scan/rows.ts filters and batches them. A format that cannot read rows gets
+   * defineFormat's default, which says so.
+   */
+  readRows: RowReader;
+  /**
    * Proves that one file a kept version depends on is whole, by what the format knows of it: a
    * checkpoint part, sidecar, manifest list or manifest decodes to its end; a data, deletion or
    * index file has the size its version recorded and ends with its file format's magic. `listed`
@@ -473,7 +480,7 @@ export interface TableFormat {
 }
 
 /** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
-export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
+export type FormatSpeedUp = "readRows" | "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
 
 /** What a format's module gives defineFormat: everything but the speed-ups, which it may give too. */
 export type FormatParts = Omit<TableFormat, FormatSpeedUp> & Partial<Pick<TableFormat, FormatSpeedUp>>;

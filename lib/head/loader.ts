@@ -15,6 +15,8 @@
  */
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
 import { noVersionFilesError } from "../formats/errors.ts";
+import { formatAtCatalogPointer } from "../formats/catalog.ts";
+import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
 import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
@@ -33,6 +35,8 @@ import { liveFileColumnsFrom } from "./sectioned-content.ts";
 import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
 import type { PlanOptions, ScanPlan } from "../scan/plan.ts";
+import type { ScanOptions } from "../scan/rows.ts";
+import type { RecordBatch } from "apache-arrow";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
 
@@ -89,11 +93,25 @@ export interface OpenTableOptions {
   onWarning?: (warning: HeadWarning) => void;
   /** Clock for the check interval (default Date.now). */
   now?: () => number;
+  /**
+   * The catalog that owns the table's commit pointer (an Iceberg table in AWS Glue or a REST
+   * catalog): every check loads its entry and reads the metadata file it names, so the handle
+   * never trusts a metadata file the catalog did not accept (the newest one may be a commit the
+   * catalog refused or never heard back from).
+   */
+  catalog?: TableCatalog;
 }
 
 /** Opens a table and cold-loads its current state. */
 export async function openTable(location: string | ObjectStore, options: OpenTableOptions = {}): Promise<TableHandle> {
   const store = typeof location === "string" ? openStore(location, options.store) : location;
+  if (options.catalog) {
+    const { format } = formatAtCatalogPointer(store, await options.catalog.load());
+    if (options.format && options.format.name !== format.name) throw new TypeError(`${options.catalog.label} is ${format.name} table, not ${options.format.name}`);
+    const handle = new TableHandle(store, { ...options, format });
+    await handle.latest();
+    return handle;
+  }
   if (options.format) {
     const handle = new TableHandle(store, { ...options, format: options.format });
     await handle.latest();
@@ -108,7 +126,8 @@ export async function openTable(location: string | ObjectStore, options: OpenTab
 
 export class TableHandle {
   readonly store: ObjectStore;
-  readonly format: TableFormat;
+  private bound: TableFormat;
+  private readonly catalog: TableCatalog | undefined;
   private readonly interval: number;
   private readonly codecs: HeadCodecRegistry;
   private readonly onWarning: ((warning: HeadWarning) => void) | undefined;
@@ -121,11 +140,17 @@ export class TableHandle {
     const interval = options.versionCheckInterval ?? DEFAULT_VERSION_CHECK_INTERVAL_MS;
     if (!Number.isFinite(interval) || interval < 0) throw new RangeError(`versionCheckInterval must be >= 0 ms, got ${interval}`);
     this.store = store;
-    this.format = options.format;
+    this.bound = options.format;
+    this.catalog = options.catalog;
     this.interval = interval;
     this.codecs = options.codecs ?? headCodecs;
     this.onWarning = options.onWarning;
     this.now = options.now ?? Date.now;
+  }
+
+  /** The table's format (with a catalog: read at the pointer the catalog named at the last check). */
+  get format(): TableFormat {
+    return this.bound;
   }
 
   /** Takes a state loaded elsewhere (openTable's first load) as this handle's own. */
@@ -186,6 +211,18 @@ export class TableHandle {
     return planFiles(await this.latest(), options);
   }
 
+  /**
+   * The rows matching `filter` in the latest state as Arrow record batches (one per data file
+   * that has any; lib/scan/rows.ts): deletes applied, the head's inline footers used so a file
+   * costs no footer GET. Throws FilterSyntaxError naming a bad filter or column, and the
+   * format's error naming a file it cannot read.
+   */
+  async *scan(options: ScanOptions = {}): AsyncGenerator<RecordBatch> {
+    // Loaded on first use, like plan(): no Lambda that opens tables reads rows.
+    const [{ scanValues }, { toRecordBatch }] = await Promise.all([import("../scan/rows.ts"), import("../scan/arrow-batches.ts")]);
+    for await (const batch of scanValues({ ...(await this.latest()), store: this.store }, options)) yield toRecordBatch(batch);
+  }
+
   /** Releases every pin this handle still holds. The handle can still read afterwards. */
   async close(): Promise<void> {
     await Promise.all([...this.pins].map((pin) => pin.release()));
@@ -195,6 +232,8 @@ export class TableHandle {
     const state = this.state;
     const checkedAt = this.now();
     if (!state) return this.load(checkedAt);
+    // The catalog's entry, loaded on every check after the first (openTable bound the format to it): its pointer names the current commit.
+    if (this.catalog) this.bound = formatAtCatalogPointer(this.store, await this.catalog.load()).format;
     const latest = await this.format.latestVersionFile(this.store);
     if (latest && sameVersionFile(latest, state.snapshot.versionFile)) {
       this.state = { ...state, checkedAt };

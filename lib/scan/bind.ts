@@ -16,8 +16,11 @@ export type BoundFilter =
   | { kind: "compare"; column: ScanColumn; op: CompareOp; value: ScanValue }
   | { kind: "in"; column: ScanColumn; values: ScanValue[]; hasNull: boolean; negated: boolean }
   | { kind: "null-check"; column: ScanColumn; negated: boolean }
-  /** A leaf the planner cannot judge (a type it does not compare, an inexact decimal): may match anything. */
-  | { kind: "unknown"; column: ScanColumn }
+  /**
+   * A leaf the planner cannot judge (a type it does not compare, an inexact decimal): may match
+   * anything. `row`, when the leaf can still be decided on a row's value: its SQL truth value.
+   */
+  | { kind: "unknown"; column: ScanColumn; row?: (value: ScanValue | null) => boolean | null }
   /** A leaf that is never true (a comparison with NULL). */
   | { kind: "never" }
   | { kind: "and"; left: BoundFilter; right: BoundFilter }
@@ -105,17 +108,71 @@ export function bindFilter(expr: Expr, columns: readonly ScanColumn[]): BoundFil
         const column = find(e.column, e.position);
         const value = coerce(column, e.value, e.position);
         if (value === null) return { kind: "never" };
-        if (value === UNKNOWN) return { kind: "unknown", column };
-        return { kind: "compare", column, op: negated ? NEGATED[e.op] : e.op, value };
+        const op = negated ? NEGATED[e.op] : e.op;
+        if (value === UNKNOWN) return unknownLeaf(column, [e.value], (c) => (c === null ? null : holds(op, c)));
+        return { kind: "compare", column, op, value };
       }
       case "in": {
         const column = find(e.column, e.position);
         const coerced = e.values.map((v) => coerce(column, v, e.position));
-        if (coerced.includes(UNKNOWN)) return { kind: "unknown", column };
+        const isNegated = e.negated !== negated;
+        if (coerced.includes(UNKNOWN)) {
+          const hasNull = coerced.includes(null);
+          return unknownLeaf(
+            column,
+            e.values.filter((v) => v.type !== "null"),
+            (...orders) => {
+              const result = orders.some((c) => c === 0) ? true : hasNull ? null : false;
+              return result === null ? null : result !== isNegated;
+            },
+          );
+        }
         const values = coerced.filter((v): v is ScanValue => v !== null && v !== UNKNOWN);
-        return { kind: "in", column, values, hasNull: values.length < coerced.length, negated: e.negated !== negated };
+        return { kind: "in", column, values, hasNull: values.length < coerced.length, negated: isNegated };
       }
     }
   };
   return bind(expr, false);
+}
+
+export function holds(op: CompareOp, order: number): boolean {
+  return { "=": order === 0, "!=": order !== 0, "<": order < 0, "<=": order <= 0, ">": order > 0, ">=": order >= 0 }[op];
+}
+
+/** `value * 10^exponent` of a number text (exponent form included), or null when it is not one (NaN). */
+function exactNumber(text: string): { mantissa: bigint; exponent: number } | null {
+  const m = /^([-+]?)(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?$/.exec(text.trim());
+  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return null;
+  const fraction = m[3] ?? "";
+  const digits = BigInt((m[2] || "0") + fraction);
+  return { mantissa: m[1] === "-" ? -digits : digits, exponent: Number(m[4] ?? 0) - fraction.length };
+}
+
+/** The order of a decimal column's value (unscaled at `scale`) and a number literal, exactly; NaN is above every value. */
+function decimalOrder(unscaled: bigint, scale: number, literal: Literal): number | null {
+  if (literal.type !== "number" && literal.type !== "string") return null;
+  const text = literal.type === "number" ? literal.text : literal.value;
+  if (/^[-+]?nan$/i.test(text.trim())) return -1;
+  const n = exactNumber(text);
+  if (!n) return null;
+  const e = Math.min(n.exponent, -scale);
+  const a = unscaled * 10n ** BigInt(-scale - e);
+  const b = n.mantissa * 10n ** BigInt(n.exponent - e);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * An "unknown" leaf, with a row test when its literals can be ordered against the column's
+ * values exactly (a decimal against more digits than its scale, or NaN); `decide` gets one order
+ * per literal and gives the leaf's truth value.
+ */
+function unknownLeaf(column: ScanColumn, literals: Literal[], decide: (...orders: (number | null)[]) => boolean | null): BoundFilter {
+  if (column.type !== "decimal") return { kind: "unknown", column };
+  const scale = column.scale ?? 0;
+  if (literals.some((l) => decimalOrder(0n, scale, l) === null)) return { kind: "unknown", column };
+  return {
+    kind: "unknown",
+    column,
+    row: (value) => (typeof value === "bigint" ? decide(...literals.map((l) => decimalOrder(value, scale, l))) : null),
+  };
 }

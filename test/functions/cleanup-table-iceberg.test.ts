@@ -17,7 +17,7 @@ import { DAY_MS } from "../../lib/formats/iceberg/retention.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
-import { copyIcebergFixture, icebirdLiveFiles, listFiles, snapshotsByTextPass, type FixtureCopy } from "../support/iceberg-fixtures.ts";
+import { copyIcebergFixture, icebirdLiveFiles, listFiles, rewriteMetadata, snapshotsByTextPass, type FixtureCopy } from "../support/iceberg-fixtures.ts";
 import { buildHistory, currentMetadataName, everySnapshotReads, reach, refNames } from "../support/iceberg-histories.ts";
 import { lambdaContext } from "./lambda-context.ts";
 import { listObjects } from "./s3-events.ts";
@@ -112,5 +112,29 @@ describe("cleanup-table on an Iceberg table in S3", () => {
     expect(timeline.records.map((r) => [nameOf.get(r.version_id!), r.is_cleaned_up]).sort()).toEqual(
       before.map((s) => [nameOf.get(s.id), !remain.includes(nameOf.get(s.id)!)]).sort(),
     );
+  });
+
+  it("leaves a table with gc.enabled=false alone and acknowledges the request (a retry would be refused the same way)", async () => {
+    const optOut = await copyIcebergFixture("spark-bunnies");
+    try {
+      await rewriteMetadata(optOut.dir, (json) => {
+        json.properties = { ...(json.properties as object), "gc.enabled": "false", "history.expire.max-snapshot-age-ms": "1" } as never;
+      });
+      const root = "warehouse/no-gc";
+      const files = await listFiles(optOut.dir);
+      for (const key of files) await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(optOut.dir, key)) }));
+      await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table: `s3://${BUCKET}/${root}`, requestedAt: new Date().toISOString() })]);
+      const poll = await pollOnce(
+        moto.sqsClient,
+        queue,
+        handler,
+        lambdaContext("cleanup-table", () => 15 * 60_000),
+      );
+      expect(poll!.failedMessageIds).toEqual([]);
+      const after = (await listObjects(moto.s3Client, BUCKET, `${root}/`)).map((o) => o.key.slice(root.length + 1)).filter((k) => !k.startsWith("_lakewarden/"));
+      expect(after.sort()).toEqual([...files].sort());
+    } finally {
+      await optOut.remove();
+    }
   });
 });

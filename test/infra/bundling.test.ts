@@ -54,9 +54,10 @@ describe("function bundles", () => {
 
   it("loads at start only what the function runs for a deployment with no catalog table", () => {
     const startOf = (name: string) => bundles.find((b) => b.name === name)!.startSources.join("\n");
-    // Loaded on first use by every function: the Glue SDK, a format's decoders (protobuf, Avro, Parquet).
+    // Loaded on first use by every function: the Glue SDK, a format's decoders (protobuf, Avro, Parquet), the row readers.
+    const rowReaders = ["lib/scan/rows.ts", "lib/scan/arrow-batches.ts", "lib/formats/parquet-rows.ts", "lib/formats/delta/scan-rows.ts", "lib/formats/iceberg/scan-rows.ts"];
     for (const name of ["on-commit", "schedule-cleanup", "cleanup-table"]) {
-      for (const lazy of ["@aws-sdk/client-glue/", "protobufjs/", "avsc/", "hyparquet/", "lib/formats/lance/manifest-reader.ts"]) {
+      for (const lazy of ["@aws-sdk/client-glue/", "protobufjs/", "avsc/", "hyparquet/", "lib/formats/lance/manifest-reader.ts", ...rowReaders]) {
         expect(startOf(name), `${name} loads ${lazy} at start`).not.toContain(lazy);
       }
     }

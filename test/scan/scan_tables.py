@@ -6,6 +6,12 @@
       low-cardinality partition string), a delete and a schema change (a column added); `parts`
       partitions it (Delta: part and b; Iceberg: identity, bucket, truncate, then an evolved spec
       with day and year). Prints {"uri": ..., "samples": {column: [literal, ...]}}.
+  python scan_tables.py rows <delta|iceberg> <dir or metadata uri> <predicates.json>
+      a full scan by the writer's reader (deltalake to_pyarrow_table, pyiceberg scan().to_arrow()),
+      each row's values in canonical text, and the ids of each predicate's matching rows.
+  python scan_tables.py full <delta|iceberg> <dir or metadata file>...
+      each table's live rows, canonical: Delta by deltalake (deletion vectors applied: delta_rows),
+      Iceberg by pyiceberg's scan().to_arrow().
   python scan_tables.py match <delta|iceberg> <dir> <predicates.json>
       reads every live data file with the writer's own reader (pyiceberg's ArrowScan per file
       task, deletes applied; deltalake's add actions and pyarrow, partition values added), and
@@ -281,10 +287,79 @@ def match(fmt: str, uri: str, predicates_file: str) -> None:
     print(json.dumps({"live_files": [k for k, _ in files], "live_rows": sum(len(r) for _, r in files), "results": out}))
 
 
+def canonical(value):
+    """A value as the rows oracle compares it: ints, decimals and timestamps (microseconds) as text, NaN as "NaN"."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else value
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) if value.tzinfo else dt.datetime(1970, 1, 1)
+        return str((value - epoch) // dt.timedelta(microseconds=1))
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return repr(value)
+
+
+def delta_rows(uri: str) -> list[dict]:
+    """A Delta table's live rows by deltalake: its add actions, its kernel's deletion vectors
+    (selection vectors; to_pyarrow_table refuses tables with deletion vectors), pyarrow for the
+    Parquet files, physical column names mapped back to logical ones, partition values added."""
+    from urllib.parse import unquote
+
+    from deltalake import DeltaTable
+
+    table = DeltaTable(uri)
+    fields = table.schema().fields
+
+    def physical_name(field) -> str:
+        name = (field.metadata or {}).get("delta.columnMapping.physicalName", field.name)
+        return json.loads(name) if isinstance(name, str) and name.startswith('"') else str(name)
+
+    logical = {physical_name(f): f.name for f in fields}
+    selections = {unquote(r["filepath"]): r["selection_vector"] for r in pa.table(table.deletion_vectors().read_all()).to_pylist()}
+    out = []
+    for add in pa.table(table.get_add_actions(flatten=True)).to_pylist():
+        key = unquote(add["path"])
+        selection = next((v for path, v in selections.items() if path.endswith("/" + key)), None)
+        for i, row in enumerate(pq.read_table(os.path.join(uri, key)).to_pylist()):
+            if selection is not None and i < len(selection) and not selection[i]:
+                continue
+            named = {logical.get(k, k): v for k, v in row.items()}
+            out.append({f.name: add[f"partition.{f.name}"] if f"partition.{f.name}" in add else named.get(f.name) for f in fields})
+    return out
+
+
+def rows(fmt: str, uri: str, predicates_file: str) -> None:
+    """A full scan by the writer's own reader (deltalake to_pyarrow_table, pyiceberg scan().to_arrow()), and the ids of each predicate's matching rows."""
+    with open(predicates_file) as f:
+        predicates = json.load(f)
+    if fmt == "delta":
+        from deltalake import DeltaTable
+
+        table = DeltaTable(uri).to_pyarrow_table()
+    else:
+        from pyiceberg.table import StaticTable
+
+        table = StaticTable.from_metadata(uri).scan().to_arrow()
+    data = table.to_pylist()
+    out = [[row["id"] for row in data if evaluate(p, row) is True] for p in predicates]
+    print(json.dumps({"rows": [{k: canonical(v) for k, v in row.items()} for row in data], "results": out}))
+
+
 if __name__ == "__main__":
-    command, fmt, root = sys.argv[1], sys.argv[2], sys.argv[3]
+    command, fmt, root = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
     if command == "write":
         args = dict(zip(sys.argv[4::2], sys.argv[5::2]))
         write(fmt, root, args.get("--layout", "plain"), int(args.get("--seed", "1")))
+    elif command == "full":
+        read = delta_rows if fmt == "delta" else lambda uri: __import__("pyiceberg.table", fromlist=["StaticTable"]).StaticTable.from_metadata(uri).scan().to_arrow().to_pylist()
+        print(json.dumps({d: [{k: canonical(v) for k, v in row.items()} for row in read(d)] for d in sys.argv[3:]}))
+    elif command == "rows":
+        rows(fmt, root, sys.argv[4])
     else:
         match(fmt, root, sys.argv[4])

@@ -120,6 +120,8 @@ export interface AppendOptions {
    * schema gains fields 143-145 (referenced_data_file, content_offset, content_size_in_bytes).
    */
   deletionVectors?: { path: string; referencedDataFile: string; cardinality: number; sizeInBytes: number; contentOffset: number; contentSizeInBytes: number }[];
+  /** Parquet delete files (spec v2) to add in a delete manifest: position deletes (content 1) or equality deletes (content 2, with their field ids). */
+  deleteFiles?: { path: string; content: 1 | 2; recordCount: number; sizeInBytes: number; equalityIds?: number[] }[];
 }
 
 export interface Appended {
@@ -259,6 +261,30 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
     extraListEntries.push({ path: `${location}/${dvKey}`, length: dvLength, count: dvs.length, rows: dvs.reduce((n, d) => n + d.cardinality, 0) });
   }
 
+  // Parquet delete files: a delete manifest in the data manifest's own (v2) schema.
+  const deleteFiles = options.deleteFiles ?? [];
+  if (deleteFiles.length > 0) {
+    const deletesKey = `metadata/${uuid}-m2.avro`;
+    const deleteEntries = deleteFiles.map((d) =>
+      fill(entrySchema, {
+        status: 1,
+        snapshot_id: snapshotId,
+        data_file: fill(dataFileSchema, {
+          content: d.content,
+          file_path: d.path,
+          file_format: "PARQUET",
+          partition: {},
+          record_count: BigInt(d.recordCount),
+          file_size_in_bytes: BigInt(d.sizeInBytes),
+          ...(d.equalityIds ? { equality_ids: d.equalityIds } : {}),
+        }),
+      }),
+    );
+    const deletesMeta = { ...manifestTemplate.meta, content: Buffer.from("deletes") };
+    const deletesLength = await encodeAvroFile(join(dir, deletesKey), manifestTemplate.type, deletesMeta, deleteEntries);
+    extraListEntries.push({ path: `${location}/${deletesKey}`, length: deletesLength, count: deleteFiles.length, rows: deleteFiles.reduce((n, d) => n + d.recordCount, 0) });
+  }
+
   // The manifest list: the parent's manifests, then the new one.
   const listSchema = JSON.parse(parentList.meta["avro.schema"]!.toString("utf8")) as { fields: { name: string; type: unknown }[] };
   const added = options.files.reduce((n, f) => n + f.recordCount, 0);
@@ -299,7 +325,10 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
       added_rows_count: BigInt(e.rows as number),
     }),
   );
-  await encodeAvroFile(join(dir, manifestListKey), parentList.type, listMeta, [...parentList.records, newEntry, ...deleteEntries]);
+  // A commit of delete files alone has no data manifest (an empty Avro file would be no container at all).
+  const listed = options.files.length > 0 ? [newEntry] : [];
+  if (listed.length === 0) await rm(join(dir, manifestKey), { force: true });
+  await encodeAvroFile(join(dir, manifestListKey), parentList.type, listMeta, [...parentList.records, ...listed, ...deleteEntries]);
 
   // The metadata.
   const summary = parent.summary as Record<string, string>;

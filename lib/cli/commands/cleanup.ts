@@ -11,7 +11,7 @@ import { Option, type Command } from "commander";
 import cliProgress from "cli-progress";
 import type { ProgramContext } from "../program.ts";
 import { parseDurationFlag, parsePositiveIntegerFlag, parseRateFlag, parseSettingFlag } from "../flags.ts";
-import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogBinding, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { formatBytes, versionRanges, plural } from "../../text/human-units.ts";
 import { textTable } from "../text-table.ts";
@@ -25,6 +25,11 @@ import { settingsFromEnvironment, type CleanupSettings } from "../../maintenance
 import type { CleanupProgress, CleanupStage } from "../../maintenance/progress.ts";
 import { reportedStatus, type CleanupReport } from "../../maintenance/cleanup-report.ts";
 import { runCleanup } from "../../maintenance/run-cleanup.ts";
+import { runCleanupThroughCatalog } from "../../maintenance/catalog-cleanup.ts";
+import { formatAtCatalogPointer } from "../../formats/catalog.ts";
+import type { TableCatalog } from "../../formats/catalog-commit.ts";
+import type { TableFormat } from "../../formats/table-format.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
 import { refreshHeadAfterCleanup } from "../../head/after-cleanup.ts";
 
 /**
@@ -51,7 +56,7 @@ interface CleanupFlags extends OutputOptions {
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    withGlueTableOption(
+    withCatalogOptions(
       program
         .command("cleanup")
         .description("remove old versions and unreferenced files, then archive the history")
@@ -92,9 +97,8 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     process.on("SIGTERM", onInterrupt);
     try {
       const report = await runOnTable(table, flags, io, async (store) => {
-        const chosen = await catalogFormatOption(flags, store);
-        const run = await runCleanup(store, {
-          ...chosen,
+        const { catalog, ...chosen } = await catalogBinding(flags, store);
+        const options = {
           settings,
           environment: settingsFromEnvironment(process.env),
           dryRun: Boolean(flags.dryRun),
@@ -103,9 +107,13 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
-        });
-        // The run's own commit (Iceberg's expiry) makes the stored head describe the commit before it.
-        const head = await refreshHeadAfterCleanup(store, run, chosen);
+        };
+        // A table a catalog owns expires through the catalog's own commit, on the entry loaded right before the run.
+        const run = catalog ? await runCleanupThroughCatalog(store, catalog, options) : await runCleanup(store, { ...chosen, ...options });
+        // The run's own commit (Iceberg's expiry) makes the stored head describe the commit before it;
+        // through a catalog, the head follows the file the catalog names now.
+        const headFormat = catalog && run.removal_commit?.status === "written" ? await formatAtCatalogNow(store, catalog) : chosen;
+        const head = typeof headFormat === "string" ? { action: "failed" as const, problem: headFormat } : await refreshHeadAfterCleanup(store, run, headFormat);
         if (head.action === "failed") run.warnings.push(head.problem);
         return run;
       });
@@ -126,6 +134,19 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
       process.removeListener("SIGTERM", onInterrupt);
     }
   });
+}
+
+/**
+ * The format at the file the catalog names now, for the head after a commit through it, or why
+ * not: the cleanup is done whatever this finds, so a failed load is a warning, and the head
+ * (if any) keeps describing the commit before, which readers fall back from with a warning.
+ */
+async function formatAtCatalogNow(store: ObjectStore, catalog: TableCatalog): Promise<{ format: TableFormat } | string> {
+  try {
+    return { format: formatAtCatalogPointer(store, await catalog.load()).format };
+  } catch (error) {
+    return `the head was not brought up to the catalog's new commit: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 /**

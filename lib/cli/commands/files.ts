@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
-import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { loadTableState } from "../../head/loader.ts";
 import type { TableState } from "../../head/loader.ts";
@@ -48,7 +48,7 @@ export function planOrUsageError<T>(plan: () => T): T {
 
 export function registerFilesCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    withGlueTableOption(
+    withCatalogOptions(
       program
         .command("files")
         .description("the data files a filtered query must read, with their delete files")

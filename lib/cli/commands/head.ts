@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { checkHeadCodecFlag } from "../flags.ts";
-import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { headCodecs } from "../../head/registry.ts";
 import { loadTableState } from "../../head/loader.ts";
@@ -26,7 +26,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
   const head = program.command("head").description(`the head object (${HEAD_KEY}): the table's state in one GET`);
 
   withOutputOptions(
-    withGlueTableOption(
+    withCatalogOptions(
       head
         .command("write")
         .description("write the head object for the table's latest version")
@@ -42,7 +42,7 @@ export function registerHeadCommand(program: Command, { io }: ProgramContext): v
     else io.out(describeWrite(result));
   });
 
-  withOutputOptions(withGlueTableOption(head.command("show").description("show the table's current state as a reader loads it").argument("<table>", TABLE_ARGUMENT_HELP))).action(
+  withOutputOptions(withCatalogOptions(head.command("show").description("show the table's current state as a reader loads it").argument("<table>", TABLE_ARGUMENT_HELP))).action(
     async (table: string, options: OutputOptions) => {
       const state = await runOnTable(table, options, io, async (store) => loadTableState(store, await catalogFormatOption(options, store)));
       if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);

@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { parseSettingFlag } from "../flags.ts";
 import { formatBytes, plural, versionRanges } from "../../text/human-units.ts";
-import { catalogFormatOption, printJson, runOnTable, withGlueTableOption, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import type { CleanupSettings } from "../../maintenance/policy.ts";
@@ -22,7 +22,7 @@ interface StorageFlags extends OutputOptions {
 
 export function registerStorageCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    withGlueTableOption(
+    withCatalogOptions(
       program
         .command("storage")
         .description("where the table's bytes go: live, history, reclaimable, unknown")

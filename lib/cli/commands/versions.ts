@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { formatOption, runOnTable, withOutputOptions, type OutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, runOnTable, withCatalogOptions, withOutputOptions, type OutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import { readHistory as readTableHistory } from "../../head/timeline-source.ts";
 import { noVersionFilesError } from "../../formats/errors.ts";
 import { TABLE_FORMATS } from "../../formats/index.ts";
@@ -18,12 +18,14 @@ import { reportHistoryProblems } from "../history-problems.ts";
 
 export function registerVersionsCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program
-      .command("versions")
-      .description("list every version of a table with its summary, removed ones too")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .option("--since <version>", "only versions at or after this one", parseVersionOption)
-      .option("--limit <n>", "only the newest n of the versions listed", parseCountOption),
+    withCatalogOptions(
+      program
+        .command("versions")
+        .description("list every version of a table with its summary, removed ones too")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .option("--since <version>", "only versions at or after this one", parseVersionOption)
+        .option("--limit <n>", "only the newest n of the versions listed", parseCountOption),
+    ),
   ).action(async (table: string, options: VersionsOptions) => {
     const history = await runOnTable(table, options, io, (store) => readHistory(store, options, io));
     const records = options.limit === undefined ? history.records : history.records.slice(Math.max(0, history.records.length - options.limit));
@@ -86,10 +88,11 @@ async function readHistory(
   io: CliIO,
 ): Promise<{ table: string; records: VersionRecord[]; tags: Map<number, string[]>; protection: StoredProtection | null; problems: HistoryProblem[] }> {
   // On a terminal, a long read of version files no checkpoint or head covers shows its progress.
+  const chosen = await catalogFormatOption(options, store);
   const progress = withReadProgress(store, io, { prefix: TABLE_FORMATS.map((f) => f.versionsPrefix), total: 0, label: "lakewarden: reading version files" });
   // Read-only: the checkpoint a current head names is read without listing the checkpoints.
   const timeline = await readTableHistory(progress.store, {
-    ...formatOption(options, store),
+    ...chosen,
     ...(options.since === undefined ? {} : { since: options.since }),
     checkpointFromHead: true,
   }).finally(() => progress.done());

@@ -383,4 +383,6 @@ export const deltaFormat: TableFormat = defineFormat({
   classify,
   scanFiles: deltaScanFiles,
   readDataFileFooter: readParquetFooter,
+  // Loaded on first use: the Lambdas that clean tables never read rows.
+  readRows: async (store, snapshot, file, columns) => (await import("./scan-rows.ts")).readDeltaRows(store, snapshot, file, columns),
 });

@@ -20,7 +20,7 @@ interface DeltaField {
   metadata?: Record<string, unknown>;
 }
 
-interface Column {
+export interface DeltaColumn {
   column: ScanColumn;
   /** The name stats and partition values use (the physical name under column mapping). */
   key: string;
@@ -53,11 +53,11 @@ function scanType(type: unknown): { type: ScanType; scale?: number; formatType: 
 
 type Cell = string | number | boolean | bigint | null;
 
-function sectionColumns(snapshot: TableSnapshot, name: string): Record<string, Cell[]> {
+export function sectionColumns(snapshot: TableSnapshot, name: string): Record<string, Cell[]> {
   return (snapshot.sections?.find((s) => s.name === name)?.columns ?? {}) as Record<string, Cell[]>;
 }
 
-function parseJson(value: Cell | undefined): unknown {
+export function parseJson(value: Cell | undefined): unknown {
   if (typeof value !== "string") return null;
   try {
     return JSON.parse(value) as unknown;
@@ -69,7 +69,7 @@ function parseJson(value: Cell | undefined): unknown {
 const numberOf = (v: Cell | undefined): number | null =>
   typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : null;
 
-function columnsOf(snapshot: TableSnapshot): Column[] {
+export function columnsOf(snapshot: TableSnapshot): DeltaColumn[] {
   const metadata = sectionColumns(snapshot, "delta_metadata");
   const schema = parseJson(metadata.schema_string?.[0]) as { fields?: DeltaField[] } | null;
   const configuration = (parseJson(metadata.configuration?.[0]) ?? {}) as Record<string, string>;
@@ -81,7 +81,7 @@ function columnsOf(snapshot: TableSnapshot): Column[] {
 }
 
 /** A partition value (always a string, or null) in the column's planner type; undefined when unsure. */
-function partitionValue(column: ScanColumn, text: string): ScanValue | undefined {
+export function partitionValue(column: ScanColumn, text: string): ScanValue | undefined {
   switch (column.type) {
     case "string":
       // Writers differ on whether "" is an empty string or null: unsure either way.

@@ -17,7 +17,7 @@ import { gzipSync } from "node:zlib";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { CatalogCommitAnswer } from "../catalog-commit.ts";
 import type { CatalogBinding, CatalogTable } from "../table-format.ts";
-import { CatalogCommitError, UnsupportedFeatureError } from "../errors.ts";
+import { CatalogCommitError, UnsupportedFeatureError, MaintenanceOptOutError } from "../errors.ts";
 import { METADATA_LOCATION_PARAMETER, icebergCatalogPointer } from "./catalog-table.ts";
 import { buildExpiredMetadata, metadataPathOf, type ExpiryPlan } from "./expire-snapshots.ts";
 import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
@@ -51,7 +51,7 @@ export async function commitExpiryThroughCatalog(
   const { store } = table;
   const { catalog, entry } = binding;
   const uri = store.uriOf(table.metadataKey);
-  if (!retention.gcEnabled) throw new UnsupportedFeatureError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
+  if (!retention.gcEnabled) throw new MaintenanceOptOutError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
   if (pointerKey(table, entry) !== table.metadataKey) {
     throw new CatalogCommitError(
       catalog.label,

@@ -18,7 +18,7 @@
  * Unresolvable paths in either metadata stop the run before the commit.
  */
 import { gzipSync } from "node:zlib";
-import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError } from "../errors.ts";
+import { TableFormatError, UnresolvableReferenceError, UnsupportedFeatureError, MaintenanceOptOutError } from "../errors.ts";
 import { stringifyJsonLossless, type JsonValue } from "./lossless-json.ts";
 import { METADATA_PREFIX, nextHadoopMetadataKey, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { reachableFiles, type Reachable } from "./reachable.ts";
@@ -255,7 +255,7 @@ export async function writeExpiryCommit(
     );
   }
   if (!retention.gcEnabled) {
-    throw new UnsupportedFeatureError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
+    throw new MaintenanceOptOutError(uri, "gc.enabled is false: expiring snapshots would orphan files the table forbids deleting; nothing written");
   }
   const next = buildExpiredMetadata(metadata, table.metadataKey, plan, now.getTime(), retention.previousVersionsMax, uri);
   const nextKey = nextHadoopMetadataKey(table.read.file.name);

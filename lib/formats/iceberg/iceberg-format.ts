@@ -25,7 +25,7 @@ import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError, PreconditionFailedError } from "../../store/errors.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { mainBranchTaggedVersions } from "../../model/refs.ts";
-import { CatalogCommitError, CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError } from "../errors.ts";
+import { CatalogCommitError, CorruptFileError, NotATableError, TableFormatError, UnsupportedFeatureError, MaintenanceOptOutError } from "../errors.ts";
 import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
 import type {
   Admission,
@@ -186,7 +186,7 @@ async function gcRefusal(store: ObjectStore, base: VersionFile): Promise<Error |
   const table = await tableAt(store, base.key);
   const uri = store.uriOf(base.key);
   if (tableRetention(table.read.metadata.properties, uri).gcEnabled) return null;
-  return new UnsupportedFeatureError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
+  return new MaintenanceOptOutError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
 }
 
 /** The gates of a table found by its own files: gc.enabled, and no catalog owning its commits. */
@@ -504,6 +504,8 @@ const icebergParts: FormatParts = {
   classify,
   scanFiles: icebergScanFiles,
   readDataFileFooter: readParquetFooter,
+  // Loaded on first use: the Lambdas that clean tables never read rows.
+  readRows: async (store, snapshot, file, columns) => (await import("./scan-rows.ts")).readIcebergRows(store, snapshot, file, columns),
   at: icebergFormatAt,
   catalogPointer: icebergCatalogPointer,
 };

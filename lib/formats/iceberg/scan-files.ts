@@ -20,14 +20,14 @@ import { FILES_SECTION } from "./live-files.ts";
 import type { JsonObject } from "./table-metadata.ts";
 import { bucketOf } from "./bucket-hash.ts";
 
-interface Field {
+export interface Field {
   id: number;
   name: string;
   type: JsonValue;
   column: ScanColumn;
 }
 
-interface SpecField {
+export interface SpecField {
   fieldId: number;
   sourceId: number;
   transform: string;
@@ -57,14 +57,14 @@ function scanType(type: JsonValue): { type: ScanType; scale?: number; formatType
   return { type: simple[type] ?? "other", formatType: type };
 }
 
-function metadataJson(raw: Uint8Array): JsonObject {
+export function metadataJson(raw: Uint8Array): JsonObject {
   const bytes = raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw;
   const json = parseJsonLossless(new TextDecoder().decode(bytes));
   if (!isObject(json)) throw new Error("Iceberg table metadata is not a JSON object");
   return json;
 }
 
-function schemaOf(json: JsonObject, schemaId: number | null): Field[] {
+export function schemaOf(json: JsonObject, schemaId: number | null): Field[] {
   const schemas = Array.isArray(json.schemas) ? (json.schemas as JsonObject[]) : [];
   const wanted = schemaId ?? json["current-schema-id"];
   const schema = schemas.find((s) => Number(s["schema-id"]) === Number(wanted)) ?? (json.schema as JsonObject | undefined) ?? schemas.at(-1);
@@ -75,7 +75,7 @@ function schemaOf(json: JsonObject, schemaId: number | null): Field[] {
   });
 }
 
-function specsOf(json: JsonObject): Map<number, SpecField[]> {
+export function specsOf(json: JsonObject): Map<number, SpecField[]> {
   const out = new Map<number, SpecField[]>();
   const read = (fields: JsonValue | undefined): SpecField[] =>
     (Array.isArray(fields) ? (fields as JsonObject[]) : []).map((f) => ({
@@ -92,7 +92,7 @@ function specsOf(json: JsonObject): Map<number, SpecField[]> {
 }
 
 /** The snapshot's schema id, from the metadata's snapshot entry for this version. */
-function snapshotSchemaId(json: JsonObject, snapshotId: string): number | null {
+export function snapshotSchemaId(json: JsonObject, snapshotId: string): number | null {
   const snapshots = Array.isArray(json.snapshots) ? (json.snapshots as JsonObject[]) : [];
   const found = snapshots.find((s) => String(s["snapshot-id"]) === snapshotId);
   const id = found?.["schema-id"];
@@ -152,7 +152,7 @@ export function decodeBound(column: ScanColumn, bytes: Uint8Array): ScanValue | 
 const hexBytes = (hex: string): Uint8Array => new Uint8Array(Buffer.from(hex, "hex"));
 
 /** A partition value of an identity (or truncate) field, in the source column's planner type. */
-function sourceValue(column: ScanColumn, value: unknown): ScanValue | undefined {
+export function sourceValue(column: ScanColumn, value: unknown): ScanValue | undefined {
   switch (column.type) {
     case "boolean":
       return typeof value === "boolean" ? value : undefined;
@@ -323,7 +323,7 @@ function metricFacts(
 }
 
 /** True when `reference` (a path as the writer wrote it) names the data file at `key`. */
-function namesFile(reference: string, key: string, rawPath: string): boolean {
+export function namesFile(reference: string, key: string, rawPath: string): boolean {
   return reference === rawPath || reference === key || reference.endsWith(`/${key}`);
 }
 
@@ -422,13 +422,18 @@ function dataFileFacts(columns: Columns, e: Entry, fields: readonly Field[], byI
   return { facts, words: words.join(", ") };
 }
 
-export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
+/** The schema a scan of the snapshot reads with, and the metadata JSON. */
+export function scanSchema(snapshot: TableSnapshot): { json: JsonObject; fields: Field[] } {
   const json = metadataJson(snapshot.raw);
   const snapshotId = snapshot.versionFile.id ?? snapshot.record.version_id;
   // The current snapshot is read with the table's current schema (a rename since applies, as in
   // every Iceberg reader); an older one with the schema it was written with.
   const current = String(json["current-snapshot-id"] ?? "") === snapshotId;
-  const fields = schemaOf(json, current ? null : snapshotSchemaId(json, snapshotId));
+  return { json, fields: schemaOf(json, current ? null : snapshotSchemaId(json, snapshotId)) };
+}
+
+export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
+  const { json, fields } = scanSchema(snapshot);
   const byId = new Map(fields.map((f) => [f.id, f]));
   const specs = specsOf(json);
   const columns = (snapshot.sections?.find((s) => s.name === FILES_SECTION)?.columns ?? {}) as Columns;

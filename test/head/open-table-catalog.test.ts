@@ -1,0 +1,62 @@
+/**
+ * `openTable(location, { catalog })`: the handle reads the metadata file the catalog names and
+ * follows the entry on every check, never the newest file on storage (which may be a commit the
+ * catalog refused). A copy of the athena-example fixture with two commits appended as a catalog
+ * writer names them; the Glue entry (moto's Glue, through the real SDK) names one of them.
+ */
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { GlueCatalog } from "../../lib/catalog/glue.ts";
+import { openTable } from "../../lib/head/loader.ts";
+import { appendCatalogCommits, athenaCatalogFiles } from "../support/catalog-commits.ts";
+import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
+import { copyIcebergFixture } from "../support/iceberg-fixtures.ts";
+import { startMotoServer, type MotoHandle } from "../support/moto.ts";
+
+let moto: MotoHandle;
+let glue: GlueServer;
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  moto = await startMotoServer();
+  glue = await startGlueServer(moto);
+  Object.assign(process.env, { AWS_ENDPOINT_URL_GLUE: glue.endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" });
+});
+
+afterAll(async () => {
+  process.env = savedEnv;
+  await glue?.stop();
+  await moto?.stop();
+});
+
+describe("openTable with a catalog", () => {
+  it("loads the file the catalog names, not the newest one, and follows the entry when it moves", async () => {
+    const copy = await copyIcebergFixture("athena-example");
+    onTestFinished(copy.remove);
+    const files = athenaCatalogFiles();
+    await appendCatalogCommits(copy.dir, files);
+    const point = (name: string) =>
+      glue.setTable("sales", "open_table", {
+        tableType: "EXTERNAL_TABLE",
+        parameters: { table_type: "ICEBERG", metadata_location: pathToFileURL(join(copy.dir, "metadata", name)).href },
+      });
+    await point(files.SECOND);
+    // Without the catalog a reader takes the newest file, a commit the catalog has not taken.
+    expect((await (await openTable(copy.dir)).latest()).snapshot.versionFile.key).toBe(`metadata/${files.THIRD}`);
+
+    const catalog = new GlueCatalog().tableCatalog({ database: "sales", table: "open_table" });
+    const asked = glue.requests.length;
+    const handle = await openTable(copy.dir, { catalog, versionCheckInterval: 0 });
+    expect(glue.requests.length - asked).toBe(1);
+    const first = await handle.latest();
+    expect(first.version).toBe(2);
+    expect(first.snapshot.versionFile.key).toBe(`metadata/${files.SECOND}`);
+
+    await point(files.THIRD);
+    const moved = await handle.latest();
+    expect(moved.version).toBe(3);
+    expect(moved.snapshot.versionFile.key).toBe(`metadata/${files.THIRD}`);
+    expect(handle.format.name).toBe("iceberg");
+  });
+});
