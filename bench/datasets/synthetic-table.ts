@@ -4,7 +4,7 @@
  * duplicated) or on the emulated S3 (uploaded from the master). Growing instead of building
  * one table per V means the S3 side uploads each manifest once.
  */
-import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { StorageKind } from "../harness/benchmark.ts";
 import type { S3Env } from "../harness/s3-env.ts";
@@ -73,7 +73,7 @@ export class SyntheticTable {
       await mkdir(join(tableDir, "_versions"), { recursive: true });
       await mkdir(join(tableDir, "_transactions"), { recursive: true });
       await mkdir(join(tableDir, "data"), { recursive: true });
-      for (const key of dataKeys) await link(this.options.template.dataFilePath, join(tableDir, key));
+      for (const key of dataKeys) await linkOrCopy(this.options.template.dataFilePath, join(tableDir, key));
     } else {
       const s3 = this.options.s3!;
       await s3.removePrefix(this.options.name);
@@ -129,4 +129,14 @@ async function uploadKeys(s3: S3Env, masterDir: string, prefix: string, keys: st
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+/** A hard link, or a copy once the file has as many links as the file system allows (ext4: 65,000). */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EMLINK") throw error;
+    await copyFile(from, to);
+  }
 }

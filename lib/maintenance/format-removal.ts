@@ -10,13 +10,13 @@
  * An interrupted run's intent is not needed as proof here: the format's rules decide again from
  * the table as it is now, and the intent's records still reach the history (run-cleanup.ts).
  */
-import type { FormatPlannedRemoval, TableFormat } from "../formats/table-format.ts";
+import type { FormatPlannedRemoval, RemovalInput, TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import { LAKEWARDEN_PREFIX, addPlanned, emptyFilePlan } from "./file-plan.ts";
 import type { ListedObjects } from "./listing.ts";
 import { describePin } from "../pins/pins.ts";
 import type { DeletePlan, PlanDeletesOptions } from "./plan-deletes.ts";
-import type { ProcessedManifests } from "./process-manifests.ts";
+import type { ProcessedManifests, ScannedVersion } from "./process-manifests.ts";
 import { ReferenceSet } from "./references.ts";
 import type { KeptBy, ProtectionOutcome, VersionDecision } from "./version-plan.ts";
 
@@ -36,7 +36,7 @@ export async function planRemovalByFormat(
   const versions = [...processed.scan.values()];
   const removal = await planRemoval(store, {
     listing,
-    versions: versions.map((v) => ({ file: v.file, references: v.references })),
+    versions: versions.map(removalVersion),
     latestAtStart,
     now: options.now,
     policy: { olderThanMs: policy.olderThanMs, retainVersions: policy.retainVersions, protectBefore: policy.protectBefore, safetyWindowMs: policy.safetyWindowMs },
@@ -126,6 +126,16 @@ export async function planRemovalByFormat(
 function unreadableKept(unreadable: ReadonlyMap<number, string> | undefined, decided: ReadonlyMap<number, VersionDecision>): { unreadable?: ReadonlyMap<number, string> } {
   if (!unreadable) return {};
   return { unreadable: new Map([...unreadable].filter(([version]) => decided.get(version)?.keep)) };
+}
+
+/** A version as the format's plan reads it: its list made when read, one version at a time, not all held at once. */
+function removalVersion(scanned: ScannedVersion): RemovalInput["versions"][number] {
+  return {
+    file: scanned.file,
+    get references() {
+      return scanned.references.list();
+    },
+  };
 }
 
 function keptByOf(version: number, latest: number, latestAtStart: number, pinned: ReadonlyMap<number, string>): KeptBy {

@@ -19,13 +19,16 @@ import { ReferenceSet } from "./references.ts";
 import type { VersionDecision, VersionPin, VersionPlan } from "./version-plan.ts";
 import { planVersions } from "./version-plan.ts";
 import { removalSteps } from "./removal-steps.ts";
+import { ReferenceTable } from "./version-references.ts";
+import type { VersionReferences } from "./version-references.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
 
 export interface ScannedVersion {
   file: VersionFile;
   record: VersionRecord;
-  references: FileReference[];
+  /** The files it names, held once per file across the scan (version-references.ts). */
+  references: VersionReferences;
   /** Paths the version names that are not keys under the root. */
   unresolved: UnresolvedReference[];
   config: Record<string, string>;
@@ -71,6 +74,8 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
   if (!options.resumed) for (const version of previous.values()) round = Math.max(round, version.round + 1);
   const scan: ManifestScan = new Map();
   const toRead: VersionFile[] = [];
+  // One table for the whole chain of scans, so a re-plan's or a resumed run's versions share the files read before.
+  const table = previous.values().next().value?.references.table ?? new ReferenceTable();
   for (const file of listed) {
     const known = previous.get(file.version);
     if (known && known.file.key === file.key) scan.set(file.version, options.resumed ? { ...known, round: 0 } : known);
@@ -87,7 +92,7 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
     options.progress?.advance(1);
     if (found === null) return null;
     const { file, view } = found;
-    return { file, record: view.record, references: view.referencedFiles, unresolved: view.unresolvedReferences, config: view.config, round };
+    return { file, record: view.record, references: table.encode(view.referencedFiles), unresolved: view.unresolvedReferences, config: view.config, round };
   });
   for (const version of read) if (version !== null) scan.set(version.file.version, version);
   const sorted: ManifestScan = new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));

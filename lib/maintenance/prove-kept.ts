@@ -200,7 +200,7 @@ function brokenStateError(uri: string, processed: ProcessedManifests, problems: 
 }
 
 function referencesAny(processed: ProcessedManifests, version: number, paths: ReadonlySet<string>): boolean {
-  const references = processed.keptByFormat?.get(version) ?? processed.scan.get(version)?.references ?? [];
+  const references = processed.keptByFormat?.get(version) ?? processed.scan.get(version)?.references.list() ?? [];
   return references.some((reference) => paths.has(reference.path) || [...paths].some((path) => reference.path.endsWith("/") && path.startsWith(reference.path)));
 }
 

@@ -5,6 +5,7 @@
  */
 import type { FileReference, FileRole, UnresolvedReference } from "../formats/table-format.ts";
 import { relativeKeyProblem } from "../model/table-path.ts";
+import { VersionReferences } from "./version-references.ts";
 
 /** Versions kept per path, for reasons; the count says how many there were in all. */
 const VERSIONS_REMEMBERED = 3;
@@ -55,10 +56,14 @@ export class ReferenceSet {
     rememberVersion(existing.versions, version);
   }
 
-  addAll(version: number, files: readonly FileReference[], unresolved: readonly UnresolvedReference[] = []): void {
+  addAll(version: number, files: readonly FileReference[] | VersionReferences, unresolved: readonly UnresolvedReference[] = []): void {
     // Indexed, not for-of: a cleanup adds every file of every version (~50K adds for 331
     // versions), mostly before the code is optimised, where a for-of allocates per step.
-    for (let i = 0; i < files.length; i++) this.add(version, files[i]!);
+    if (files instanceof VersionReferences)
+      files.forEach((file) => {
+        this.add(version, file);
+      });
+    else for (let i = 0; i < files.length; i++) this.add(version, files[i]!);
     for (const reference of unresolved) this.outside.push({ path: reference.path, version, kind: reference.kind, reason: reference.reason });
   }
 

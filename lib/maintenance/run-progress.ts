@@ -21,7 +21,7 @@
  * every run does. Saved listings only spare it listing again; a file written into the part
  * already listed is simply not a candidate in this chain (the next one sees it).
  */
-import type { VersionFile } from "../formats/table-format.ts";
+import type { FileReference, VersionFile } from "../formats/table-format.ts";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX, runProgressSegmentKey } from "../model/layout.ts";
 import type { VersionRecord } from "../model/version-record.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
@@ -30,6 +30,7 @@ import { CompactListing } from "./listing.ts";
 import type { ManifestScan, ScannedVersion } from "./process-manifests.ts";
 import type { SpillArea } from "./spill.ts";
 import { inChunks, partItemsFromEnvironment } from "./spill.ts";
+import { ReferenceTable } from "./version-references.ts";
 
 /** Progress older than this is dropped and the run starts over (a chain runs back to back). */
 export const MAX_PROGRESS_AGE_MS = 24 * 3_600_000;
@@ -55,7 +56,7 @@ interface ProgressBody {
 interface ScanEntryJson {
   file: { version: number; id?: string; key: string; size: number; etag: string; last_modified: string };
   record: VersionRecord;
-  references: ScannedVersion["references"];
+  references: FileReference[];
   unresolved: ScannedVersion["unresolved"];
   config: Record<string, string>;
 }
@@ -97,6 +98,7 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
       return { saved: null, problem: `saved cleanup progress from ${body.started_at} is older than a day: starting over` };
     }
     const scan: ManifestScan = new Map();
+    const table = new ReferenceTable();
     for (const key of body.segments.scan) {
       for (const entry of await getJson<ScanEntryJson[]>(store, key)) {
         const file: VersionFile = {
@@ -107,7 +109,7 @@ export async function loadProgress(store: ObjectStore, files: readonly ObjectInf
           lastModified: new Date(entry.file.last_modified),
           ...(entry.file.id !== undefined ? { id: entry.file.id } : {}),
         };
-        scan.set(file.version, { file, record: entry.record, references: entry.references, unresolved: entry.unresolved, config: entry.config, round: 0 });
+        scan.set(file.version, { file, record: entry.record, references: table.encode(entry.references), unresolved: entry.unresolved, config: entry.config, round: 0 });
       }
     }
     const listed = new CompactListing(spill);
@@ -188,7 +190,7 @@ export async function saveProgress(store: ObjectStore, previous: SavedProgress |
         ...(file.id !== undefined ? { id: file.id } : {}),
       },
       record: scanned.record,
-      references: scanned.references,
+      references: scanned.references.list(),
       unresolved: scanned.unresolved,
       config: scanned.config,
     });

@@ -6,13 +6,14 @@
  * A file several kept versions share counts once, in the part of the version that holds it
  * longest: live first, then tags, branches, protection, pins, and retention last.
  */
-import type { FileReference, TableFormat } from "../formats/table-format.ts";
+import type { TableFormat } from "../formats/table-format.ts";
 import { LAKEWARDEN_PREFIX } from "../model/layout.ts";
 import type { ObjectInfo } from "../store/object-store.ts";
 import type { PlannedFile } from "./file-plan.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { KeptBy } from "./version-plan.ts";
+import type { VersionReferences } from "./version-references.ts";
 
 export interface Totals {
   files: number;
@@ -93,14 +94,14 @@ class VersionIndex {
   private readonly files = new Map<string, number[]>();
   private readonly folders = new Map<string, number[]>();
 
-  add(version: number, references: readonly FileReference[]): void {
-    for (const reference of references) {
+  add(version: number, references: VersionReferences): void {
+    references.forEach((reference) => {
       const map = reference.path.endsWith("/") ? this.folders : this.files;
       const list = map.get(reference.path);
       if (list) {
         if (list.at(-1) !== version) list.push(version);
       } else map.set(reference.path, [version]);
-    }
+    });
   }
 
   versionsOf(key: string): number[] {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { RUN_PROGRESS_KEY, RUN_PROGRESS_PREFIX } from "../../lib/model/layout.ts";
 import { segmentItems, deletedEarlier, loadProgress, saveProgress } from "../../lib/maintenance/run-progress.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
+import { ReferenceTable } from "../../lib/maintenance/version-references.ts";
 import { makeTempDir, removeDir } from "../support/lance-datasets.ts";
 
 let dir: string;
@@ -95,12 +96,13 @@ it("progress saved in the first format (listing minus deleted segments) is not u
 it("the versions read are saved in segments of about segmentItems() references and load back whole", async () => {
   const refsEach = 10;
   const versions = Math.ceil((3 * segmentItems()) / refsEach);
+  const table = new ReferenceTable();
   const scan = new Map(
     Array.from({ length: versions }, (_, i) => {
       const version = i + 1;
       const file = { version, key: `_versions/${version}.manifest`, size: 100, etag: `"${version}"`, lastModified: new Date(1_700_000_000_000 + version) };
       const references = Array.from({ length: refsEach }, (__, r) => ({ path: `data/${version}-${r}.lance`, role: "data" as const }));
-      return [version, { file, record: { version } as never, references, unresolved: [], config: {}, round: 0 }];
+      return [version, { file, record: { version } as never, references: table.encode(references), unresolved: [], config: {}, round: 0 }];
     }),
   );
   await saveProgress(store, null, { ...base, scan, listing: { added: [] }, cursor: null, deletedNow: [] });
@@ -108,5 +110,5 @@ it("the versions read are saved in segments of about segmentItems() references a
   expect(problem).toBeNull();
   expect(saved!.segments.scan.length).toBeGreaterThanOrEqual(3);
   expect([...saved!.scan.keys()]).toEqual([...scan.keys()]);
-  expect(saved!.scan.get(versions)!.references).toEqual(scan.get(versions)!.references);
+  expect(saved!.scan.get(versions)!.references.list()).toEqual(scan.get(versions)!.references.list());
 });

@@ -1,0 +1,119 @@
+/**
+ * The files each version read names, held once per file: a table of the distinct references a
+ * scan met, and per version the runs of table ids its list is made of, in its own order.
+ *
+ * A cleanup decides which versions go only after it has read them all, so what every version
+ * names stays in memory until then. As one array a version that was versions × files (512
+ * versions of a 100,000-fragment Lance table: 51 million entries, 410 MB); consecutive versions
+ * name mostly the same files in the same order, so a version's ids fall in a few runs and what
+ * is held is a cost per file. Reading a version back yields the same references, in the same
+ * order, as the format gave (equal by path, role and size).
+ */
+import type { FileReference } from "../model/file-reference.ts";
+
+/** Every distinct reference a scan met, by id in the order first met. */
+export class ReferenceTable {
+  private readonly references: FileReference[] = [];
+  /** The first id of each path. */
+  private readonly idByPath = new Map<string, number>();
+  /** The next id with the same path but another role or size (rare: a later version re-describes a file). */
+  private readonly variants = new Map<number, number>();
+
+  get size(): number {
+    return this.references.length;
+  }
+
+  at(id: number): FileReference {
+    return this.references[id]!;
+  }
+
+  /** `list` as runs of ids: the version's references, held by the table. */
+  encode(list: readonly FileReference[]): VersionReferences {
+    const runs: number[] = [];
+    let start = -1;
+    let length = 0;
+    for (let i = 0; i < list.length; i++) {
+      const reference = list[i]!;
+      // The next id of the current run first: consecutive versions mostly repeat the last one's list.
+      const next = start + length;
+      const id = length > 0 && next < this.references.length && sameReference(this.references[next]!, reference) ? next : this.idOf(reference);
+      if (length > 0 && id === next) {
+        length++;
+        continue;
+      }
+      if (length > 0) runs.push(start, length);
+      start = id;
+      length = 1;
+    }
+    if (length > 0) runs.push(start, length);
+    return new VersionReferences(this, Int32Array.from(runs), list.length);
+  }
+
+  private idOf(reference: FileReference): number {
+    let id = this.idByPath.get(reference.path);
+    if (id === undefined) {
+      id = this.push(reference);
+      this.idByPath.set(reference.path, id);
+      return id;
+    }
+    for (;;) {
+      if (sameReference(this.references[id]!, reference)) return id;
+      const variant = this.variants.get(id);
+      if (variant === undefined) {
+        const fresh = this.push(reference);
+        this.variants.set(id, fresh);
+        return fresh;
+      }
+      id = variant;
+    }
+  }
+
+  private push(reference: FileReference): number {
+    // A copy with only the fields the pipeline reads: the format's object may carry more.
+    this.references.push(reference.size !== undefined ? { path: reference.path, role: reference.role, size: reference.size } : { path: reference.path, role: reference.role });
+    return this.references.length - 1;
+  }
+}
+
+/** One version's references: runs of ids into its scan's table. */
+export class VersionReferences {
+  /** The table the ids point into (a scan's later reads add to the same one). */
+  readonly table: ReferenceTable;
+  private readonly runs: Int32Array;
+  /** How many references the version names. */
+  readonly length: number;
+
+  constructor(table: ReferenceTable, runs: Int32Array, length: number) {
+    this.table = table;
+    this.runs = runs;
+    this.length = length;
+  }
+
+  /** How many runs of ids hold the version (its memory, beside the table's per-file entries). */
+  get runCount(): number {
+    return this.runs.length / 2;
+  }
+
+  /** Indexed runs, not an iterator: a cleanup walks every reference of every version. */
+  forEach(visit: (reference: FileReference) => void): void {
+    const { runs, table } = this;
+    for (let r = 0; r < runs.length; r += 2) {
+      const end = runs[r]! + runs[r + 1]!;
+      for (let id = runs[r]!; id < end; id++) visit(table.at(id));
+    }
+  }
+
+  /** The references as an array, in the version's order (for a caller that needs one, one version at a time). */
+  list(): FileReference[] {
+    const list = new Array<FileReference>(this.length);
+    let at = 0;
+    this.forEach((reference) => {
+      list[at++] = reference;
+    });
+    return list;
+  }
+}
+
+function sameReference(known: FileReference, reference: FileReference): boolean {
+  return known === reference || (known.path === reference.path && known.role === reference.role && known.size === reference.size);
+}
