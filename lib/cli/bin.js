@@ -29,7 +29,15 @@ if (process.features.typescript) {
     process.exit(1);
   }
   const child = spawn(node22, [main, ...process.argv.slice(2)], { stdio: "inherit" });
+  // One copy of a signal per burst: a terminal's Ctrl-C reaches the CLI through the process group
+  // already, and npx forwards its own copy a moment later. A copy that arrived as the CLI ended
+  // would find its handlers gone and kill it by the signal instead of letting it exit 130.
+  const SAME_SIGNAL_MS = 500;
+  const forwardedAt = new Map();
   const forward = (signal) => {
+    const now = Date.now();
+    if (now - (forwardedAt.get(signal) ?? -Infinity) < SAME_SIGNAL_MS) return;
+    forwardedAt.set(signal, now);
     child.kill(signal);
   };
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
@@ -38,8 +46,10 @@ if (process.features.typescript) {
     process.exit(1);
   });
   child.once("exit", (code, signal) => {
-    for (const forwarded of FORWARDED_SIGNALS) process.removeListener(forwarded, forward);
+    // The handlers stay until the CLI exited by a status: a late copy of a signal arriving now
+    // would otherwise kill this wrapper by it, hiding the CLI's 130 (stopped cleanly).
     if (signal !== null) {
+      for (const forwarded of FORWARDED_SIGNALS) process.removeListener(forwarded, forward);
       // Die the way the CLI died, so a shell or scheduler sees the same signal; the exit status
       // after it is the shell's convention, for a signal this process ignores (SIGPIPE).
       process.kill(process.pid, signal);

@@ -103,7 +103,7 @@ export interface VersionPlan {
   formatNotes: string[];
   /** The retentions the format's rules applied in place of the policy's age and count (the report's policy says them). */
   applied?: AppliedRetentions;
-  /** Kept versions whose version file stays but which cannot be read once the plan has run (Delta: VACUUM took their data), with why. */
+  /** Kept versions whose version file stays but which cannot be read once the plan has run (a format whose commits outlive the data its vacuum took), with why. */
   unreadable?: ReadonlyMap<number, string>;
 }
 

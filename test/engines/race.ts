@@ -303,7 +303,8 @@ function pointerFlags(table: EngineTable): string[] {
 async function tableExists(table: EngineTable): Promise<boolean> {
   if (table.metadataLocation && table.metadataLocation() === null) return false;
   const shown = await lakewarden(["versions", table.uri, "--json", "--limit", "1", ...pointerFlags(table)]);
-  return shown.code === 0;
+  // A table with no snapshot yet lists an empty history (exit 0): it exists, with nothing to maintain.
+  return shown.code === 0 && (JSON.parse(shown.stdout) as unknown[]).length > 0;
 }
 
 async function lakewarden(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -84,10 +84,11 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     const minWorkPerRun = flags.minWork !== undefined ? parsePositiveIntegerFlag("--min-work", flags.minWork, "objects") : undefined;
     const controller = new AbortController();
     let interruptedAt: number | null = null;
+    const exitInterrupted = (): never => process.exit(EXIT_CODES.interrupted);
     const onInterrupt = (signal: NodeJS.Signals): void => {
       if (interruptedAt !== null) {
         if (Date.now() - interruptedAt < SAME_INTERRUPT_MS) return;
-        process.exit(EXIT_CODES.interrupted);
+        exitInterrupted();
       }
       interruptedAt = Date.now();
       io.err(`lakewarden: ${signal}: stopping cleanly after the current step and releasing the lease (again to quit at once)\n`);
@@ -132,6 +133,13 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
     } finally {
       process.removeListener("SIGINT", onInterrupt);
       process.removeListener("SIGTERM", onInterrupt);
+      // A late copy of the same interrupt (npx or the wrapper forwarding what the terminal sent the
+      // whole group) must not find the default handler, which would kill the process by the signal
+      // after the run stopped cleanly, instead of exiting 130 as it is about to.
+      if (interruptedAt !== null) {
+        process.once("SIGINT", exitInterrupted);
+        process.once("SIGTERM", exitInterrupted);
+      }
     }
   });
 }
