@@ -1,9 +1,9 @@
 /**
- * The one place the speed-ups (and the wording) of TableFormat get their defaults: each format's module passes its
+ * The one place the defaulted members of TableFormat (speed-ups, wording, read abilities) get their defaults: each format's module passes its
  * parts through defineFormat, and every caller above calls the member, never a fallback of its
  * own. A default gives the same answer as the member it stands in for, only with more requests
- * or more decoding; nothing that changes what is deleted has a default. readRows's default is a
- * refusal: a format that cannot read its rows says so.
+ * or more decoding; nothing that changes what is deleted has a default. A read ability's default
+ * (readRows) is a refusal: a format that cannot read its rows says so.
  */
 import { mapConcurrent } from "../store/map-concurrent.ts";
 import { UnsupportedFeatureError } from "./errors.ts";

@@ -484,10 +484,15 @@ export interface TableFormat {
 }
 
 /** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
-export type FormatSpeedUp = "readRows" | "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
+export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
 
 /** The members defineFormat fills with a word when a format leaves them out: how messages name its things. */
 export type FormatWording = "versionNoun";
 
-/** What a format's module gives defineFormat: everything but the speed-ups and the wording, which it may give too. */
-export type FormatParts = Omit<TableFormat, FormatSpeedUp | FormatWording> & Partial<Pick<TableFormat, FormatSpeedUp | FormatWording>>;
+/** Read-only abilities a format may lack: defineFormat's default refuses in one line. None is on a path that deletes. */
+export type FormatReadAbility = "readRows";
+
+type DefaultedMember = FormatSpeedUp | FormatWording | FormatReadAbility;
+
+/** What a format's module gives defineFormat: everything but the defaulted members, which it may give too. */
+export type FormatParts = Omit<TableFormat, DefaultedMember> & Partial<Pick<TableFormat, DefaultedMember>>;
