@@ -421,8 +421,13 @@ export interface TableFormat {
    * `concurrency` at a time.
    */
   readRecords(store: ObjectStore, files: readonly VersionFile[], options?: { concurrency?: number }): Promise<VersionRecord[]>;
-  /** What cleanup needs of one version, read as leanly as the format can. A read only: gates are `admit`'s. Default: readSnapshot. */
-  readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
+  /**
+   * What cleanup needs of one version, read as leanly as the format can. A read only: gates are
+   * `admit`'s. Default: readSnapshot. `scan`: one object for every read of one scan of many
+   * versions; what the scan's reads share (Lance: decoded fragments) is kept while it lives and
+   * let go with it, not held by the store for the rest of the run.
+   */
+  readForCleanup(store: ObjectStore, file: VersionFile, scan?: object): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;
 
   /**
