@@ -61,7 +61,9 @@ const report = await runCleanup(openStore(job.table), {
 });
 clearInterval(sampler);
 const cpu = process.cpuUsage(started);
-process.stdout.write(`${report.status}, ${report.files_planned.toLocaleString("en")} files planned, ${((performance.now() - startedAt) / 1000).toFixed(1)} s, CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s\n`);
+process.stdout.write(
+  `${report.status}, ${report.files_planned.toLocaleString("en")} files planned, ${((performance.now() - startedAt) / 1000).toFixed(1)} s, CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s\n`,
+);
 process.stdout.write("| stage | live heap at its start | highest RSS during it | highest heap used | highest external + array buffers |\n| --- | ---: | ---: | ---: | ---: |\n");
 for (const row of rows) process.stdout.write(`| ${row.stage} | ${mib(row.liveHeap)} | ${mib(row.maxRss)} | ${mib(row.maxHeap)} | ${mib(row.maxExternal)} |\n`);
 process.stdout.write(`peak RSS (VmHWM) ${mib(vmHwmBytes())}\n`);

@@ -8,9 +8,16 @@ function versions(): FileReference[][] {
   const out: FileReference[][] = [];
   for (let v = 1; v <= 12; v++) {
     const list: FileReference[] = [];
-    for (let f = Math.max(0, v - 6); f < v + 20; f++) list.push(f % 4 === 0 ? { path: `data/${f}.lance`, role: "data" } : { path: `data/${f}.lance`, role: "data", size: 1000 + f });
+    for (let f = Math.max(0, v - 6); f < v + 20; f++)
+      list.push(f % 4 === 0 ? { path: `data/${f}.lance`, role: "data" } : { path: `data/${f}.lance`, role: "data", size: 1000 + f });
     list.push({ path: "_indices/idx/", role: "index" });
-    list.push(v < 6 ? { path: "data/shared.lance", role: "data" } : v < 9 ? { path: "data/shared.lance", role: "data", size: v < 8 ? 7 : 9 } : { path: "data/shared.lance", role: "delete" });
+    list.push(
+      v < 6
+        ? { path: "data/shared.lance", role: "data" }
+        : v < 9
+          ? { path: "data/shared.lance", role: "data", size: v < 8 ? 7 : 9 }
+          : { path: "data/shared.lance", role: "delete" },
+    );
     if (v === 4) list.push({ path: "../outside.lance", role: "data" });
     out.push(list);
   }
