@@ -1,7 +1,7 @@
 /**
  * mapConcurrent with a second bound: the bytes of the items in flight. Cleanup reads every
  * version file at once up to its concurrency; for small files that is the request count that
- * matters, for big ones the memory: 16 Lance manifests of 100,000 fragments are ~150 MB of
+ * matters, for big ones the memory: 16 version files of 100,000 fragments each are ~150 MB of
  * bodies and their decoding in flight at once, for a decode that runs on one thread anyway.
  * An item larger than the whole budget still runs, alone.
  */

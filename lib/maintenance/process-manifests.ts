@@ -24,10 +24,10 @@ import type { VersionReferences } from "./version-references.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
 /**
- * The most bytes of version files read at once (by their listed sizes). Small files (a typical
- * Lance manifest, a Delta commit) run DEFAULT_MANIFEST_CONCURRENCY at a time as before; big ones
- * fewer, as their bodies and decoding are what a scan's peak memory is made of
- * (bench/results/scale-cleanup.md: 512 × 100,000 fragments, ~9 MB a manifest).
+ * The most bytes of version files read at once (by their listed sizes). Small files (most
+ * version files) run DEFAULT_MANIFEST_CONCURRENCY at a time as before; big ones fewer, as their
+ * bodies and decoding are what a scan's peak memory is made of (bench/results/scale-cleanup.md:
+ * 512 versions × 100,000 fragments, ~9 MB a version file).
  */
 export const MANIFEST_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 
