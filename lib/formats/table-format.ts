@@ -185,8 +185,12 @@ export interface CommitRemovalInput {
 
 /** What a format that plans its own removal is given (TableFormat.planRemoval). */
 export interface RemovalInput {
-  /** The candidate listing (every object under the managed prefixes): nothing outside it is deleted. */
-  listing: readonly ObjectInfo[];
+  /**
+   * The candidate listing (every object under the managed prefixes): nothing outside it is
+   * deleted. Walked, not held: each for-of walks it again (the pipeline's listing is in spilled
+   * pages), so a plan keeps only what it needs of it.
+   */
+  listing: Iterable<ObjectInfo>;
   /** Every version the run read, ascending, with the files it references. */
   versions: readonly { file: VersionFile; references: readonly FileReference[] }[];
   /** The latest version when the run started: it and every version above it stay readable. */
