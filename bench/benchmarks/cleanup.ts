@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Benchmark, BenchEnv, StorageKind } from "../harness/benchmark.ts";
@@ -161,22 +162,11 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
   const latency = env.options.s3LatencyMs;
   const table: MarkdownTable = {
     title: "Cleanup: time, requests, memory",
-    note:
-      `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
-      "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
-      "CPU time: user + system time of the child over the same span, every thread (LanceDB's prune runs on several), median: " +
-      "other load on a shared machine stretches the wall time far more than this. " +
-      "Peak RSS: the child's high-water RSS (Linux VmHWM), median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
-      "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
-      "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt. " +
-      "*Bundled*: the child (bench/tools/cleanup-child.ts) compiled by esbuild with the Lambda's bundling options " +
-      "(infra/function-bundling.ts: ESM, node22, minified, AWS SDK included), split into one chunk per tool, run by plain `node`: " +
-      "what users run (the Lambda bundle, or compiled JavaScript from npm). LanceDB's child runs the same way, its native addon " +
-      "loaded from node_modules. *TypeScript sources*: the same child and lib/ run as .ts under Node's type stripping " +
-      "(how the tests run), whose compiler and per-module transforms are part of its baseline RSS.",
-    columns: ["storage", "tool", "time", "vs LanceDB", "CPU time", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
+    note: tableNote(env),
+    columns: ["storage", "tool", "time", "vs LanceDB", "CPU time", "CPU, × LanceDB's", "peak RSS", "added", "versions removed", "bytes removed", "requests", "same files left"],
     rows: cells.flatMap((cell) => {
       const base = median(cell.tools.lancedb.outcomes.map((o) => o.ms));
+      const baseCpu = median(cell.tools.lancedb.outcomes.map((o) => o.cpuMs));
       return TOOLS.map((tool) => {
         const runs = cell.tools[tool.id];
         const ms = median(runs.outcomes.map((o) => o.ms));
@@ -187,6 +177,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
           formatMs(ms),
           tool.id === "lancedb" ? "1×" : formatRatio(base, ms),
           formatMs(median(runs.outcomes.map((o) => o.cpuMs))),
+          tool.id === "lancedb" ? "1×" : cpuShare(median(runs.outcomes.map((o) => o.cpuMs)), baseCpu),
           withRange(runs.outcomes.map((o) => o.peakRssBytes)),
           withRange(runs.outcomes.map((o) => o.peakRssBytes - o.baselineRssBytes)),
           String(last.versionsRemoved),
@@ -238,12 +229,39 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
       const tm = median(t.map((o) => o.ms));
       return (
         `${storageLabel(cell.storage, latency)}: lakewarden bundled ${formatMs(wm)} vs LanceDB ${formatMs(lm)} (${formatRatio(lm, wm)}), ` +
+        `CPU ${formatMs(median(w.map((o) => o.cpuMs)))} vs ${formatMs(median(l.map((o) => o.cpuMs)))} (${cpuShare(median(w.map((o) => o.cpuMs)), median(l.map((o) => o.cpuMs)))} LanceDB's), ` +
         `peak RSS ${formatBytes(median(w.map((o) => o.peakRssBytes)))} vs ${formatBytes(median(l.map((o) => o.peakRssBytes)))}; ` +
         `from the TypeScript sources ${formatMs(tm)} (${formatRatio(lm, tm)}), peak RSS ${formatBytes(median(t.map((o) => o.peakRssBytes)))}; ` +
         `${w.at(-1)!.versionsRemoved} versions removed by each`
       );
     }),
   };
+}
+
+/** What the table's columns measure, and the machine's load when the run ended. */
+function tableNote(env: BenchEnv): string {
+  return (
+    `Median of ${env.options.runs} runs, each a fresh child process on a fresh copy (no warm-up: a scheduled cleanup starts cold). ` +
+    "Time: connect/open through the end of the cleanup, measured inside the child after its libraries loaded. " +
+    "CPU time: user + system time of the child over the same span, every thread (LanceDB's prune runs on several), median: " +
+    "other load on a shared machine stretches the wall time far more than this; *CPU, × LanceDB's*: its CPU time over LanceDB's (below 1×: less CPU). " +
+    `Load average when the run ended: ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(", ")} (1, 5, 15 min; ${availableParallelism()} cores). ` +
+    "Peak RSS: the child's high-water RSS (Linux VmHWM), median (min–max) over the runs; *added*: peak minus the RSS after loading libraries. " +
+    "Requests of the last run: lakewarden from its store's counters, LanceDB from the S3 proxy (not countable on local disk). " +
+    "lakewarden's run includes what LanceDB's does not: the lease, archiving every removed version into a checkpoint, and a run receipt. " +
+    "*Bundled*: the child (bench/tools/cleanup-child.ts) compiled by esbuild with the Lambda's bundling options " +
+    "(infra/function-bundling.ts: ESM, node22, minified, AWS SDK included), split into one chunk per tool, run by plain `node`: " +
+    "what users run (the Lambda bundle, or compiled JavaScript from npm). LanceDB's child runs the same way, its native addon " +
+    "loaded from node_modules. *TypeScript sources*: the same child and lib/ run as .ts under Node's type stripping " +
+    "(how the tests run), whose compiler and per-module transforms are part of its baseline RSS."
+  );
+}
+
+/** lakewarden's CPU time as a multiple of LanceDB's: "0.85×" uses less. */
+function cpuShare(oursMs: number, lanceDbMs: number): string {
+  return `${(oursMs / lanceDbMs).toFixed(2)}×`;
 }
 
 /** `median (min–max)` of byte counts. */

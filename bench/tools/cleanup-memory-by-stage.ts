@@ -1,17 +1,19 @@
 /**
- * Where a cleanup run's memory goes, stage by stage: one unbounded run in this process on a
- * synthetic Lance table (as bench/scale-cleanup.ts builds it, on local disk), printing at each
- * stage's start the live heap after a full GC, and the highest RSS sampled while the stage ran.
- * Live heap says what a stage holds; RSS adds what the collector has not returned yet.
+ * Where a cleanup run's memory goes, stage by stage: a synthetic Lance table (as
+ * bench/scale-cleanup.ts builds it, on local disk) made in this process, then one unbounded run
+ * in a child process of its own (bench/tools/cleanup-memory-child.ts), so the table's making is
+ * not in the figures. The child prints at each stage's start the live heap after a full GC, and
+ * the highest RSS, heap and external memory (array buffers included) sampled while the stage
+ * ran, then its VmHWM: the run's peak RSS.
  *
- *   node --expose-gc bench/tools/cleanup-memory-by-stage.ts --files 1000000 --versions 10000 [--fragments 4]
+ *   node bench/tools/cleanup-memory-by-stage.ts --files 1000000 --versions 10000 [--fragments 4]
+ *     [--node-option=--max-old-space-size=160] [--heap-snapshot-at "listing files"]
  */
+import { spawn } from "node:child_process";
 import { link, mkdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import { openStore } from "../../lib/store/open-store.ts";
 import { loadManifestTemplate } from "../datasets/lance-template.ts";
 import { SyntheticTable } from "../datasets/synthetic-table.ts";
 
@@ -21,15 +23,16 @@ const { values } = parseArgs({
     versions: { type: "string", default: "3000" },
     fragments: { type: "string", default: "4" },
     cache: { type: "string", default: join(tmpdir(), "lakewarden-bench-cache") },
+    /** Passed to the child's node (repeatable), e.g. --max-old-space-size=160. */
+    "node-option": { type: "string", multiple: true, default: [] },
+    /** Writes a heap snapshot when this stage starts (v8.writeHeapSnapshot, in the working directory). */
+    "heap-snapshot-at": { type: "string" },
   },
 });
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
 const files = Number(values.files);
 const versions = Number(values.versions);
 const fragments = Number(values.fragments);
 const cache = values.cache!;
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 const template = await loadManifestTemplate(join(cache, "template"));
 const table = new SyntheticTable({
@@ -56,26 +59,13 @@ for (let first = 0; first < extra; first += 60_000) {
   await rm(master);
 }
 
-let stage = "start";
-const rows: { stage: string; liveHeap: number; maxRss: number }[] = [];
-const begin = (name: string) => {
-  gc();
-  stage = name;
-  rows.push({ stage: name, liveHeap: process.memoryUsage().heapUsed, maxRss: process.memoryUsage().rss });
-};
-const sampler = setInterval(() => {
-  const row = rows.at(-1);
-  if (row && row.stage === stage) row.maxRss = Math.max(row.maxRss, process.memoryUsage().rss);
-}, 5);
-begin("start");
-const report = await runCleanup(openStore(table.location), {
-  progress: { stage: begin, advance: () => {}, finish: () => begin("finished") },
-  settings: { olderThanMs: 0, retainVersions: 1, safetyWindowMs: 0 },
+const child = new URL("./cleanup-memory-child.ts", import.meta.url).pathname;
+const job = JSON.stringify({ table: table.location, ...(values["heap-snapshot-at"] ? { heapSnapshotAt: values["heap-snapshot-at"] } : {}) });
+const code = await new Promise<number | null>((resolve, reject) => {
+  const run = spawn(process.execPath, ["--expose-gc", ...values["node-option"]!, child, job], { stdio: ["ignore", "inherit", "inherit"] });
+  run.on("error", reject);
+  run.on("exit", resolve);
 });
-clearInterval(sampler);
-process.stdout.write(
-  `${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions of ${fragments.toLocaleString("en")} fragments: ${report.status}, ${report.files_planned.toLocaleString("en")} files planned\n`,
-);
-process.stdout.write("| stage | live heap at its start | highest RSS during it |\n| --- | ---: | ---: |\n");
-for (const row of rows) process.stdout.write(`| ${row.stage} | ${mib(row.liveHeap)} | ${mib(row.maxRss)} |\n`);
+process.stdout.write(`(${files.toLocaleString("en")} files, ${versions.toLocaleString("en")} versions of ${fragments.toLocaleString("en")} fragments)\n`);
 await table.remove();
+if (code !== 0) process.exit(1);

@@ -185,8 +185,12 @@ export interface CommitRemovalInput {
 
 /** What a format that plans its own removal is given (TableFormat.planRemoval). */
 export interface RemovalInput {
-  /** The candidate listing (every object under the managed prefixes): nothing outside it is deleted. */
-  listing: readonly ObjectInfo[];
+  /**
+   * The candidate listing (every object under the managed prefixes): nothing outside it is
+   * deleted. Walked, not held: each for-of walks it again (the pipeline's listing is in spilled
+   * pages), so a plan keeps only what it needs of it.
+   */
+  listing: Iterable<ObjectInfo>;
   /** Every version the run read, ascending, with the files it references. */
   versions: readonly { file: VersionFile; references: readonly FileReference[] }[];
   /** The latest version when the run started: it and every version above it stay readable. */
@@ -421,8 +425,13 @@ export interface TableFormat {
    * `concurrency` at a time.
    */
   readRecords(store: ObjectStore, files: readonly VersionFile[], options?: { concurrency?: number }): Promise<VersionRecord[]>;
-  /** What cleanup needs of one version, read as leanly as the format can. A read only: gates are `admit`'s. Default: readSnapshot. */
-  readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView>;
+  /**
+   * What cleanup needs of one version, read as leanly as the format can. A read only: gates are
+   * `admit`'s. Default: readSnapshot. `scan`: one object for every read of one scan of many
+   * versions; what the scan's reads share (Lance: decoded fragments) is kept while it lives and
+   * let go with it, not held by the store for the rest of the run.
+   */
+  readForCleanup(store: ObjectStore, file: VersionFile, scan?: object): Promise<CleanupView>;
   readRefs(store: ObjectStore): Promise<Refs>;
 
   /**

@@ -28,8 +28,8 @@ export async function planRemovalByFormat(
   listed: ListedObjects,
   options: PlanDeletesOptions,
 ): Promise<DeletePlan> {
-  // The format reads the listing as an array: a format that plans its own removal holds it whole.
-  const listing: readonly ObjectInfo[] = Array.isArray(listed) ? listed : [...listed];
+  // The format walks the listing (spilled pages), it is not copied whole: the objects named by its plan are looked up below.
+  const listing = listed;
   const pinned = new Map<number, string>();
   for (const pin of processed.pins) pinned.set(pin.version, [pinned.get(pin.version), describePin(pin)].filter(Boolean).join("; "));
   const { policy, latestAtStart } = processed;
@@ -60,7 +60,7 @@ export async function planRemovalByFormat(
   });
   const decided = new Map(decisions.map((d) => [d.version, d]));
 
-  const byKey = new Map(listing.map((object) => [object.key, object]));
+  const byKey = objectsNamed(listing, [...removal.files, ...(removal.reported ?? [])]);
   // In the format's order: it says what goes first (Delta: log files before the data they name).
   const files = emptyFilePlan(options.spill ?? null, "format");
   const seen = new Set<string>();
@@ -120,6 +120,15 @@ export async function planRemovalByFormat(
     listing,
     files,
   };
+}
+
+/** The listed objects of the keys the format's plan names, by key: one walk of the listing, holding only those. */
+function objectsNamed(listing: Iterable<ObjectInfo>, files: readonly { key: string }[]): Map<string, ObjectInfo> {
+  const wanted = new Set(files.map((file) => file.key));
+  const byKey = new Map<string, ObjectInfo>();
+  if (wanted.size === 0) return byKey;
+  for (const object of listing) if (wanted.has(object.key)) byKey.set(object.key, object);
+  return byKey;
 }
 
 /** The format's unreadable versions that the plan keeps (a removed one is cleaned up anyway). */

@@ -11,7 +11,7 @@ import { NotFoundError } from "../store/errors.ts";
 import { UnresolvableReferenceError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import { mapConcurrent } from "../store/map-concurrent.ts";
+import { mapWithinBytes } from "./map-within-bytes.ts";
 import type { CleanupSettings, RetentionPolicy } from "./policy.ts";
 import { resolvePolicy } from "./policy.ts";
 import type { CleanupProgress } from "./progress.ts";
@@ -23,6 +23,13 @@ import { ReferenceTable } from "./version-references.ts";
 import type { VersionReferences } from "./version-references.ts";
 
 export const DEFAULT_MANIFEST_CONCURRENCY = 16;
+/**
+ * The most bytes of version files read at once (by their listed sizes). Small files (most
+ * version files) run DEFAULT_MANIFEST_CONCURRENCY at a time as before; big ones fewer, as their
+ * bodies and decoding are what a scan's peak memory is made of (bench/results/scale-cleanup.md:
+ * 512 versions × 100,000 fragments, ~9 MB a version file).
+ */
+export const MANIFEST_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 
 export interface ScannedVersion {
   file: VersionFile;
@@ -83,12 +90,15 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
   }
   let stopped = false;
   options.progress?.stage("reading manifests", toRead.length);
-  const read = await mapConcurrent(toRead, options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, async (listedFile) => {
+  // What the reads of this scan share (readForCleanup's `scan`): let go with the scan, not held by the store for the run.
+  const reads = {};
+  const bounds = { concurrency: options.concurrency ?? DEFAULT_MANIFEST_CONCURRENCY, bytes: MANIFEST_BYTES_IN_FLIGHT, sizeOf: (file: VersionFile) => file.size };
+  const read = await mapWithinBytes(toRead, bounds, async (listedFile) => {
     if (stopped || options.shouldStop?.()) {
       stopped = true;
       return null;
     }
-    const found = await readListedVersion(store, format, listedFile);
+    const found = await readListedVersion(store, format, listedFile, reads);
     options.progress?.advance(1);
     if (found === null) return null;
     const { file, view } = found;
@@ -105,8 +115,8 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
  * removed: the version is looked up again, and dropped only when it has no commit file at all
  * any more.
  */
-async function readListedVersion(store: ObjectStore, format: TableFormat, listed: VersionFile): Promise<{ file: VersionFile; view: CleanupView } | null> {
-  const read = (file: VersionFile) => format.readForCleanup(store, file);
+async function readListedVersion(store: ObjectStore, format: TableFormat, listed: VersionFile, scan: object): Promise<{ file: VersionFile; view: CleanupView } | null> {
+  const read = (file: VersionFile) => format.readForCleanup(store, file, scan);
   try {
     return { file: listed, view: await read(listed) };
   } catch (error) {

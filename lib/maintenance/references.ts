@@ -6,6 +6,7 @@
 import type { FileReference, FileRole, UnresolvedReference } from "../formats/table-format.ts";
 import { relativeKeyProblem } from "../model/table-path.ts";
 import { VersionReferences } from "./version-references.ts";
+import type { ReferenceTable } from "./version-references.ts";
 
 /** Versions kept per path, for reasons; the count says how many there were in all. */
 const VERSIONS_REMEMBERED = 3;
@@ -29,12 +30,152 @@ export interface OutsideReference {
   reason: string;
 }
 
+/**
+ * Files a set of versions references. Paths met through a scan's ReferenceTable are counted in
+ * columns indexed by the table's ids (a count, a role, a size and the first few versions: ~40
+ * bytes a file), not in an object and a map entry each: a cleanup builds several sets over every
+ * file a table names (kept, removed, the proofs'), 100,000 files each at 512 × 100,000 fragments.
+ * Other paths (and every path of a set given no table) are held as before, one Reference each.
+ * What the set answers is the same either way: by path, its first role, first size and versions.
+ */
 export class ReferenceSet {
+  readonly outside: OutsideReference[] = [];
   private readonly files = new Map<string, Reference>();
   private readonly folders = new Map<string, Reference>();
-  readonly outside: OutsideReference[] = [];
+  /** The table whose ids the columns are indexed by (the first one a VersionReferences brought). */
+  private table: ReferenceTable | null = null;
+  /** Per first id of a path: how many adds; -1: a folder, held in `folders`. */
+  private counts = new Int32Array(0);
+  private kinds = new Uint8Array(0);
+  /** NaN: no size recorded yet. */
+  private sizes = new Float64Array(0);
+  /** VERSIONS_REMEMBERED per id, ascending; only the first min(count, VERSIONS_REMEMBERED) are set. */
+  private versions = new Float64Array(0);
+  private readonly roles: FileRole[] = [];
+  /** Files in the order first added (what `all()` yields): an id ≥ 0, or -1 - i for the i-th entry of `listed`. */
+  private order = new Int32Array(64);
+  private ordered = 0;
+  private readonly listed: Reference[] = [];
+  private counted = 0;
 
   add(version: number, file: FileReference): void {
+    const table = this.table;
+    if (table !== null && !file.path.endsWith("/")) {
+      const id = table.firstIdOf(file.path);
+      if (id !== undefined && !this.files.has(file.path)) {
+        this.ensureCapacity(table.size);
+        this.addAt(version, id, file);
+        return;
+      }
+    }
+    this.addObject(version, file);
+  }
+
+  addAll(version: number, files: readonly FileReference[] | VersionReferences, unresolved: readonly UnresolvedReference[] = []): void {
+    // Indexed, not for-of: a cleanup adds every file of every version (51 million adds at 512
+    // versions of 100,000 fragments), mostly before the code is optimised.
+    if (files instanceof VersionReferences) {
+      // Paths held as objects before the table came stay objects (addAt looks there first).
+      this.table ??= files.table;
+      if (files.table === this.table) this.addRuns(version, files);
+      else
+        files.forEach((file) => {
+          this.add(version, file);
+        });
+    } else for (let i = 0; i < files.length; i++) this.add(version, files[i]!);
+    for (const reference of unresolved) this.outside.push({ path: reference.path, version, kind: reference.kind, reason: reference.reason });
+  }
+
+  /** Paths that could not be resolved to a key nor proven outside the root. */
+  unresolvable(): OutsideReference[] {
+    return this.outside.filter((reference) => reference.kind === "unresolvable");
+  }
+
+  /** The reference covering `key`: the file itself, or a referenced folder containing it. */
+  lookup(key: string): Reference | undefined {
+    const id = this.table?.firstIdOf(key);
+    if (id !== undefined && id < this.counts.length && this.counts[id]! > 0) return this.referenceAt(id);
+    const file = this.files.get(key);
+    if (file) return file;
+    if (this.folders.size === 0) return undefined;
+    for (let slash = key.indexOf("/"); slash !== -1 && slash < key.length - 1; slash = key.indexOf("/", slash + 1)) {
+      const folder = this.folders.get(key.slice(0, slash + 1));
+      if (folder) return folder;
+    }
+    return undefined;
+  }
+
+  /** Every file reference in the order first added, then every folder. */
+  *all(): Iterable<Reference> {
+    for (let i = 0; i < this.ordered; i++) {
+      const at = this.order[i]!;
+      yield at >= 0 ? this.referenceAt(at) : this.listed[-1 - at]!;
+    }
+    yield* this.folders.values();
+  }
+
+  get size(): number {
+    return this.counted + this.files.size + this.folders.size;
+  }
+
+  private addRuns(version: number, references: VersionReferences): void {
+    const table = references.table;
+    this.ensureCapacity(table.size);
+    references.forEachRun((start, length) => {
+      const end = start + length;
+      for (let id = start; id < end; id++) {
+        const first = table.firstId(id);
+        const count = this.counts[first]!;
+        if (count > 0) this.addAgain(version, first, count, table.at(id).size);
+        else this.addAt(version, first, table.at(id));
+      }
+    });
+  }
+
+  /** An add of `file` under the first id of its path. */
+  private addAt(version: number, first: number, file: FileReference): void {
+    const count = this.counts[first]!;
+    if (count > 0) {
+      this.addAgain(version, first, count, file.size);
+      return;
+    }
+    const table = this.table!;
+    if (count < 0 || file.path.endsWith("/") || this.files.has(file.path)) {
+      this.counts[first] = -1;
+      this.addObject(version, file);
+      return;
+    }
+    // The pipeline's own guard (once per path for the scan), so a format bug can never turn into a delete outside the root.
+    const problem = table.keyProblem(first);
+    if (problem !== null) {
+      this.outside.push({ path: file.path, version, kind: "unresolvable", reason: `the format gave a path that ${problem}` });
+      return;
+    }
+    this.counts[first] = 1;
+    this.kinds[first] = this.roleIndex(file.role);
+    this.sizes[first] = file.size ?? Number.NaN;
+    this.versions[first * VERSIONS_REMEMBERED] = version;
+    this.pushOrder(first);
+    this.counted++;
+  }
+
+  private addAgain(version: number, first: number, count: number, size: number | undefined): void {
+    this.counts[first] = count + 1;
+    if (size !== undefined && Number.isNaN(this.sizes[first]!)) this.sizes[first] = size;
+    // The VERSIONS_REMEMBERED smallest, ascending, in place (a scan adds in version order: mostly a compare).
+    const base = first * VERSIONS_REMEMBERED;
+    const held = Math.min(count, VERSIONS_REMEMBERED);
+    const versions = this.versions;
+    if (held === VERSIONS_REMEMBERED && version >= versions[base + held - 1]!) return;
+    let at = held < VERSIONS_REMEMBERED ? held : held - 1;
+    while (at > 0 && versions[base + at - 1]! > version) {
+      versions[base + at] = versions[base + at - 1]!;
+      at--;
+    }
+    versions[base + at] = version;
+  }
+
+  private addObject(version: number, file: FileReference): void {
     const map = file.path.endsWith("/") ? this.folders : this.files;
     const existing = map.get(file.path);
     if (!existing) {
@@ -49,6 +190,10 @@ export class ReferenceSet {
       const reference: Reference = { path: file.path, kind: file.role, versions: [version], count: 1 };
       if (file.size !== undefined) reference.size = file.size;
       map.set(file.path, reference);
+      if (map === this.files) {
+        this.listed.push(reference);
+        this.pushOrder(-this.listed.length);
+      }
       return;
     }
     existing.count++;
@@ -56,41 +201,48 @@ export class ReferenceSet {
     rememberVersion(existing.versions, version);
   }
 
-  addAll(version: number, files: readonly FileReference[] | VersionReferences, unresolved: readonly UnresolvedReference[] = []): void {
-    // Indexed, not for-of: a cleanup adds every file of every version (~50K adds for 331
-    // versions), mostly before the code is optimised, where a for-of allocates per step.
-    if (files instanceof VersionReferences)
-      files.forEach((file) => {
-        this.add(version, file);
-      });
-    else for (let i = 0; i < files.length; i++) this.add(version, files[i]!);
-    for (const reference of unresolved) this.outside.push({ path: reference.path, version, kind: reference.kind, reason: reference.reason });
-  }
-
-  /** Paths that could not be resolved to a key nor proven outside the root. */
-  unresolvable(): OutsideReference[] {
-    return this.outside.filter((reference) => reference.kind === "unresolvable");
-  }
-
-  /** The reference covering `key`: the file itself, or a referenced folder containing it. */
-  lookup(key: string): Reference | undefined {
-    const file = this.files.get(key);
-    if (file) return file;
-    for (let slash = key.indexOf("/"); slash !== -1 && slash < key.length - 1; slash = key.indexOf("/", slash + 1)) {
-      const folder = this.folders.get(key.slice(0, slash + 1));
-      if (folder) return folder;
+  private pushOrder(entry: number): void {
+    if (this.ordered === this.order.length) {
+      const grown = new Int32Array(this.order.length * 2);
+      grown.set(this.order);
+      this.order = grown;
     }
-    return undefined;
+    this.order[this.ordered++] = entry;
   }
 
-  /** Every file and folder reference. */
-  *all(): Iterable<Reference> {
-    yield* this.files.values();
-    yield* this.folders.values();
+  /** The Reference of a counted path, made when asked (the set holds columns, not objects). */
+  private referenceAt(first: number): Reference {
+    const count = this.counts[first]!;
+    const held = Math.min(count, VERSIONS_REMEMBERED);
+    const versions: number[] = [];
+    for (let i = 0; i < held; i++) versions.push(this.versions[first * VERSIONS_REMEMBERED + i]!);
+    const reference: Reference = { path: this.table!.at(first).path, kind: this.roles[this.kinds[first]!]!, versions, count };
+    const size = this.sizes[first]!;
+    if (!Number.isNaN(size)) reference.size = size;
+    return reference;
   }
 
-  get size(): number {
-    return this.files.size + this.folders.size;
+  private roleIndex(role: FileRole): number {
+    let index = this.roles.indexOf(role);
+    if (index === -1) {
+      if (this.roles.length === 255) throw new Error(`more than 255 file roles in one reference set (${role})`);
+      index = this.roles.push(role) - 1;
+    }
+    return index;
+  }
+
+  private ensureCapacity(ids: number): void {
+    if (ids <= this.counts.length) return;
+    const capacity = Math.max(ids, this.counts.length * 2, 1024);
+    const grow = <A extends Int32Array | Uint8Array | Float64Array>(from: A, make: (length: number) => A, per = 1): A => {
+      const grown = make(capacity * per);
+      grown.set(from);
+      return grown;
+    };
+    this.counts = grow(this.counts, (n) => new Int32Array(n));
+    this.kinds = grow(this.kinds, (n) => new Uint8Array(n));
+    this.sizes = grow(this.sizes, (n) => new Float64Array(n));
+    this.versions = grow(this.versions, (n) => new Float64Array(n), VERSIONS_REMEMBERED);
   }
 }
 

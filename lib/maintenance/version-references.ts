@@ -10,6 +10,7 @@
  * order, as the format gave (equal by path, role and size).
  */
 import type { FileReference } from "../model/file-reference.ts";
+import { relativeKeyProblem } from "../model/table-path.ts";
 
 /** Every distinct reference a scan met, by id in the order first met. */
 export class ReferenceTable {
@@ -18,6 +19,11 @@ export class ReferenceTable {
   private readonly idByPath = new Map<string, number>();
   /** The next id with the same path but another role or size (rare: a later version re-describes a file). */
   private readonly variants = new Map<number, number>();
+  /** A variant's first id: the id of its path's first entry. */
+  private readonly firstOfVariant = new Map<number, number>();
+  /** Per id: 0 not checked yet, 1 a key under the root, 2 not (its problem in `problems`). */
+  private checked = new Uint8Array(1024);
+  private readonly problems = new Map<number, string>();
 
   get size(): number {
     return this.references.length;
@@ -25,6 +31,35 @@ export class ReferenceTable {
 
   at(id: number): FileReference {
     return this.references[id]!;
+  }
+
+  /** The id of the first entry of `path` (the one every entry of the path is counted under), if met. */
+  firstIdOf(path: string): number | undefined {
+    return this.idByPath.get(path);
+  }
+
+  /** The first id of the path of `id`: `id` itself, unless it is a variant. */
+  firstId(id: number): number {
+    return this.firstOfVariant.size === 0 ? id : (this.firstOfVariant.get(id) ?? id);
+  }
+
+  /**
+   * Why the path of `id` is not a key under the table root (relativeKeyProblem), or null; checked
+   * once per path for the whole scan, not once per set and path.
+   */
+  keyProblem(id: number): string | null {
+    if (id >= this.checked.length) {
+      const grown = new Uint8Array(Math.max(this.checked.length * 2, id + 1));
+      grown.set(this.checked);
+      this.checked = grown;
+    }
+    const state = this.checked[id]!;
+    if (state === 1) return null;
+    if (state === 2) return this.problems.get(id)!;
+    const problem = relativeKeyProblem(this.references[id]!.path);
+    this.checked[id] = problem === null ? 1 : 2;
+    if (problem !== null) this.problems.set(id, problem);
+    return problem;
   }
 
   /** `list` as runs of ids: the version's references, held by the table. */
@@ -62,6 +97,7 @@ export class ReferenceTable {
       if (variant === undefined) {
         const fresh = this.push(reference);
         this.variants.set(id, fresh);
+        this.firstOfVariant.set(fresh, this.firstOfVariant.get(id) ?? id);
         return fresh;
       }
       id = variant;
@@ -92,6 +128,12 @@ export class VersionReferences {
   /** How many runs of ids hold the version (its memory, beside the table's per-file entries). */
   get runCount(): number {
     return this.runs.length / 2;
+  }
+
+  /** Each run of ids, in order: for a reader that counts ids (references.ts) rather than references. */
+  forEachRun(visit: (start: number, length: number) => void): void {
+    const { runs } = this;
+    for (let r = 0; r < runs.length; r += 2) visit(runs[r]!, runs[r + 1]!);
   }
 
   /** Indexed runs, not an iterator: a cleanup walks every reference of every version. */

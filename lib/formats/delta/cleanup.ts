@@ -169,13 +169,7 @@ export async function planDeltaLogCleanup(
   return planLogCleanup({ ...base, sidecarsInUse: new Set(named.flat() as string[]), protocolAt });
 }
 
-export function planDeltaVacuum(
-  store: ObjectStore,
-  snapshot: DeltaSnapshot,
-  properties: CleanupProperties,
-  files: readonly ObjectInfo[],
-  options: DeltaCleanupOptions,
-): VacuumPlan {
+export function planDeltaVacuum(store: ObjectStore, snapshot: DeltaSnapshot, properties: CleanupProperties, files: Iterable<ObjectInfo>, options: DeltaCleanupOptions): VacuumPlan {
   let retentionMs = properties.deletedFileRetentionMs;
   if (options.retentionMs !== undefined) {
     if (options.retentionMs < 0) throw new TableFormatError(store.uri, "a negative VACUUM retention is never allowed");

@@ -21,7 +21,7 @@
 import { NotFoundError } from "../../store/errors.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { objectExists } from "../../store/object-exists.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import type { FileReference, FileRole, RemovalFile, RemovalInput, RemovalPlan, RemovalProtection } from "../table-format.ts";
 import { planDeltaLogCleanup, planDeltaVacuum, proveCheckpoint } from "./cleanup.ts";
@@ -66,7 +66,7 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
     { ...properties, logRetentionMs: Math.max(properties.logRetentionMs, input.policy.olderThanMs) },
     { ...options, checkpointProofs, ...(cap ? { newestKept: cap } : {}) },
     logListing,
-    input.listing.filter((object) => object.key.startsWith(SIDECARS_PREFIX)),
+    sidecarsListed(input.listing),
   );
   const vacuum = planDeltaVacuum(store, snapshot, properties, input.listing, { ...options, retentionMs: Math.max(properties.deletedFileRetentionMs, input.policy.safetyWindowMs) });
   if (vacuum.blocked) throw new TableFormatError(store.uri, `VACUUM stopped before any delete: ${vacuum.blocked}`);
@@ -78,7 +78,9 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
     for (const reference of version.references) if (DATA_ROLES.has(reference.role)) needed.add(reference.path);
   }
 
-  await assertCurrentFilesExist(store, input);
+  // The listed keys among the paths versions name (what the checks below ask of the listing), not every listed key.
+  const listed = listedAmong(input.listing, input.versions);
+  await assertCurrentFilesExist(store, input, listed);
   await assertCurrentDeletionVectorsWhole(store, input);
 
   const removedCommits = new Map<number, LogDeletion>();
@@ -96,7 +98,6 @@ export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput):
   }
 
   const kept = new Map<number, FileReference[]>();
-  const listed = new Set(input.listing.map((object) => object.key));
   for (const { file, references } of input.versions) {
     if (removedCommits.has(file.version)) continue;
     const keeps = readable.has(file.version)
@@ -146,8 +147,7 @@ async function assertLatestCheckpointWhole(store: ObjectStore, snapshot: DeltaSn
  * "x%20y.parquet"), and VACUUM would take the very file the writer meant as an orphan. Files not
  * in the listing (committed after it was made) are asked for one by one.
  */
-async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput): Promise<void> {
-  const listed = new Set(input.listing.map((object) => object.key));
+async function assertCurrentFilesExist(store: ObjectStore, input: RemovalInput, listed: ReadonlySet<string>): Promise<void> {
   for (const { file, references } of input.versions) {
     if (file.version < input.latestAtStart) continue;
     for (const reference of references) {
@@ -188,6 +188,26 @@ async function assertCurrentDeletionVectorsWhole(store: ObjectStore, input: Remo
 }
 
 const CONCURRENCY = 8;
+
+/** The sidecar files the listing shows. */
+function sidecarsListed(listing: Iterable<ObjectInfo>): ObjectInfo[] {
+  const sidecars: ObjectInfo[] = [];
+  for (const object of listing) if (object.key.startsWith(SIDECARS_PREFIX)) sidecars.push(object);
+  return sidecars;
+}
+
+/**
+ * The keys of the listing that some version names: what "is it listed?" is asked of here (the
+ * current version's files, change data, an unreadable version's files). One walk; the set holds
+ * at most the named paths, never the rest of the listing.
+ */
+function listedAmong(listing: Iterable<ObjectInfo>, versions: RemovalInput["versions"]): Set<string> {
+  const named = new Set<string>();
+  for (const { references } of versions) for (const reference of references) named.add(reference.path);
+  const listed = new Set<string>();
+  for (const object of listing) if (named.has(object.key)) listed.add(object.key);
+  return listed;
+}
 
 /** The newest version the kept checkpoint may be at, and why (null: Delta's own rule alone). */
 function newestKept(input: RemovalInput): { version: number; reason: string } | null {

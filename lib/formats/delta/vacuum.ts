@@ -26,8 +26,8 @@ export interface VacuumInput {
   partitionColumns: readonly string[];
   /** UniForm Iceberg is on: `metadata` components are hidden too. */
   hideIcebergMetadata?: boolean;
-  /** Every object under the table root. */
-  files: readonly ObjectInfo[];
+  /** Every object under the table root (walked once). */
+  files: Iterable<ObjectInfo>;
   now: Date;
   retentionMs: number;
   /** Turns a path an action names into a key under the root (the one path validator). */

@@ -161,8 +161,8 @@ function toVersionRecord(
   };
 }
 
-/** Per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
-const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
+/** Per scan (cleanup's) or per store (one table): fragments already decoded in an earlier version (manifest-reader.ts). */
+const fragmentCaches = new WeakMap<object, FragmentCache>();
 /**
  * In readSnapshot, larger manifests are decoded whole, without the cache: keying 100K fragments
  * costs more than it saves for the one manifest a head write reads. Cleanup reads every manifest
@@ -171,13 +171,13 @@ const fragmentCaches = new WeakMap<ObjectStore, FragmentCache>();
  */
 const FRAGMENT_CACHE_MAX_MANIFEST_BYTES = 1024 * 1024;
 
-async function fragmentCacheOf(store: ObjectStore): Promise<FragmentCache> {
-  let cache = fragmentCaches.get(store);
+async function fragmentCacheOf(owner: object): Promise<FragmentCache> {
+  let cache = fragmentCaches.get(owner);
   if (!cache) {
     const { FragmentCache } = await loadManifestReader();
-    // Another read of the same store may have made one while the reader loaded.
-    cache = fragmentCaches.get(store) ?? new FragmentCache();
-    fragmentCaches.set(store, cache);
+    // Another read of the same owner may have made one while the reader loaded.
+    cache = fragmentCaches.get(owner) ?? new FragmentCache();
+    fragmentCaches.set(owner, cache);
   }
   return cache;
 }
@@ -244,8 +244,9 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
  * in every manifest: decoded apart, each version held its own objects (~170 bytes a reference,
  * 1.1 GB for 64 versions); shared, a version costs its list of them.
  */
-async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
-  const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(store));
+async function readForCleanup(store: ObjectStore, file: VersionFile, scan?: object): Promise<CleanupView> {
+  // Cleanup reads every byte of a manifest: one GET of the listed size, not the tail and then the rest.
+  const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(scan ?? store), { whole: true });
   if (view.version !== file.version) throw new CorruptFileError(store.uriOf(file.key), `manifest says version ${view.version} but its file name says ${file.version}`);
   return {
     record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)),

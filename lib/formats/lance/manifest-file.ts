@@ -121,11 +121,13 @@ export interface ManifestFileBytes {
 /**
  * Reads a whole manifest file in at most two requests: its last 64 KiB first (all of a
  * typical manifest), then, for a bigger one, the rest in one ranged read. With the size
- * known from the listing, a small manifest is one plain GET. The two reads must see the
- * same ETag: manifests are written once, so a change in between means something rewrote it.
+ * known from the listing, a small manifest is one plain GET, and so is any manifest with
+ * `whole` (a reader that needs all of it: no second request, no copy of the two parts). The two
+ * reads must see the same ETag: manifests are written once, so a change in between means
+ * something rewrote it.
  */
-export async function readManifestFile(store: ObjectStore, key: string, knownSize?: number): Promise<ManifestFileBytes> {
-  if (knownSize !== undefined && knownSize <= MANIFEST_SUFFIX_READ) {
+export async function readManifestFile(store: ObjectStore, key: string, knownSize?: number, options: { whole?: boolean } = {}): Promise<ManifestFileBytes> {
+  if (knownSize !== undefined && (knownSize <= MANIFEST_SUFFIX_READ || options.whole)) {
     const whole = await store.get(key);
     return { bytes: whole.body, etag: whole.etag, lastModified: whole.lastModified };
   }

@@ -53,10 +53,16 @@ export interface LanceCleanupVersion {
 }
 
 /** Like readLanceVersion, decoding only what cleanup needs; `cache` shares fragments between versions. */
-export async function readLanceCleanupVersion(store: ObjectStore, key: string, knownSize?: number, cache?: FragmentCache): Promise<LanceCleanupVersion> {
+export async function readLanceCleanupVersion(
+  store: ObjectStore,
+  key: string,
+  knownSize?: number,
+  cache?: FragmentCache,
+  options: { whole?: boolean } = {},
+): Promise<LanceCleanupVersion> {
   const uri = store.uriOf(key);
   const { readManifestFile, decodeLanceCleanupView } = await loadManifestReader();
-  const { bytes } = await readManifestFile(store, key, knownSize);
+  const { bytes } = await readManifestFile(store, key, knownSize, options);
   const view = decodeLanceCleanupView(bytes, uri, store.uri, cache);
   let transaction = view.inlineTransaction;
   if (!transaction && view.transactionFile !== null) transaction = await readTransactionFile(store, view.transactionFile, uri);
