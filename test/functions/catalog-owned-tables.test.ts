@@ -1,6 +1,6 @@
 /**
- * cleanup-table, as deployed (createCleanupTableLambda from its environment), on Iceberg tables a
- * catalog owns, expiring snapshots through the catalog's own commit:
+ * The functions, as deployed (created from their environment), on Iceberg tables a catalog owns.
+ * cleanup-table expires snapshots through the catalog's own commit:
  *   - an AWS Glue table pyiceberg wrote on moto's S3 through moto's Glue (behind
  *     test/support/glue-server.ts, which enforces VersionId): the run's UpdateTable moves the
  *     entry's metadata_location to the new metadata file;
@@ -11,9 +11,12 @@
  * table's own history.expire.* (the tag keeps the second). pyiceberg then loads each table through
  * its catalog, reads the current snapshot and time-travels to the tagged one, with the rows each
  * had before; every file only the expired snapshots reached is gone.
+ * on-commit writes a REST catalog table's head at the file the catalog names, not at a newer file
+ * an event names that the catalog never took.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { copyFile, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +24,9 @@ import { promisify } from "node:util";
 import { CreateSecretCommand, PutSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.ts";
+import { createOnCommitLambda } from "../../functions/on-commit/lambda.ts";
+import { readStoredHead } from "../../lib/head/stored-head.ts";
+import { openStore } from "../../lib/store/open-store.ts";
 import { encodeCleanupRequest } from "../../functions/shared/cleanup-request.ts";
 import type { HandlerLog } from "../../functions/shared/observability.ts";
 import { GlueCatalog } from "../../lib/catalog/glue.ts";
@@ -29,7 +35,7 @@ import { startIcebergRestServer, type IcebergRestServer } from "../support/icebe
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
 import { toolPython } from "../tools/python-env.ts";
 import { lambdaContext } from "./lambda-context.ts";
-import { listObjects } from "./s3-events.ts";
+import { listObjects, s3EventBody } from "./s3-events.ts";
 import { pollOnce, sendBodies, type SqsHandler } from "./sqs-lambda.ts";
 
 const run = promisify(execFile);
@@ -219,4 +225,61 @@ describe("cleanup-table on catalog-owned Iceberg tables expires through the cata
     expect(rest.requests.slice(seen)).toEqual([]);
     expect((await readdir(table, { recursive: true })).sort()).toEqual(before.sort());
   }, 60_000);
+});
+
+describe("on-commit on a REST catalog table", () => {
+  it("writes the head at the metadata the catalog names (loadTable with the secret's credentials), not at a newer file an event names that the catalog never took", async () => {
+    await secrets.send(new PutSecretValueCommand({ SecretId: SECRET, SecretString: JSON.stringify({ clientId: "lakewarden-heads", clientSecret: "from-secrets-manager" }) }));
+    const env = { ICEBERG_REST_URI: rest.uri };
+    const written = await py<{ snapshots: Snapshot[]; metadata_location: string }>(["write", "ns.heads", `${rest.warehouse}/ns/heads`, "--commits", "2"], env);
+    const local = join(dir, "warehouse", "ns", "heads");
+    const accepted = written.metadata_location.slice(written.metadata_location.lastIndexOf("/") + 1);
+    const sequence = Number(accepted.slice(0, 5));
+    // A commit written beside the catalog's file and never swapped in (a writer that lost its race).
+    const unaccepted = `${String(sequence + 1).padStart(5, "0")}-${randomUUID()}.metadata.json`;
+    await copyFile(join(local, "metadata", accepted), join(local, "metadata", unaccepted));
+    // The deployment's table is an s3:// URI; its store is the REST catalog's local warehouse folder.
+    const tableUri = "s3://rest-heads/ns/heads";
+    const handler = createOnCommitLambda(
+      {
+        ...process.env,
+        LAKEWARDEN_TABLES: JSON.stringify([tableUri]),
+        LAKEWARDEN_CATALOG_TABLES: JSON.stringify({ [tableUri]: { uri: rest.uri, namespace: ["ns"], table: "heads", credentialsSecret: SECRET } }),
+      },
+      {
+        openStore: (uri) => (uri === tableUri ? openStore(local) : openStore(uri)),
+        log: recorder,
+        // A minute on: the unaccepted file is past the time a commit in flight takes to reach the catalog.
+        now: () => Date.now() + 60_000,
+      },
+    ) as unknown as SqsHandler;
+    const events = await Promise.all(
+      [accepted, unaccepted].map(async (name) => ({
+        bucket: "rest-heads",
+        key: `ns/heads/metadata/${name}`,
+        size: (await stat(join(local, "metadata", name))).size,
+        eTag: "0123456789abcdef0123456789abcdef",
+        lastModified: new Date(),
+      })),
+    );
+    const queue = await moto.createQueue(`rest-heads-${randomUUID().slice(0, 8)}`);
+    await sendBodies(moto.sqsClient, queue, [s3EventBody(events)]);
+    const seen = rest.requests.length;
+    const from = logged.length;
+
+    const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("on-commit"));
+    expect(poll!.failedMessageIds).toEqual([]);
+
+    const stored = await readStoredHead(openStore(local));
+    expect(stored.state).toBe("readable");
+    if (stored.state !== "readable") return;
+    expect(stored.content.snapshot.versionFile.key).toBe(`metadata/${accepted}`);
+    expect(logged.slice(from).filter((l) => l.level === "warn")).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^not the catalog's current metadata/), attributes: expect.objectContaining({ newerThanCatalog: true }) }),
+    ]);
+    const requests = rest.requests.slice(seen);
+    expect(requests.find((r) => r.path === "/v1/oauth/tokens")?.body).toMatch(/client_id=lakewarden-heads/);
+    expect(requests.filter((r) => r.method === "GET" && r.path === "/v1/namespaces/ns/tables/heads").length).toBeGreaterThan(0);
+    expect(requests.filter((r) => r.method === "POST" && r.path !== "/v1/oauth/tokens")).toEqual([]);
+  }, 120_000);
 });
