@@ -108,7 +108,12 @@ async function writeTaggedTable(table: string, location: string, env: Record<str
 async function cleanOnce(handler: SqsHandler, table: string): Promise<string[]> {
   const queue = await moto.createQueue(`catalogs-${Math.random().toString(36).slice(2, 10)}`);
   await sendBodies(moto.sqsClient, queue, [encodeCleanupRequest({ table, requestedAt: new Date().toISOString() })]);
-  const poll = await pollOnce(moto.sqsClient, queue, handler, lambdaContext("cleanup-table", () => 15 * 60_000));
+  const poll = await pollOnce(
+    moto.sqsClient,
+    queue,
+    handler,
+    lambdaContext("cleanup-table", () => 15 * 60_000),
+  );
   return poll!.failedMessageIds;
 }
 

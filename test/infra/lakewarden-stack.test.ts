@@ -395,24 +395,41 @@ describe("LakewardenStack with Iceberg REST catalog tables", () => {
     }
     // Glue keeps its own grant for the Glue table alone.
     const glue = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue:")));
-    for (const { statement } of glue) expect(asList(statement.Resource as unknown).map(render)).toContain("arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/crm/users");
+    for (const { statement } of glue)
+      expect(asList(statement.Resource as unknown).map(render)).toContain("arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/crm/users");
   });
 
   it("tells cleanup-table and on-commit each REST table's catalog, namespace, table and secret by s3:// URI: the secret's id, never a credential", () => {
     const bucket = Object.keys(resources).find((id) => resources[id]!.Type === "AWS::S3::Bucket")!;
     for (const fn of ["CleanupTable", "OnCommit"]) {
       expect(JSON.parse(render(variables(fn).LAKEWARDEN_CATALOG_TABLES)), fn).toEqual({
-        [`s3://<${bucket}>/lake/orders`]: { uri: "https://polaris.example.com/api/catalog", warehouse: "lake", namespace: ["sales"], table: "orders", credentialsSecret: SECRET_ARN },
-        [`s3://<${bucket}>/warehouse/events`]: { uri: "https://nessie.example.com/iceberg", namespace: ["analytics", "web"], table: "events", credentialsSecret: "lakewarden/nessie" },
+        [`s3://<${bucket}>/lake/orders`]: {
+          uri: "https://polaris.example.com/api/catalog",
+          warehouse: "lake",
+          namespace: ["sales"],
+          table: "orders",
+          credentialsSecret: SECRET_ARN,
+        },
+        [`s3://<${bucket}>/warehouse/events`]: {
+          uri: "https://nessie.example.com/iceberg",
+          namespace: ["analytics", "web"],
+          table: "events",
+          credentialsSecret: "lakewarden/nessie",
+        },
       });
       expect(JSON.parse(render(variables(fn).LAKEWARDEN_GLUE_TABLES)), fn).toEqual({ [`s3://<${bucket}>/warehouse/users`]: { database: "crm", table: "users" } });
-      expect(Object.keys(variables(fn)).filter((name) => /SECRET|TOKEN|CLIENT/.test(name)), fn).toEqual([]);
+      expect(
+        Object.keys(variables(fn)).filter((name) => /SECRET|TOKEN|CLIENT/.test(name)),
+        fn,
+      ).toEqual([]);
     }
     expect(variables("ScheduleCleanup")).not.toHaveProperty("LAKEWARDEN_CATALOG_TABLES");
   });
 
   it("a REST table without a secret is asked without credentials and grants no secret", () => {
-    const { template: open } = synthStack({ settings: { tables: ["lake/orders"], restCatalogTables: { "lake/orders": { uri: "https://catalog.internal", table: "sales.orders" } } } });
+    const { template: open } = synthStack({
+      settings: { tables: ["lake/orders"], restCatalogTables: { "lake/orders": { uri: "https://catalog.internal", table: "sales.orders" } } },
+    });
     expect(policyStatements(open).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("secretsmanager:")))).toEqual([]);
   });
 });

@@ -147,7 +147,13 @@ describe("restCatalogTables", () => {
   const orders = { uri: "https://polaris.example.com/api/catalog", table: "sales.orders", credentialsSecret: "lakewarden/polaris" };
 
   it("splits the namespace, keeps the secret's id and drops a trailing slash of the URI; unset is empty", () => {
-    const settings = resolveSettings({ ...scopes, restCatalogTables: { "lake/orders/": { ...orders, uri: `${orders.uri}/`, warehouse: "lake" }, "warehouse/events": { uri: "https://nessie.example.com/iceberg", table: "a.b.events" } } });
+    const settings = resolveSettings({
+      ...scopes,
+      restCatalogTables: {
+        "lake/orders/": { ...orders, uri: `${orders.uri}/`, warehouse: "lake" },
+        "warehouse/events": { uri: "https://nessie.example.com/iceberg", table: "a.b.events" },
+      },
+    });
     expect(settings.restCatalogTables).toEqual({
       "lake/orders": { uri: orders.uri, warehouse: "lake", namespace: ["sales"], table: "orders", credentialsSecret: "lakewarden/polaris" },
       "warehouse/events": { uri: "https://nessie.example.com/iceberg", namespace: ["a", "b"], table: "events" },
@@ -178,6 +184,8 @@ describe("restCatalogTables", () => {
     const base = { "lakewarden:tables": "lake/orders" } as Record<string, unknown>;
     const settings = settingsFromContext((key) => ({ ...base, "lakewarden:restCatalogTables": JSON.stringify({ "lake/orders": orders }) })[key]);
     expect(settings.restCatalogTables["lake/orders"]).toMatchObject({ namespace: ["sales"], table: "orders" });
-    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:restCatalogTables": "lake/orders=sales.orders" })[key])).toThrow(/restCatalogTables: lake\/orders=sales.orders is not valid JSON/);
+    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:restCatalogTables": "lake/orders=sales.orders" })[key])).toThrow(
+      /restCatalogTables: lake\/orders=sales.orders is not valid JSON/,
+    );
   });
 });
