@@ -159,6 +159,8 @@ describe("restCatalogTables", () => {
       "warehouse/events": { uri: "https://nessie.example.com/iceberg", namespace: ["a", "b"], table: "events" },
     });
     expect(resolveSettings(scopes).restCatalogTables).toEqual({});
+    // Resolved settings resolve to themselves (the CDK app resolves context, the construct its props).
+    expect(resolveSettings({ ...scopes, restCatalogTables: settings.restCatalogTables }).restCatalogTables).toEqual(settings.restCatalogTables);
   });
 
   it("refuses each unusable entry naming the setting and the table", () => {
@@ -171,6 +173,8 @@ describe("restCatalogTables", () => {
       [{ "lake/orders": { ...orders, uri: "https://s3tables.eu-west-1.amazonaws.com/iceberg" } }, /is S3 Tables' endpoint: S3 Tables keeps a table's files in its own storage/],
       [{ "lake/orders": { ...orders, uri: "https://glue.eu-west-1.amazonaws.com/iceberg" } }, /is Glue's Iceberg endpoint: name the same table in glueTables/],
       [{ "lake/orders": "sales.orders" }, /"lake\/orders": "sales.orders" is not a REST catalog table/],
+      [{ "lake/orders": { ...orders, namespace: "sales" } }, /"lake\/orders": namespace "sales" is not a list of namespace levels/],
+      [{ "lake/orders": { ...orders, namespace: ["sales"] } }, /"lake\/orders": table "sales.orders" is not a table name \(with namespace given, the bare name\)/],
     ];
     for (const [restCatalogTables, message] of cases) {
       expect(() => resolveSettings({ ...scopes, restCatalogTables: restCatalogTables as never }), message.source).toThrow(message);
