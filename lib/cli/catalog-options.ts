@@ -9,7 +9,8 @@
  *   - LAKEWARDEN_CATALOG_TOKEN: a bearer token;
  *   - LAKEWARDEN_CATALOG_SIGV4_SERVICE (s3tables, glue): AWS SigV4 with the SDK's credential chain,
  *     region LAKEWARDEN_CATALOG_SIGV4_REGION or AWS_REGION; an S3 Tables or Glue Iceberg endpoint
- *     (`https://s3tables.<region>.amazonaws.com/iceberg`) is signed without being told.
+ *     (`https://s3tables.<region>.amazonaws.com/iceberg`) is signed without being told. Through S3
+ *     Tables, cleanup first asks whether S3 Tables' own snapshot management is on (lib/catalog/s3tables.ts).
  */
 import type { Command } from "commander";
 import { GlueCatalog, parseGlueTableName } from "../catalog/glue.ts";
