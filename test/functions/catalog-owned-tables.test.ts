@@ -14,13 +14,10 @@
  * on-commit writes a REST catalog table's head at the file the catalog names, not at a newer file
  * an event names that the catalog never took.
  */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { copyFile, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { CreateSecretCommand, PutSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCleanupTableLambda } from "../../functions/cleanup-table/lambda.ts";
@@ -33,18 +30,18 @@ import { GlueCatalog } from "../../lib/catalog/glue.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
 import { startIcebergRestServer, type IcebergRestServer } from "../support/iceberg-rest.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
-import { toolPython } from "../tools/python-env.ts";
+import { startCatalogPython, type CatalogPython } from "../support/catalog-python.ts";
 import { lambdaContext } from "./lambda-context.ts";
 import { listObjects, s3EventBody } from "./s3-events.ts";
 import { pollOnce, sendBodies, type SqsHandler } from "./sqs-lambda.ts";
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "../catalog/catalog_table.py");
 const BUCKET = "catalog-lake";
 const GLUE_ROOT = "warehouse/glued";
 const SECRET = "lakewarden/rest-catalog";
 const RETAIN_MS = 1500;
 const savedEnv = { ...process.env };
+/** One long-lived pyiceberg process per catalog (Glue on moto, the REST server). */
+const workers = new Map<string, CatalogPython>();
 
 let dir: string;
 let moto: MotoHandle;
@@ -77,6 +74,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await Promise.all([...workers.values()].map((worker) => worker.stop()));
   process.env = savedEnv;
   secrets?.destroy();
   await rest?.stop();
@@ -92,8 +90,9 @@ interface Snapshot {
 }
 
 async function py<T>(args: string[], env: Record<string, string> = {}): Promise<T> {
-  const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(stdout) as T;
+  const key = JSON.stringify(env);
+  if (!workers.has(key)) workers.set(key, startCatalogPython({ ...process.env, ...env }));
+  return workers.get(key)!.run<T>(args);
 }
 
 /** Four appends, the second tagged; once the table's max snapshot age has passed, the first and third are expired by its own retention. */
