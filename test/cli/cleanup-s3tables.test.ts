@@ -8,22 +8,17 @@
  * project's REST catalog server, where pyiceberg wrote the table: the disabled case expires through
  * the same signed requests, and pyiceberg reads the result back.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BufferIO } from "../../lib/cli/io.ts";
 import { runCli } from "../../lib/cli/run-cli.ts";
 import { startIcebergRestServer, type IcebergRestServer } from "../support/iceberg-rest.ts";
-import { toolPython } from "../tools/python-env.ts";
+import { startCatalogPython, type CatalogPython } from "../support/catalog-python.ts";
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "../catalog/catalog_table.py");
 const TABLE_BUCKET = "arn:aws:s3tables:us-east-1:123456789012:bucket/lake";
 const RETAIN_MS = 1500;
 const savedEnv = { ...process.env };
@@ -95,6 +90,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await worker?.stop();
   process.env = savedEnv;
   await new Promise((resolve) => front?.close(resolve));
   await rest?.stop();
@@ -113,8 +109,12 @@ interface Snapshot {
   checksum: string;
 }
 
-const py = async <T>(args: string[]): Promise<T> =>
-  JSON.parse((await run(toolPython(), [SCRIPT, ...args], { env: { ...process.env, ICEBERG_REST_URI: rest.uri }, maxBuffer: 16 * 1024 * 1024 })).stdout) as T;
+/** pyiceberg through the REST catalog, one long-lived process for the file. */
+let worker: CatalogPython | undefined;
+async function py<T>(args: string[]): Promise<T> {
+  worker ??= startCatalogPython({ ...process.env, ICEBERG_REST_URI: rest.uri });
+  return worker.run<T>(args);
+}
 
 async function listing(root: string): Promise<string[]> {
   return (await readdir(root, { recursive: true, withFileTypes: true }))
