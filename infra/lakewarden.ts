@@ -29,7 +29,14 @@ import { ENVIRONMENT_KEYS } from "../lib/maintenance/policy.ts";
 import { FUNCTION_ARCHITECTURE, FUNCTION_RUNTIME, functionCode, type FunctionName } from "./function-bundling.ts";
 import { resolveSettings, type LakewardenSettings, type SettingsInput } from "./settings.ts";
 import { commitNotificationFilters } from "../lib/formats/index.ts";
-import { deleteTableObjectsStatement, discoverTablesStatement, readGlueTablesStatement, readTablesStatements, writeLakewardenStatement } from "./table-access.ts";
+import {
+  deleteTableObjectsStatement,
+  discoverTablesStatement,
+  glueTablesStatement,
+  readCatalogSecretsStatement,
+  readTablesStatements,
+  writeLakewardenStatement,
+} from "./table-access.ts";
 
 export interface LakewardenProps extends SettingsInput {
   /** Look after tables in this bucket instead of creating one. */
@@ -116,8 +123,8 @@ export class Lakewarden extends Construct {
           ...scopeEnvironment,
           ...(this.settings.head.codec !== undefined ? { [ENV.headCodec]: this.settings.head.codec } : {}),
           ...(this.settings.head.inlineBytes !== undefined ? { [ENV.headInlineBytes]: String(this.settings.head.inlineBytes) } : {}),
-          // A Glue-owned table's head is the catalog's current metadata, not the newest file.
-          ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+          // A catalog-owned table's head is the catalog's current metadata, not the newest file.
+          ...this.catalogEnvironment(),
         },
       },
       props.onCommitFunctionProps,
@@ -157,7 +164,8 @@ export class Lakewarden extends Construct {
           [ENV.cleanupQueueUrl]: this.cleanupQueue.queueUrl,
           [ENV.maxContinuations]: String(props.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS),
           ...(this.settings.minWorkPerRun !== undefined ? { [ENV.minWorkPerRun]: String(this.settings.minWorkPerRun) } : {}),
-          ...(Object.keys(this.settings.glueTables).length > 0 ? { [ENV.glueTables]: this.glueTablesEnvironment() } : {}),
+          // A catalog-owned table expires through the catalog's own commit.
+          ...this.catalogEnvironment(),
         },
       },
       props.cleanupTableFunctionProps,
@@ -240,10 +248,18 @@ export class Lakewarden extends Construct {
     };
   }
 
-  /** LAKEWARDEN_GLUE_TABLES: the settings' Glue entries keyed by the tables' s3:// URIs. */
-  private glueTablesEnvironment(): string {
+  /**
+   * LAKEWARDEN_GLUE_TABLES and LAKEWARDEN_CATALOG_TABLES: the settings' catalog entries keyed by the
+   * tables' s3:// URIs, each set only when some table is named (a REST entry names its secret, never its value).
+   */
+  private catalogEnvironment(): Record<string, string> {
     const uri = (path: string): string => `s3://${this.bucket.bucketName}/${path}`;
-    return JSON.stringify(Object.fromEntries(Object.entries(this.settings.glueTables).map(([root, name]) => [uri(root), name])));
+    const byUri = (entries: Record<string, unknown>): string => JSON.stringify(Object.fromEntries(Object.entries(entries).map(([root, entry]) => [uri(root), entry])));
+    const { glueTables, restCatalogTables } = this.settings;
+    return {
+      ...(Object.keys(glueTables).length > 0 ? { [ENV.glueTables]: byUri(glueTables) } : {}),
+      ...(Object.keys(restCatalogTables).length > 0 ? { [ENV.catalogTables]: byUri(restCatalogTables) } : {}),
+    };
   }
 
   private createFunction(id: string, name: FunctionName, defaults: Partial<NodejsFunctionProps>, overrides: Partial<NodejsFunctionProps> | undefined): NodejsFunction {
@@ -274,10 +290,16 @@ export class Lakewarden extends Construct {
       fn.addToRolePolicy(writeLakewardenStatement(bucket, settings));
     }
     this.cleanupTableFunction.addToRolePolicy(deleteTableObjectsStatement(bucket, settings));
-    // on-commit and cleanup-table read commit pointers from Glue, and only when some table is named there.
-    for (const fn of [this.onCommitFunction, this.cleanupTableFunction]) {
-      const glue = readGlueTablesStatement(this, settings.glueTables);
+    // on-commit reads commit pointers from Glue; cleanup-table also commits its expiry there (UpdateTable).
+    // Both read the REST catalogs' credentials. Each only when some table is named there.
+    for (const [fn, commit] of [
+      [this.onCommitFunction, false],
+      [this.cleanupTableFunction, true],
+    ] as const) {
+      const glue = glueTablesStatement(this, settings.glueTables, { commit });
       if (glue) fn.addToRolePolicy(glue);
+      const secrets = readCatalogSecretsStatement(this, settings.restCatalogTables);
+      if (secrets) fn.addToRolePolicy(secrets);
     }
     this.scheduleCleanupFunction.addToRolePolicy(discoverTablesStatement(bucket, settings));
     this.cleanupQueue.grantSendMessages(this.scheduleCleanupFunction);

@@ -9,6 +9,9 @@ import { normalizeGlueTableName, parseGlueTableName, type GlueTableName } from "
 import { parseDuration } from "../lib/maintenance/duration.ts";
 import { shortSettingProblem } from "../lib/maintenance/policy.ts";
 import { LAKEWARDEN_PREFIX } from "../lib/maintenance/file-plan.ts";
+import { resolveRestCatalogTable, type RestCatalogTableInput, type RestCatalogTableSetting } from "./catalog-settings.ts";
+
+export type { RestCatalogTableInput, RestCatalogTableSetting } from "./catalog-settings.ts";
 
 /** Everything lakewarden writes lives here, inside each table (DESIGN.md); IAM lets the functions write nowhere else. */
 export const LAKEWARDEN_FOLDER = LAKEWARDEN_PREFIX;
@@ -79,6 +82,15 @@ export interface LakewardenSettings {
    */
   glueTables: Record<string, GlueTableName>;
   /**
+   * Tables whose commit pointer an Iceberg REST catalog owns (Polaris, Lakekeeper, Nessie, Unity,
+   * Gravitino...), by table root: the functions load the table from the catalog (the head follows
+   * the catalog's pointer) and cleanup expires snapshots through the catalog's table commit. The
+   * catalog's credentials are read at run time from the Secrets Manager secret each entry names,
+   * and the functions may read exactly those secrets. Each root must be one lakewarden may change,
+   * and not also in glueTables.
+   */
+  restCatalogTables: Record<string, RestCatalogTableSetting>;
+  /**
    * Objects of new work a time-budgeted cleanup run does before its budget may stop it (a
    * version file read, an object listed, a key deleted each count one). Unset: the library's
    * default (1); raise it when a chain of runs spends its budgets re-checking.
@@ -96,6 +108,7 @@ export const DEFAULT_SETTINGS: Omit<LakewardenSettings, "tables" | "tablePrefixe
   head: {},
   discoveryDepth: 4,
   glueTables: {},
+  restCatalogTables: {},
 };
 
 /** A setting that cannot be used; the message names the setting and the problem. */
@@ -119,6 +132,8 @@ export interface SettingsInput {
   discoveryDepth?: number;
   /** Table root → `database.table`, or `{ database, table, catalogId? }` for another account's catalog. */
   glueTables?: Readonly<Record<string, string | GlueTableName>>;
+  /** Table root → its table in an Iceberg REST catalog: `{ uri, table: "namespace.table", warehouse?, credentialsSecret? }`. */
+  restCatalogTables?: Readonly<Record<string, RestCatalogTableInput>>;
   minWorkPerRun?: number;
 }
 
@@ -170,6 +185,7 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
   const discoveryDepth = input.discoveryDepth ?? DEFAULT_SETTINGS.discoveryDepth;
   requirePositiveInteger("discoveryDepth", discoveryDepth);
   const glueTables = resolveGlueTables(input.glueTables ?? {}, { tables, tablePrefixes, tableRoots, prefixWideAccess });
+  const restCatalogTables = resolveRestCatalogTables(input.restCatalogTables ?? {}, { tables, tablePrefixes, tableRoots, prefixWideAccess }, glueTables);
   // At least one: with none, a budget could stop every run of a chain before it did anything new.
   if (input.minWorkPerRun !== undefined) requirePositiveInteger("minWorkPerRun", input.minWorkPerRun);
   return {
@@ -182,6 +198,7 @@ export function resolveSettings(input: SettingsInput): LakewardenSettings {
     head,
     discoveryDepth,
     glueTables,
+    restCatalogTables,
     ...(input.minWorkPerRun !== undefined ? { minWorkPerRun: input.minWorkPerRun } : {}),
   };
 }
@@ -197,12 +214,7 @@ function resolveGlueTables(
 ): Record<string, GlueTableName> {
   const out: Record<string, GlueTableName> = {};
   for (const [path, entry] of Object.entries(input)) {
-    const root = normalizeTableRoot(path, "glueTables");
-    const writable =
-      scopes.tables.includes(root) || scopes.tableRoots.includes(root) || (scopes.prefixWideAccess && scopes.tablePrefixes.some((prefix) => root.startsWith(prefix)));
-    if (!writable) {
-      throw new InvalidSettingError("glueTables", `"${root}" is not a table lakewarden may change; list it in tables or tableRoots first`);
-    }
+    const root = catalogTableRoot("glueTables", path, scopes);
     if (out[root]) throw new InvalidSettingError("glueTables", `"${root}" is listed twice`);
     const name = typeof entry === "string" ? parseGlueTableName(entry) : glueTableObject(entry);
     if (!name) {
@@ -215,6 +227,34 @@ function resolveGlueTables(
       throw new InvalidSettingError("glueTables", `"${root}": catalogId ${JSON.stringify(name.catalogId)} is not a 12-digit AWS account id`);
     }
     out[root] = name;
+  }
+  return out;
+}
+
+type WriteScopes = Pick<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots" | "prefixWideAccess">;
+
+/** A catalog-owned table's root, which must be one lakewarden may change: its cleanup deletes files there. */
+function catalogTableRoot(setting: string, path: string, scopes: WriteScopes): string {
+  const root = normalizeTableRoot(path, setting);
+  const writable = scopes.tables.includes(root) || scopes.tableRoots.includes(root) || (scopes.prefixWideAccess && scopes.tablePrefixes.some((prefix) => root.startsWith(prefix)));
+  if (!writable) throw new InvalidSettingError(setting, `"${root}" is not a table lakewarden may change; list it in tables or tableRoots first`);
+  return root;
+}
+
+/** Each REST catalog table: a root lakewarden may change, owned by no other catalog, its entry valid (catalog-settings.ts). */
+function resolveRestCatalogTables(
+  input: Readonly<Record<string, RestCatalogTableInput>>,
+  scopes: WriteScopes,
+  glueTables: Readonly<Record<string, GlueTableName>>,
+): Record<string, RestCatalogTableSetting> {
+  const out: Record<string, RestCatalogTableSetting> = {};
+  for (const [path, entry] of Object.entries(input)) {
+    const root = catalogTableRoot("restCatalogTables", path, scopes);
+    if (out[root]) throw new InvalidSettingError("restCatalogTables", `"${root}" is listed twice`);
+    if (glueTables[root]) throw new InvalidSettingError("restCatalogTables", `"${root}" is also in glueTables: one catalog owns a table's pointer`);
+    const resolved = resolveRestCatalogTable(entry);
+    if (typeof resolved === "string") throw new InvalidSettingError("restCatalogTables", `"${root}": ${resolved}`);
+    out[root] = resolved;
   }
   return out;
 }
@@ -252,6 +292,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): La
     },
     discoveryDepth: contextNumber("discoveryDepth", get("discoveryDepth")),
     glueTables: contextGlueTables(get("glueTables")),
+    restCatalogTables: contextRestCatalogTables(get("restCatalogTables")),
     minWorkPerRun: contextNumber("minWorkPerRun", get("minWorkPerRun")),
   });
 }
@@ -278,6 +319,14 @@ function contextGlueTables(value: unknown): Record<string, string | GlueTableNam
   }
   if (typeof value === "object" && !Array.isArray(value)) return value as Record<string, string | GlueTableName>;
   throw new InvalidSettingError("glueTables", "expected an object of table root → database.table (JSON) or root=database.table pairs");
+}
+
+/** `restCatalogTables` from context: a JSON object (cdk.json, or `-c 'lakewarden:restCatalogTables={...}'`) of table root → entry. */
+function contextRestCatalogTables(value: unknown): Record<string, RestCatalogTableInput> | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const object = typeof value === "string" ? parseJson("restCatalogTables", value.trim()) : value;
+  if (typeof object === "object" && object !== null && !Array.isArray(object)) return object as Record<string, RestCatalogTableInput>;
+  throw new InvalidSettingError("restCatalogTables", 'expected a JSON object of table root → {"uri": ..., "table": "namespace.table", "credentialsSecret": ...}');
 }
 
 function normalizeTableRoot(table: string, setting = "tables"): string {

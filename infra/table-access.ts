@@ -6,11 +6,12 @@
  * `prefixWideAccess` widens writes and deletes to whole prefixes. No statement ever names
  * `s3:*` or a whole-bucket object ARN.
  */
-import { Stack } from "aws-cdk-lib";
+import { ArnFormat, Stack } from "aws-cdk-lib";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IConstruct } from "constructs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { LAKEWARDEN_FOLDER, type LakewardenSettings } from "./settings.ts";
+import { isSecretArn } from "./catalog-settings.ts";
 
 type Scopes = Pick<LakewardenSettings, "tables" | "tablePrefixes">;
 type WriteScopes = Pick<LakewardenSettings, "tables" | "tablePrefixes" | "tableRoots" | "prefixWideAccess">;
@@ -86,11 +87,12 @@ export function discoverTablesStatement(bucket: IBucket, scopes: Scopes): Policy
 }
 
 /**
- * glue:GetTable on the Glue tables the settings name and nothing else, or null when none is
- * named. Glue authorizes GetTable against the catalog, the database and the table ARNs together,
- * so each entry needs all three (its own account's catalog unless `catalogId` names another).
+ * glue:GetTable on the Glue tables the settings name and nothing else, with `commit` also
+ * glue:UpdateTable (cleanup's expiry commit moves the entry's pointer), or null when none is
+ * named. Glue authorizes both against the catalog, the database and the table ARNs together, so
+ * each entry needs all three (its own account's catalog unless `catalogId` names another).
  */
-export function readGlueTablesStatement(scope: IConstruct, glueTables: LakewardenSettings["glueTables"]): PolicyStatement | null {
+export function glueTablesStatement(scope: IConstruct, glueTables: LakewardenSettings["glueTables"], access: { commit: boolean }): PolicyStatement | null {
   const names = Object.values(glueTables);
   if (names.length === 0) return null;
   const stack = Stack.of(scope);
@@ -102,5 +104,23 @@ export function readGlueTablesStatement(scope: IConstruct, glueTables: Lakewarde
     resources.add(arn("database", name.database, name.catalogId));
     resources.add(arn("table", `${name.database}/${name.table}`, name.catalogId));
   }
-  return new PolicyStatement({ sid: "ReadGlueTablePointers", actions: ["glue:GetTable"], resources: [...resources] });
+  return access.commit
+    ? new PolicyStatement({ sid: "CommitGlueTables", actions: ["glue:GetTable", "glue:UpdateTable"], resources: [...resources] })
+    : new PolicyStatement({ sid: "ReadGlueTablePointers", actions: ["glue:GetTable"], resources: [...resources] });
+}
+
+/**
+ * secretsmanager:GetSecretValue on exactly the secrets the REST catalog tables name (their
+ * credentials, read at run time), or null when none is named. A secret named by ARN is granted
+ * as given; one named by its name is granted as `name-??????`, the six characters Secrets Manager
+ * appends to every secret's ARN (never `name*`, which would also match `name-other`).
+ */
+export function readCatalogSecretsStatement(scope: IConstruct, restCatalogTables: LakewardenSettings["restCatalogTables"]): PolicyStatement | null {
+  const secrets = [...new Set(Object.values(restCatalogTables).flatMap((entry) => (entry.credentialsSecret !== undefined ? [entry.credentialsSecret] : [])))];
+  if (secrets.length === 0) return null;
+  const stack = Stack.of(scope);
+  const resources = secrets.map((secret) =>
+    isSecretArn(secret) ? secret : stack.formatArn({ service: "secretsmanager", resource: "secret", resourceName: `${secret}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+  );
+  return new PolicyStatement({ sid: "ReadCatalogCredentials", actions: ["secretsmanager:GetSecretValue"], resources });
 }

@@ -15,12 +15,17 @@
  *   lease held by another run → acknowledged: that run is doing this table's cleanup;
  *   anything else             → failed; retried, then the DLQ (and its alarm).
  *
- * A table named in LAKEWARDEN_GLUE_TABLES is one whose catalog owns its commit pointer (an
- * Iceberg table Athena or Glue writes): its entry is read with GetTable right before the run and
- * the run reads the table at that pointer, as `cleanup --metadata-location` does. The message
- * never carries the pointer: a message may be hours old, the catalog's answer is not. An entry
- * that cannot be used (not found, access denied, not a format read from a catalog, a pointer
- * outside the table root) fails the message with one line, before anything is read or deleted.
+ * A table named in LAKEWARDEN_GLUE_TABLES or LAKEWARDEN_CATALOG_TABLES is one whose catalog owns
+ * its commit pointer (an Iceberg table Athena, Glue jobs, Spark or pyiceberg write through AWS
+ * Glue or a REST catalog): the run loads the entry right before it starts and expires snapshots
+ * through the catalog's own commit (UpdateTable guarded by Glue's VersionId; the REST protocol's
+ * table commit with its requirements), as `cleanup --glue-table` / `--catalog` does
+ * (lib/maintenance/catalog-cleanup.ts). The message never carries the pointer: a message may be
+ * hours old, the catalog's answer is not. An entry that cannot be used (not found, access denied,
+ * not Iceberg, a pointer outside the table root), a commit refused past its re-plans or one whose
+ * answer was lost fails the message with one line and nothing deleted; the retry reads the table
+ * back before deciding. A table whose catalog forbids deletes (gc.enabled=false) or that another
+ * maintenance service looks after (S3 Tables' own snapshot management) is left alone with one line.
  */
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
@@ -29,14 +34,16 @@ import { MaintenanceOptOutError } from "../../lib/formats/errors.ts";
 import type { CleanupSettings } from "../../lib/maintenance/policy.ts";
 import { filesRemovedCount, type CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import type { RunCleanupOptions } from "../../lib/maintenance/run-cleanup.ts";
-import type { GlueTableName } from "../../lib/catalog/glue.ts";
 import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";
+import type { TableCatalog } from "../../lib/formats/catalog-commit.ts";
+import { runCleanupThroughCatalog, type CatalogCleanupReport } from "../../lib/maintenance/catalog-cleanup.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import { refreshHeadAfterCleanup } from "../../lib/head/after-cleanup.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
 import { encodeCleanupRequest, parseCleanupRequest, type CleanupRequest } from "../shared/cleanup-request.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
 import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
+import type { TableCatalogs } from "../shared/catalog-tables.ts";
 
 /** Time kept back from the Lambda's remaining time to stop between steps, write the receipt and release the lease. */
 export const DEFAULT_STOP_MARGIN_MS = 60_000;
@@ -47,7 +54,7 @@ export const DEFAULT_STOP_MARGIN_MS = 60_000;
  */
 export const DEFAULT_HARD_STOP_MARGIN_MS = 15_000;
 export { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
-import { DEFAULT_MAX_CONTINUATIONS, ENV } from "../shared/environment.ts";
+import { DEFAULT_MAX_CONTINUATIONS } from "../shared/environment.ts";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
 
 export interface CleanupTableDependencies {
@@ -70,10 +77,10 @@ export interface CleanupTableDependencies {
   maxContinuations?: number;
   /** Objects of new work a budgeted run does before its budget may stop it (LAKEWARDEN_MIN_WORK_PER_RUN). */
   minWorkPerRun?: number;
-  /** Tables whose commit pointer the Glue Data Catalog owns, by table URI (LAKEWARDEN_GLUE_TABLES). */
-  glueTables?: ReadonlyMap<string, GlueTableName>;
-  /** Reads a Glue table's entry now (GetTable); needed when `glueTables` names any table. */
-  glueCatalog?: { table(name: GlueTableName): Promise<CatalogTable> };
+  /** The catalog owning a table's pointer (LAKEWARDEN_GLUE_TABLES, LAKEWARDEN_CATALOG_TABLES), or null. */
+  catalogs?: TableCatalogs;
+  /** Cleanup through a catalog's own commit (default: the library's runCleanupThroughCatalog). */
+  runCleanupThroughCatalog?(store: ObjectStore, catalog: TableCatalog, options: Omit<RunCleanupOptions, "format">): Promise<CatalogCleanupReport>;
   log: HandlerLog;
   metrics: HandlerMetrics;
   now?: () => number;
@@ -110,12 +117,10 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
       const owner = context ? `lambda:${context.functionName}:${context.awsRequestId}` : undefined;
       let report: CleanupReport;
       let store: ObjectStore;
-      let format: TableFormat | undefined;
+      let catalogFormat: TableFormat | string | undefined;
       try {
         store = deps.openStore(table);
-        format = await catalogFormat(table, store, deps);
-        report = await deps.runCleanup(store, {
-          ...(format ? { format } : {}),
+        const options: Omit<RunCleanupOptions, "format"> = {
           environment: deps.settings,
           ...(deps.minWorkPerRun !== undefined ? { minWorkPerRun: deps.minWorkPerRun } : {}),
           ...(deps.maxDeleteRate !== undefined ? { maxDeleteRate: deps.maxDeleteRate } : {}),
@@ -123,7 +128,8 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
           ...(budgetMs !== undefined ? { maxDurationMs: budgetMs } : {}),
           ...(owner ? { lease: { owner } } : {}),
           ...(deps.now ? { now: () => new Date(now()) } : {}),
-        });
+        };
+        ({ report, catalogFormat } = await cleanTable(table, store, options, deps));
       } catch (error) {
         if (error instanceof LeaseHeldError) {
           deps.log.info("cleanup skipped: another run holds the table's lease", { table, detail: error.message });
@@ -138,8 +144,12 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
         throw error;
       }
       // The run's own commit (Iceberg's expiry) leaves the head on the commit before it; the
-      // commit trigger may be off for this table, so the run brings it up itself.
-      const head = await refreshHeadAfterCleanup(store, report, format ? { format } : {});
+      // commit trigger may be off for this table, so the run brings it up itself (through a
+      // catalog, to the file the catalog named at the run's last load, after its commit).
+      const head =
+        typeof catalogFormat === "string"
+          ? { action: "failed" as const, problem: catalogFormat }
+          : await refreshHeadAfterCleanup(store, report, catalogFormat ? { format: catalogFormat } : {});
       if (head.action === "failed") {
         report.warnings.push(head.problem);
         deps.log.warn("head not refreshed after cleanup's commit", { table, problem: head.problem });
@@ -160,15 +170,69 @@ export function createCleanupTableHandler(deps: CleanupTableDependencies): (even
   };
 }
 
-/** The table's format at the pointer its Glue entry names now, or undefined for a table no catalog owns. */
-async function catalogFormat(table: string, store: ObjectStore, deps: CleanupTableDependencies): Promise<TableFormat | undefined> {
-  const name = deps.glueTables?.get(table.replace(/\/+$/, ""));
-  if (!name) return undefined;
-  if (!deps.glueCatalog) throw new Error(`${table}: named in ${ENV.glueTables} but this handler has no Glue client`);
-  const entry = await deps.glueCatalog.table(name);
-  const { format, pointer } = formatAtCatalogPointer(store, entry);
-  deps.log.info("commit pointer read from the Glue Data Catalog", { table, catalogTable: entry.label, pointer });
-  return format;
+/**
+ * One run on the table: through its catalog's own commit when a catalog owns its pointer, else
+ * the plain pipeline. `catalogFormat`: the format at the catalog's last answer, for the head.
+ */
+async function cleanTable(
+  table: string,
+  store: ObjectStore,
+  options: Omit<RunCleanupOptions, "format">,
+  deps: CleanupTableDependencies,
+): Promise<{ report: CleanupReport; catalogFormat?: TableFormat | string }> {
+  const catalog = await deps.catalogs?.catalogOf(table);
+  if (!catalog) return { report: await deps.runCleanup(store, options) };
+  const watched = watchLoads(catalog, (entry) => {
+    // An entry that names no usable pointer is the run's to refuse, with its own line.
+    const pointer = pointerOf(store, entry);
+    if (pointer !== null) deps.log.info("commit pointer read from the catalog", { table, catalogTable: entry.label, pointer });
+  });
+  const report = await (deps.runCleanupThroughCatalog ?? runCleanupThroughCatalog)(store, watched.catalog, options);
+  for (const replan of report.catalog_replans) deps.log.info("the catalog refused the expiry commit: planned again on its new entry", { table, reason: replan });
+  const catalogFormat = formatAtLastLoad(store, watched.last());
+  return { report, ...(catalogFormat !== undefined ? { catalogFormat } : {}) };
+}
+
+/** The catalog, every load of it reported to `onFirst` (the first only) and the last one kept. */
+function watchLoads(catalog: TableCatalog, onFirst: (entry: CatalogTable) => void): { catalog: TableCatalog; last(): CatalogTable | null } {
+  let last: CatalogTable | null = null;
+  const load = async (): Promise<CatalogTable> => {
+    const entry = await catalog.load();
+    if (last === null) onFirst(entry);
+    last = entry;
+    return entry;
+  };
+  return {
+    catalog: {
+      label: catalog.label,
+      load,
+      ...(catalog.updateParameters ? { updateParameters: catalog.updateParameters.bind(catalog) } : {}),
+      ...(catalog.commitChanges ? { commitChanges: catalog.commitChanges.bind(catalog) } : {}),
+      ...(catalog.maintainedElsewhere ? { maintainedElsewhere: catalog.maintainedElsewhere.bind(catalog) } : {}),
+    },
+    last: () => last,
+  };
+}
+
+function pointerOf(store: ObjectStore, entry: CatalogTable): string | null {
+  try {
+    return formatAtCatalogPointer(store, entry).pointer;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The format at the entry the run loaded last (after its commit, the fresh load that confirmed
+ * it), for the head; or why not, as a warning: the cleanup is done whatever this finds.
+ */
+function formatAtLastLoad(store: ObjectStore, entry: CatalogTable | null): TableFormat | string | undefined {
+  if (entry === null) return undefined;
+  try {
+    return formatAtCatalogPointer(store, entry).format;
+  } catch (error) {
+    return `the head was not brought up to the catalog's current commit: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 /** Sends the next run of a budget-stopped chain, or, at the cap, raises the alarm metric instead. */

@@ -11,8 +11,7 @@ import { ENV, isFifoQueueUrl, optionalInteger, optionalPositiveInteger, optional
 import { queueSender } from "../shared/send-messages.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
-import { readGlueTables } from "../shared/glue-tables.ts";
-import { GlueCatalog } from "../../lib/catalog/glue.ts";
+import { readTableCatalogs } from "../shared/catalog-tables.ts";
 import { createCleanupTableHandler, type CleanupTableDependencies } from "./cleanup-table.ts";
 
 export function createCleanupTableLambda(env: Environment, overrides: Partial<CleanupTableDependencies> = {}) {
@@ -24,7 +23,7 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
   const maxContinuations = optionalInteger(env, ENV.maxContinuations, 0);
   // At least one object: with none, a budget could stop every run of a chain before it did anything.
   const minWorkPerRun = optionalPositiveInteger(env, ENV.minWorkPerRun);
-  const glueTables = readGlueTables(env);
+  const catalogs = readTableCatalogs(env);
   const cleanupTable = createCleanupTableHandler({
     scopes: readTableScopes(env),
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
@@ -33,8 +32,8 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
     ...(sendContinuation ? { sendContinuation: (body: string) => sendContinuation([body]) } : {}),
     ...(maxContinuations !== undefined ? { maxContinuations } : {}),
     ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
-    // The Glue client follows the Lambda's environment (AWS_REGION, the role's credentials).
-    ...(glueTables.size > 0 ? { glueTables, glueCatalog: new GlueCatalog() } : {}),
+    // Catalog clients follow the Lambda's environment (AWS_REGION, the role's credentials) and load on first use.
+    ...(catalogs.size > 0 ? { catalogs } : {}),
     ...(optionalPositiveInteger(env, ENV.maxDeleteRate) !== undefined ? { maxDeleteRate: optionalPositiveInteger(env, ENV.maxDeleteRate)! } : {}),
     log: logger,
     metrics,

@@ -1,5 +1,6 @@
 /**
- * The head of a table whose commit pointer a catalog owns (LAKEWARDEN_GLUE_TABLES): written for
+ * The head of a table whose commit pointer a catalog owns (LAKEWARDEN_GLUE_TABLES,
+ * LAKEWARDEN_CATALOG_TABLES): written for
  * the file the catalog names now, never for the file an event names. iceberg-java writes
  * `NNNNN-uuid.metadata.json` before it swaps the catalog's pointer, so the newest file may be a
  * commit the catalog never took (a writer that failed or lost a race); a head of it would hand
@@ -10,8 +11,8 @@
  * pauses, until it names that file or the file is `waitMs` old; after that the file counts as a
  * commit the catalog did not take, and the head stays at the catalog's file.
  */
-import type { GlueTableName } from "../../lib/catalog/glue.ts";
-import { formatAtCatalogPointer, type CatalogTable } from "../../lib/formats/catalog.ts";
+import { formatAtCatalogPointer } from "../../lib/formats/catalog.ts";
+import type { TableCatalog } from "../../lib/formats/catalog-commit.ts";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { removalSteps } from "../../lib/maintenance/removal-steps.ts";
 import { writeTableHead, type WriteTableHeadOptions, type WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
@@ -22,8 +23,8 @@ export const DEFAULT_CATALOG_WAIT_MS = 20_000;
 
 export interface CatalogHeadInput {
   store: ObjectStore;
-  name: GlueTableName;
-  catalog: { table(name: GlueTableName): Promise<CatalogTable> };
+  /** The table's catalog: each load asks it now. */
+  catalog: Pick<TableCatalog, "load">;
   /** Commit files the events named (keys under the table root), with when each was created. */
   notified: ReadonlyMap<string, Date | undefined>;
   headOptions?: Pick<WriteTableHeadOptions, "codec" | "inlineBudgetBytes">;
@@ -45,7 +46,7 @@ export interface CatalogHeadResult {
   pointer: string;
   key: string;
   catalogTable: string;
-  /** GetTable calls made (more than one when a newer file was waited for). */
+  /** Catalog loads made (more than one when a newer file was waited for). */
   lookups: number;
   /** Notified files that are not the catalog's current metadata. */
   elsewhere: NotifiedElsewhere[];
@@ -57,7 +58,7 @@ export async function writeHeadAtCatalogPointer(input: CatalogHeadInput): Promis
   let pause = 1_000;
   for (;;) {
     lookups++;
-    const entry = await input.catalog.table(input.name);
+    const entry = await input.catalog.load();
     const { format, pointer, key } = formatAtCatalogPointer(store, entry);
     const elsewhere = await notifiedElsewhere(store, format, key, input.notified);
     // The youngest newer file decides: an older one the catalog passed over was not taken.

@@ -11,8 +11,7 @@ import { openStore } from "../../lib/store/open-store.ts";
 import { ENV, optionalInteger, optionalString, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
-import { readGlueTables } from "../shared/glue-tables.ts";
-import { GlueCatalog } from "../../lib/catalog/glue.ts";
+import { readTableCatalogs } from "../shared/catalog-tables.ts";
 import { createOnCommitHandler, type OnCommitDependencies } from "./on-commit.ts";
 
 export function createOnCommitLambda(env: Environment, overrides: Partial<OnCommitDependencies> = {}) {
@@ -20,13 +19,13 @@ export function createOnCommitLambda(env: Environment, overrides: Partial<OnComm
   const { client: s3 } = createS3Client({}, env);
   const codec = optionalString(env, ENV.headCodec);
   const inlineBudgetBytes = optionalInteger(env, ENV.headInlineBytes, 0);
-  const glueTables = readGlueTables(env);
+  const catalogs = readTableCatalogs(env);
   const onCommit = createOnCommitHandler({
     scopes: readTableScopes(env),
     openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
     headOptions: { ...(codec ? { codec } : {}), ...(inlineBudgetBytes !== undefined ? { inlineBudgetBytes } : {}) },
-    // The Glue client follows the Lambda's environment (AWS_REGION, the role's credentials); the SDK loads with the first lookup.
-    ...(glueTables.size > 0 ? { glueTables, glueCatalog: new GlueCatalog() } : {}),
+    // Catalog clients follow the Lambda's environment (AWS_REGION, the role's credentials) and load with the first lookup.
+    ...(catalogs.size > 0 ? { catalogs } : {}),
     log: logger,
     metrics,
     ...overrides,

@@ -9,10 +9,11 @@
  * logged, never retried. A body that is not an S3 event fails its message, which SQS then
  * retries and finally moves to the dead-letter queue.
  *
- * A table named in LAKEWARDEN_GLUE_TABLES gets the head of the metadata file its Glue entry names
- * now (GetTable, never cached), not of the file an event names (catalog-head.ts). An entry that
- * cannot be used (not found, access denied, not Iceberg, a pointer outside the table root) is a
- * failed head write: no head, one line, HeadWriteFailures, the messages retried.
+ * A table named in LAKEWARDEN_GLUE_TABLES or LAKEWARDEN_CATALOG_TABLES gets the head of the
+ * metadata file its catalog names now (Glue's GetTable, the REST protocol's loadTable; never
+ * cached), not of the file an event names (catalog-head.ts). An entry that cannot be used (not
+ * found, access denied, credentials unreadable, not Iceberg, a pointer outside the table root) is
+ * a failed head write: no head, one line, HeadWriteFailures, the messages retried.
  */
 import { BranchLocationError, NoVersionYetError } from "../../lib/formats/errors.ts";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
@@ -23,13 +24,12 @@ import { mapConcurrent } from "../../lib/store/map-concurrent.ts";
 import { headWasWritten, writeHeadForCommit } from "../../lib/follow/write-head-for-commit.ts";
 import { errorSummary } from "../../lib/store/errors.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
-import type { GlueTableName } from "../../lib/catalog/glue.ts";
-import type { CatalogTable } from "../../lib/formats/catalog.ts";
+import type { TableCatalog } from "../../lib/formats/catalog-commit.ts";
 import type { WriteTableHeadOptions, WriteTableHeadResult } from "../../lib/head/write-table-head.ts";
 import { METRIC, MetricUnit, type HandlerLog, type HandlerMetrics } from "../shared/observability.ts";
 import { parseS3Notification } from "../shared/s3-event.ts";
 import { isInScope, type TableScopes } from "../shared/table-scopes.ts";
-import { ENV } from "../shared/environment.ts";
+import type { TableCatalogs } from "../shared/catalog-tables.ts";
 import { DEFAULT_CATALOG_WAIT_MS, writeHeadAtCatalogPointer } from "./catalog-head.ts";
 
 export interface OnCommitDependencies {
@@ -41,10 +41,8 @@ export interface OnCommitDependencies {
   headOptions?: Pick<WriteTableHeadOptions, "codec" | "inlineBudgetBytes">;
   /** Tables whose heads are written at once (default 4). */
   concurrency?: number;
-  /** Tables whose commit pointer the Glue Data Catalog owns, by table URI (LAKEWARDEN_GLUE_TABLES). */
-  glueTables?: ReadonlyMap<string, GlueTableName>;
-  /** Reads a Glue table's entry now (GetTable); needed when `glueTables` names any table. */
-  glueCatalog?: { table(name: GlueTableName): Promise<CatalogTable> };
+  /** The catalog owning a table's pointer (LAKEWARDEN_GLUE_TABLES, LAKEWARDEN_CATALOG_TABLES), or null. */
+  catalogs?: TableCatalogs;
   /** How long a notified file newer than the catalog's pointer may take to become it (default 20 s from its creation). */
   catalogWaitMs?: number;
   log: HandlerLog;
@@ -136,9 +134,9 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
   await mapConcurrent(groups, deps.concurrency ?? 4, async (group) => {
     const attributes = { table: group.table, version: group.newestVersion, messages: group.sources.length };
     try {
-      const glueName = deps.glueTables?.get(group.table.replace(/\/+$/, ""));
-      if (glueName) {
-        await writeCatalogHead(group, glueName, notified.get(group.table) ?? new Map(), deps, now);
+      const catalog = await deps.catalogs?.catalogOf(group.table);
+      if (catalog) {
+        await writeCatalogHead(group, catalog, notified.get(group.table) ?? new Map(), deps, now);
         return;
       }
       const result = await writeHeadForCommit(deps.openStore(group.table), group.newestVersion, {
@@ -174,20 +172,18 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
 
 const NOT_CATALOG_CURRENT = "not the catalog's current metadata: the head follows the catalog's pointer";
 
-/** The head of a Glue-owned table, at the metadata file its entry names now; throws as a failed head write. */
+/** The head of a catalog-owned table, at the metadata file its catalog names now; throws as a failed head write. */
 async function writeCatalogHead(
   group: TableCommits<MessageId>,
-  name: GlueTableName,
+  catalog: TableCatalog,
   files: ReadonlyMap<string, Date | undefined>,
   deps: OnCommitDependencies,
   now: () => number,
 ): Promise<void> {
-  if (!deps.glueCatalog) throw new Error(`${group.table}: named in ${ENV.glueTables} but this handler has no Glue client`);
   const store = deps.openStore(group.table);
   const done = await writeHeadAtCatalogPointer({
     store,
-    name,
-    catalog: deps.glueCatalog,
+    catalog,
     notified: files,
     ...(deps.headOptions ? { headOptions: deps.headOptions } : {}),
     waitMs: deps.catalogWaitMs ?? DEFAULT_CATALOG_WAIT_MS,

@@ -36,6 +36,14 @@ export const ENV = {
    * written or a run starts.
    */
   glueTables: "LAKEWARDEN_GLUE_TABLES",
+  /**
+   * on-commit and cleanup-table: JSON object from table URI to its Iceberg REST catalog table,
+   * `{"s3://bucket/lake/orders": {"uri": "https://catalog.example.com/api/catalog", "warehouse": "lake",
+   * "namespace": ["sales"], "table": "orders", "credentialsSecret": "arn:aws:secretsmanager:..."}}`:
+   * the table's pointer is loaded there, cleanup commits its expiry there, and the credentials are
+   * read from the named secret at run time (the variable names the secret, never holds its value).
+   */
+  catalogTables: "LAKEWARDEN_CATALOG_TABLES",
 } as const;
 
 /** Continuations one scheduled request may chain (each a Lambda lifetime, so about 5 hours at 15 minutes). */

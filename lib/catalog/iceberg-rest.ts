@@ -74,6 +74,15 @@ export function parseRestTableName(text: string): { namespace: string[]; table: 
   return { namespace: parts.slice(0, -1), table: parts.at(-1)! };
 }
 
+/** S3 Tables' and Glue's Iceberg REST endpoints: `https://s3tables.<region>.amazonaws.com/iceberg`, `https://glue.<region>.amazonaws.com/iceberg`. */
+const AWS_ENDPOINT = /^https:\/\/(s3tables|glue)\.([a-z0-9-]+)\.amazonaws\.com(\/|$)/;
+
+/** The SigV4 service and region of an AWS Iceberg REST endpoint, or null for any other URI. */
+export function awsIcebergEndpoint(uri: string): { service: "s3tables" | "glue"; region: string } | null {
+  const match = AWS_ENDPOINT.exec(uri);
+  return match ? { service: match[1] as "s3tables" | "glue", region: match[2]! } : null;
+}
+
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** A token is renewed this long before the catalog said it expires. */
 const TOKEN_MARGIN_MS = 60_000;
@@ -106,6 +115,29 @@ export class RestCatalogTable implements TableCatalog {
     const location = metadataLocationOf(answer.body);
     if (location === null) throw new RestCatalogError(this.label, 200, "loadTable answered without a metadata-location; nothing read, written or deleted");
     return { label: this.label, parameters: { table_type: "ICEBERG", metadata_location: location }, version: location };
+  }
+
+  /**
+   * Why another maintenance service looks after this table, or null. A table reached through S3
+   * Tables (requests signed for "s3tables") is left alone while S3 Tables' own snapshot
+   * management is enabled (s3tables.ts); other catalogs say nothing of the kind.
+   */
+  async maintainedElsewhere(): Promise<string | null> {
+    const auth = this.#options.auth;
+    if (auth?.type !== "sigv4" || auth.service !== "s3tables") return null;
+    const { isTableBucketArn, s3TablesSnapshotManagement } = await import("./s3tables.ts");
+    const warehouse = this.#options.warehouse;
+    if (warehouse === undefined || !isTableBucketArn(warehouse)) {
+      throw new RestCatalogError(
+        this.label,
+        null,
+        `S3 Tables is asked for a table bucket by its ARN (arn:aws:s3tables:<region>:<account>:bucket/<name>) as the warehouse, not ${JSON.stringify(warehouse ?? "(none)")}; nothing read, written or deleted`,
+      );
+    }
+    return s3TablesSnapshotManagement(
+      { tableBucketArn: warehouse, namespace: this.#options.namespace.join("."), table: this.#options.table },
+      { region: auth.region, ...(auth.credentials ? { credentials: auth.credentials } : {}) },
+    );
   }
 
   /** Sends the table commit (`body`: the CommitTableRequest's requirements and updates as JSON text). */

@@ -9,11 +9,12 @@
  *   - LAKEWARDEN_CATALOG_TOKEN: a bearer token;
  *   - LAKEWARDEN_CATALOG_SIGV4_SERVICE (s3tables, glue): AWS SigV4 with the SDK's credential chain,
  *     region LAKEWARDEN_CATALOG_SIGV4_REGION or AWS_REGION; an S3 Tables or Glue Iceberg endpoint
- *     (`https://s3tables.<region>.amazonaws.com/iceberg`) is signed without being told.
+ *     (`https://s3tables.<region>.amazonaws.com/iceberg`) is signed without being told. Through S3
+ *     Tables, cleanup first asks whether S3 Tables' own snapshot management is on (lib/catalog/s3tables.ts).
  */
 import type { Command } from "commander";
 import { GlueCatalog, parseGlueTableName } from "../catalog/glue.ts";
-import { parseRestTableName, RestCatalogTable, type RestAuth } from "../catalog/iceberg-rest.ts";
+import { awsIcebergEndpoint, parseRestTableName, RestCatalogTable, type RestAuth } from "../catalog/iceberg-rest.ts";
 import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { UsageError } from "./errors.ts";
 
@@ -70,16 +71,14 @@ export function catalogFromFlags(flags: CatalogFlags, env: NodeJS.ProcessEnv = p
   });
 }
 
-const AWS_ENDPOINT = /^https:\/\/(s3tables|glue)\.([a-z0-9-]+)\.amazonaws\.com(\/|$)/;
-
 /** The REST catalog's credentials from the environment (see the module comment). */
 export function restAuthFromEnvironment(uri: string, env: NodeJS.ProcessEnv): RestAuth {
   const set = (name: string) => (env[name] !== undefined && env[name] !== "" ? env[name] : undefined);
   const clientId = set("LAKEWARDEN_CATALOG_CLIENT_ID");
   const clientSecret = set("LAKEWARDEN_CATALOG_CLIENT_SECRET");
   const token = set("LAKEWARDEN_CATALOG_TOKEN");
-  const aws = AWS_ENDPOINT.exec(uri);
-  const service = set("LAKEWARDEN_CATALOG_SIGV4_SERVICE") ?? aws?.[1];
+  const aws = awsIcebergEndpoint(uri);
+  const service = set("LAKEWARDEN_CATALOG_SIGV4_SERVICE") ?? aws?.service;
   const given = [clientId !== undefined || clientSecret !== undefined ? "LAKEWARDEN_CATALOG_CLIENT_ID/SECRET" : null, token ? "LAKEWARDEN_CATALOG_TOKEN" : null].filter(
     (x) => x !== null,
   );
@@ -92,7 +91,7 @@ export function restAuthFromEnvironment(uri: string, env: NodeJS.ProcessEnv): Re
   }
   if (token) return { type: "bearer", token };
   if (service !== undefined) {
-    const region = set("LAKEWARDEN_CATALOG_SIGV4_REGION") ?? aws?.[2] ?? set("AWS_REGION") ?? set("AWS_DEFAULT_REGION");
+    const region = set("LAKEWARDEN_CATALOG_SIGV4_REGION") ?? aws?.region ?? set("AWS_REGION") ?? set("AWS_DEFAULT_REGION");
     if (region === undefined) throw new UsageError("SigV4 for the catalog needs a region: set LAKEWARDEN_CATALOG_SIGV4_REGION or AWS_REGION");
     return { type: "sigv4", service, region };
   }

@@ -73,6 +73,7 @@ function firstLoadServed(catalog: TableCatalog, entry: CatalogTable): TableCatal
     load,
     ...(catalog.updateParameters ? { updateParameters: catalog.updateParameters.bind(catalog) } : {}),
     ...(catalog.commitChanges ? { commitChanges: catalog.commitChanges.bind(catalog) } : {}),
+    ...(catalog.maintainedElsewhere ? { maintainedElsewhere: catalog.maintainedElsewhere.bind(catalog) } : {}),
   };
 }
 

@@ -35,4 +35,9 @@ export interface TableCatalog {
    * having moved; the catalog writes the new metadata and answers with its pointer.
    */
   commitChanges?(base: CatalogTable, body: string): Promise<CatalogCommitAnswer>;
+  /**
+   * Why another maintenance service looks after the table (S3 Tables' own snapshot management),
+   * or null; asked before a cleanup run, which then leaves the table alone with that line.
+   */
+  maintainedElsewhere?(): Promise<string | null>;
 }

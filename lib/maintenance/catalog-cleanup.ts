@@ -5,11 +5,13 @@
  * (lib/formats/catalog-commit.ts). A commit the catalog refuses because another writer moved the
  * entry is a re-plan: the run fails before any delete, and a new run loads the new entry and plans
  * on it, a bounded number of times. A commit with no answer is not retried: it may have applied,
- * and the next scheduled run reads the table back before deciding.
+ * and the next scheduled run reads the table back before deciding. A table the catalog says another
+ * maintenance service looks after (S3 Tables' own snapshot management) is left alone: nothing is
+ * loaded, planned or deleted, and the run fails with MaintenanceOptOutError naming why.
  */
 import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";
-import { CatalogCommitError } from "../formats/errors.ts";
+import { CatalogCommitError, MaintenanceOptOutError } from "../formats/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CleanupReport } from "./cleanup-report.ts";
 import { runCleanup, type RunCleanupOptions } from "./run-cleanup.ts";
@@ -28,6 +30,8 @@ export interface CatalogCleanupReport extends CleanupReport {
 
 export async function runCleanupThroughCatalog(store: ObjectStore, catalog: TableCatalog, options: CatalogCleanupOptions = {}): Promise<CatalogCleanupReport> {
   const { maxCommitReplans = DEFAULT_CATALOG_REPLANS, ...runOptions } = options;
+  const elsewhere = (await catalog.maintainedElsewhere?.()) ?? null;
+  if (elsewhere !== null) throw new MaintenanceOptOutError(catalog.label, `${elsewhere}; nothing read, written or deleted`);
   const replans: string[] = [];
   for (;;) {
     const { format } = formatAtCatalogPointer(store, await catalog.load(), { commitThrough: catalog });

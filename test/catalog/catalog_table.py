@@ -15,13 +15,22 @@ entry's VersionId), or an Iceberg REST catalog (pyiceberg's RestCatalog) when IC
   python catalog_table.py read <database.table> [--version SNAPSHOT_ID ...]
       loads the table through Glue, reads each snapshot given by time travel, then the current one;
       prints {"versions": [{"version", "rows", "checksum"}], "current": ID, "metadata_location": ...}.
+  python catalog_table.py serve
+      runs the commands above one after another, each a JSON array of its arguments on a line of
+      stdin, each answered by one line of stdout: {"out": <what the command printed>} or
+      {"error": "<Type>: <message>"}. One process pays pyiceberg's, pyarrow's and boto3's imports
+      (about 1.6 CPU seconds) and the catalog client's setup once, not once per command
+      (test/support/catalog-python.ts).
 
 Glue: AWS_ENDPOINT_URL_GLUE (Glue) and AWS_ENDPOINT_URL_S3 (S3), with the usual AWS_* credentials
 and region. REST: ICEBERG_REST_URI, and ICEBERG_REST_CREDENTIAL (client_id:client_secret) for
 OAuth2 client credentials when set.
 """
 import argparse
+import contextlib
+import functools
 import hashlib
+import io
 import json
 import os
 import sys
@@ -32,6 +41,7 @@ from pyiceberg.catalog.glue import GlueCatalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 
 
+@functools.cache
 def catalog():
     if os.environ.get("ICEBERG_REST_URI"):
         from pyiceberg.catalog.rest import RestCatalog
@@ -134,7 +144,7 @@ def read(args) -> None:
     print(json.dumps({"versions": out, "current": str(current), "snapshots": [str(s.snapshot_id) for s in table.snapshots()], "metadata_location": table.metadata_location}))
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     w = commands.add_parser("write")
@@ -151,8 +161,37 @@ def main() -> None:
     r = commands.add_parser("read")
     r.add_argument("table")
     r.add_argument("--version", action="append", default=[])
-    args = parser.parse_args()
-    {"write": write, "tag": tag, "files": files, "read": read}[args.command](args)
+    commands.add_parser("serve")
+    return parser
+
+
+COMMANDS = {"write": write, "tag": tag, "files": files, "read": read}
+
+
+def serve() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        out = io.StringIO()
+        try:
+            args = parser().parse_args(json.loads(line))
+            if args.command == "serve":
+                raise ValueError("serve is not a command to serve")
+            with contextlib.redirect_stdout(out):
+                COMMANDS[args.command](args)
+            answer = {"out": out.getvalue()}
+        except BaseException as error:  # SystemExit from argparse too: one answer per line, whatever happened
+            answer = {"error": f"{type(error).__name__}: {error}"}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    args = parser().parse_args()
+    if args.command == "serve":
+        serve()
+    else:
+        COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

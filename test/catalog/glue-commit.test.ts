@@ -12,10 +12,6 @@
  * (only the VersionId refuses that one), one right after lakewarden's commit, and one runs
  * pyiceberg's writer alongside a whole cleanup.
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { GlueClient, UpdateTableCommand } from "@aws-sdk/client-glue";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,10 +24,8 @@ import { openStore } from "../../lib/store/open-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
-import { toolPython } from "../tools/python-env.ts";
+import { startCatalogPython, type CatalogPython } from "../support/catalog-python.ts";
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "catalog_table.py");
 const BUCKET = "glue-commit-lake";
 /** The table's history.expire.max-snapshot-age-ms: snapshots older than this (beyond the newest) expire. */
 const RETAIN_MS = 1500;
@@ -40,6 +34,8 @@ let moto: MotoHandle;
 let glue: GlueServer;
 let client: GlueClient;
 let catalog: GlueCatalog;
+/** pyiceberg through the pass-through, and straight to moto (`direct`), each one long-lived process. */
+const workers: { recorded?: CatalogPython; direct?: CatalogPython } = {};
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
@@ -51,6 +47,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await Promise.all([workers.recorded?.stop(), workers.direct?.stop()]);
   process.env = savedEnv;
   client?.destroy();
   await glue?.stop();
@@ -65,9 +62,14 @@ interface Snapshot {
 
 /** catalog_table.py through the pass-through (the recorded, VersionId-enforcing Glue), or straight to moto (`direct`: from inside a pass-through hook). */
 async function py<T>(args: string[], options: { direct?: boolean } = {}): Promise<T> {
-  const env = { ...process.env, ...moto.awsEnv, AWS_ENDPOINT_URL_GLUE: options.direct ? moto.endpoint : glue.endpoint, AWS_ENDPOINT_URL_S3: moto.endpoint };
-  const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env, maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(stdout) as T;
+  const which = options.direct ? "direct" : "recorded";
+  workers[which] ??= startCatalogPython({
+    ...process.env,
+    ...moto.awsEnv,
+    AWS_ENDPOINT_URL_GLUE: options.direct ? moto.endpoint : glue.endpoint,
+    AWS_ENDPOINT_URL_S3: moto.endpoint,
+  });
+  return workers[which].run<T>(args);
 }
 
 const write = (table: string, commits: number, options: { direct?: boolean } = {}) =>

@@ -6,12 +6,9 @@
  * deletes only what the expired snapshots alone reached once a fresh load shows the commit.
  * pyiceberg reads the result back through the same catalog.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RestCatalogTable } from "../../lib/catalog/iceberg-rest.ts";
 import { formatAtCatalogPointer } from "../../lib/formats/catalog.ts";
@@ -20,10 +17,10 @@ import { runCleanupThroughCatalog } from "../../lib/maintenance/catalog-cleanup.
 import { openStore } from "../../lib/store/open-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
 import { startIcebergRestServer, type IcebergRestServer } from "../support/iceberg-rest.ts";
-import { toolPython } from "../tools/python-env.ts";
+import { startCatalogPython, type CatalogPython } from "../support/catalog-python.ts";
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "catalog_table.py");
+/** pyiceberg through the recording pass-through, and straight to the server (`direct`), each one long-lived process. */
+const workers: { recorded?: CatalogPython; direct?: CatalogPython } = {};
 const RETAIN_MS = 1500;
 
 let dir: string;
@@ -35,6 +32,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await Promise.all([workers.recorded?.stop(), workers.direct?.stop()]);
   await server?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -46,9 +44,9 @@ interface Snapshot {
 }
 
 async function py<T>(args: string[], options: { direct?: boolean } = {}): Promise<T> {
-  const env = { ...process.env, ICEBERG_REST_URI: options.direct ? server.directUri : server.uri };
-  const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env, maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(stdout) as T;
+  const which = options.direct ? "direct" : "recorded";
+  workers[which] ??= startCatalogPython({ ...process.env, ICEBERG_REST_URI: options.direct ? server.directUri : server.uri });
+  return workers[which].run<T>(args);
 }
 const tableDir = (table: string) => join(dir, "warehouse", ...table.split("."));
 const write = (table: string, commits: number, options: { direct?: boolean } = {}) =>

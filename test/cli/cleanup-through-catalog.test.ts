@@ -6,12 +6,9 @@
  * machine), pyiceberg writes and reads through it (test/catalog/catalog_table.py); the Glue
  * catalog is moto's behind test/support/glue-server.ts (which enforces VersionId).
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { GlueCatalog } from "../../lib/catalog/glue.ts";
 import { restAuthFromEnvironment } from "../../lib/cli/catalog-options.ts";
@@ -21,10 +18,8 @@ import type { CleanupReport } from "../../lib/maintenance/cleanup-report.ts";
 import { startGlueServer, type GlueServer } from "../support/glue-server.ts";
 import { startIcebergRestServer, type IcebergRestServer } from "../support/iceberg-rest.ts";
 import { startMotoServer, type MotoHandle } from "../support/moto.ts";
-import { toolPython } from "../tools/python-env.ts";
+import { startCatalogPython, type CatalogPython } from "../support/catalog-python.ts";
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "../catalog/catalog_table.py");
 const RETAIN_MS = 1500;
 const savedEnv = { ...process.env };
 
@@ -42,6 +37,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await worker?.stop();
   process.env = savedEnv;
   await rest?.stop();
   await glue?.stop();
@@ -61,9 +57,11 @@ interface Snapshot {
   checksum: string;
 }
 
+/** pyiceberg through the REST catalog, one long-lived process for the file. */
+let worker: CatalogPython | undefined;
 async function py<T>(args: string[]): Promise<T> {
-  const { stdout } = await run(toolPython(), [SCRIPT, ...args], { env: { ...process.env, ICEBERG_REST_URI: rest.uri }, maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(stdout) as T;
+  worker ??= startCatalogPython({ ...process.env, ICEBERG_REST_URI: rest.uri });
+  return worker.run<T>(args);
 }
 const tableDir = (table: string) => join(dir, "warehouse", ...table.split("."));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

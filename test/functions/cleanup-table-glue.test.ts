@@ -142,7 +142,7 @@ describe("cleanup-table on an Iceberg table whose pointer the Glue Data Catalog 
     expect(await cleanOnce(CLEANED)).toEqual([]);
 
     expect(glue.requests.slice(asked)).toEqual([{ target: "AWSGlue.GetTable", body: { DatabaseName: "sales", Name: "orders" }, signedFor: "glue" }]);
-    expect(logged.find((l) => l.message === "commit pointer read from the Glue Data Catalog")?.attributes).toMatchObject({
+    expect(logged.find((l) => l.message === "commit pointer read from the catalog")?.attributes).toMatchObject({
       table: uri(CLEANED),
       pointer: `${uri(CLEANED)}/metadata/${CURRENT}`,
     });

@@ -57,7 +57,9 @@ describe("function bundles", () => {
     // Loaded on first use by every function: the Glue SDK, a format's decoders (protobuf, Avro, Parquet), the row readers.
     const rowReaders = ["lib/scan/rows.ts", "lib/scan/arrow-batches.ts", "lib/formats/parquet-rows.ts", "lib/formats/delta/scan-rows.ts", "lib/formats/iceberg/scan-rows.ts"];
     for (const name of ["on-commit", "schedule-cleanup", "cleanup-table"]) {
-      for (const lazy of ["@aws-sdk/client-glue/", "protobufjs/", "avsc/", "hyparquet/", "lib/formats/lance/manifest-reader.ts", ...rowReaders]) {
+      // The catalog clients and their SDKs: only a deployment that names a catalog table loads them.
+      const catalogs = ["@aws-sdk/client-secrets-manager/", "@aws-sdk/client-s3tables/", "lib/catalog/iceberg-rest.ts", "lib/catalog/catalog-secret.ts", "lib/catalog/s3tables.ts"];
+      for (const lazy of [...catalogs, "@aws-sdk/client-glue/", "protobufjs/", "avsc/", "hyparquet/", "lib/formats/lance/manifest-reader.ts", ...rowReaders]) {
         expect(startOf(name), `${name} loads ${lazy} at start`).not.toContain(lazy);
       }
     }

@@ -307,12 +307,15 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
   const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
   const functionId = (fragment: string) => Object.keys(resources).find((id) => resources[id]!.Type === "AWS::Lambda::Function" && id.includes(fragment))!;
 
-  it("grants cleanup-table and on-commit glue:GetTable on exactly the named catalogs, databases and tables, and schedule-cleanup nothing in Glue", () => {
+  it("grants on-commit glue:GetTable and cleanup-table glue:GetTable and glue:UpdateTable on exactly the named catalogs, databases and tables, and schedule-cleanup nothing in Glue", () => {
     const glue = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue")));
-    expect(glue.map(({ policy }) => ["CleanupTable", "OnCommit"].find((fn) => policy.includes(fn))).sort()).toEqual(["CleanupTable", "OnCommit"]);
+    const byFunction = new Map(glue.map(({ policy, statement }) => [["CleanupTable", "OnCommit"].find((fn) => policy.includes(fn)), statement]));
+    expect(glue).toHaveLength(2);
+    expect([...byFunction.keys()].sort()).toEqual(["CleanupTable", "OnCommit"]);
+    expect(asList(byFunction.get("OnCommit")!.Action)).toEqual(["glue:GetTable"]);
+    expect(asList(byFunction.get("CleanupTable")!.Action)).toEqual(["glue:GetTable", "glue:UpdateTable"]);
     for (const { statement } of glue) {
       expect(statement.Effect).toBe("Allow");
-      expect(asList(statement.Action)).toEqual(["glue:GetTable"]);
       expect(
         asList(statement.Resource as unknown)
           .map(render)
@@ -327,6 +330,8 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
       ]);
       expect(statement.Condition).toBeUndefined();
     }
+    // No REST catalog table named: no secret may be read.
+    expect(policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("secretsmanager:")))).toEqual([]);
   });
 
   it("tells cleanup-table and on-commit (not schedule-cleanup) which tables Glue owns, by s3:// URI; cleanup-table its minimum work per run", () => {
@@ -347,6 +352,85 @@ describe("LakewardenStack with Glue-owned Iceberg tables", () => {
     expect(() => synthStack({ settings: { tables: ["lake/orders"], glueTables: { "lake/users": "crm.users" } } })).toThrow(
       /setting glueTables: "lake\/users" is not a table lakewarden may change/,
     );
+  });
+});
+
+describe("LakewardenStack with Iceberg REST catalog tables", () => {
+  const SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakewarden/polaris-AbCdEf";
+  const { template } = synthStack({
+    settings: {
+      tables: ["lake/orders"],
+      tablePrefixes: ["warehouse/"],
+      tableRoots: ["warehouse/events", "warehouse/users"],
+      glueTables: { "warehouse/users": "crm.users" },
+      restCatalogTables: {
+        "lake/orders": { uri: "https://polaris.example.com/api/catalog/", warehouse: "lake", table: "sales.orders", credentialsSecret: SECRET_ARN },
+        "warehouse/events": { uri: "https://nessie.example.com/iceberg", table: "analytics.web.events", credentialsSecret: "lakewarden/nessie" },
+      },
+    },
+  });
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const functionId = (fragment: string) => Object.keys(resources).find((id) => resources[id]!.Type === "AWS::Lambda::Function" && id.includes(fragment))!;
+  const variables = (fragment: string) => (resources[functionId(fragment)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+
+  it("grants cleanup-table and on-commit secretsmanager:GetSecretValue on exactly the named secrets (a name as name-??????), and schedule-cleanup none", () => {
+    const secrets = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("secretsmanager:")));
+    expect(secrets.map(({ policy }) => ["CleanupTable", "OnCommit", "ScheduleCleanup"].find((fn) => policy.includes(fn))).sort()).toEqual(["CleanupTable", "OnCommit"]);
+    for (const { statement } of secrets) {
+      expect(statement.Effect).toBe("Allow");
+      expect(asList(statement.Action)).toEqual(["secretsmanager:GetSecretValue"]);
+      expect(
+        asList(statement.Resource as unknown)
+          .map(render)
+          .sort(),
+      ).toEqual(["arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:lakewarden/nessie-??????", SECRET_ARN]);
+      expect(statement.Condition).toBeUndefined();
+    }
+    // No statement anywhere names a wildcard secret or Secrets Manager as a whole.
+    for (const { statement } of policyStatements(template)) {
+      for (const action of asList(statement.Action)) expect(action).not.toMatch(/^secretsmanager:\*|^\*$/);
+      if (asList(statement.Action).some((a) => a.startsWith("secretsmanager:"))) {
+        for (const resource of asList(statement.Resource as unknown).map(render)) expect(resource).not.toMatch(/secret:\*|\*$/);
+      }
+    }
+    // Glue keeps its own grant for the Glue table alone.
+    const glue = policyStatements(template).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("glue:")));
+    for (const { statement } of glue)
+      expect(asList(statement.Resource as unknown).map(render)).toContain("arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/crm/users");
+  });
+
+  it("tells cleanup-table and on-commit each REST table's catalog, namespace, table and secret by s3:// URI: the secret's id, never a credential", () => {
+    const bucket = Object.keys(resources).find((id) => resources[id]!.Type === "AWS::S3::Bucket")!;
+    for (const fn of ["CleanupTable", "OnCommit"]) {
+      expect(JSON.parse(render(variables(fn).LAKEWARDEN_CATALOG_TABLES)), fn).toEqual({
+        [`s3://<${bucket}>/lake/orders`]: {
+          uri: "https://polaris.example.com/api/catalog",
+          warehouse: "lake",
+          namespace: ["sales"],
+          table: "orders",
+          credentialsSecret: SECRET_ARN,
+        },
+        [`s3://<${bucket}>/warehouse/events`]: {
+          uri: "https://nessie.example.com/iceberg",
+          namespace: ["analytics", "web"],
+          table: "events",
+          credentialsSecret: "lakewarden/nessie",
+        },
+      });
+      expect(JSON.parse(render(variables(fn).LAKEWARDEN_GLUE_TABLES)), fn).toEqual({ [`s3://<${bucket}>/warehouse/users`]: { database: "crm", table: "users" } });
+      expect(
+        Object.keys(variables(fn)).filter((name) => /SECRET|TOKEN|CLIENT/.test(name)),
+        fn,
+      ).toEqual([]);
+    }
+    expect(variables("ScheduleCleanup")).not.toHaveProperty("LAKEWARDEN_CATALOG_TABLES");
+  });
+
+  it("a REST table without a secret is asked without credentials and grants no secret", () => {
+    const { template: open } = synthStack({
+      settings: { tables: ["lake/orders"], restCatalogTables: { "lake/orders": { uri: "https://catalog.internal", table: "sales.orders" } } },
+    });
+    expect(policyStatements(open).filter(({ statement }) => asList(statement.Action).some((a) => a.startsWith("secretsmanager:")))).toEqual([]);
   });
 });
 

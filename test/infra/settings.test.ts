@@ -141,3 +141,55 @@ describe("glueTables and minWorkPerRun", () => {
     expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:glueTables": ["lake/orders"] })[key])).toThrow(/setting glueTables: expected an object/);
   });
 });
+
+describe("restCatalogTables", () => {
+  const scopes = { tables: ["lake/orders"], tablePrefixes: ["warehouse/"], tableRoots: ["warehouse/events"] };
+  const orders = { uri: "https://polaris.example.com/api/catalog", table: "sales.orders", credentialsSecret: "lakewarden/polaris" };
+
+  it("splits the namespace, keeps the secret's id and drops a trailing slash of the URI; unset is empty", () => {
+    const settings = resolveSettings({
+      ...scopes,
+      restCatalogTables: {
+        "lake/orders/": { ...orders, uri: `${orders.uri}/`, warehouse: "lake" },
+        "warehouse/events": { uri: "https://nessie.example.com/iceberg", table: "a.b.events" },
+      },
+    });
+    expect(settings.restCatalogTables).toEqual({
+      "lake/orders": { uri: orders.uri, warehouse: "lake", namespace: ["sales"], table: "orders", credentialsSecret: "lakewarden/polaris" },
+      "warehouse/events": { uri: "https://nessie.example.com/iceberg", namespace: ["a", "b"], table: "events" },
+    });
+    expect(resolveSettings(scopes).restCatalogTables).toEqual({});
+    // Resolved settings resolve to themselves (the CDK app resolves context, the construct its props).
+    expect(resolveSettings({ ...scopes, restCatalogTables: settings.restCatalogTables }).restCatalogTables).toEqual(settings.restCatalogTables);
+  });
+
+  it("refuses each unusable entry naming the setting and the table", () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ "warehouse/other": orders }, /setting restCatalogTables: "warehouse\/other" is not a table lakewarden may change/],
+      [{ "lake/orders": { ...orders, uri: "http://polaris.example.com" } }, /"lake\/orders": uri "http:\/\/polaris.example.com" is not an https:\/\/ URI/],
+      [{ "lake/orders": { ...orders, table: "orders" } }, /"lake\/orders": table "orders" is not namespace.table/],
+      [{ "lake/orders": { ...orders, credentialsSecret: "a secret value!" } }, /credentialsSecret "a secret value!" is neither a Secrets Manager secret's ARN nor its name/],
+      [{ "lake/orders": { ...orders, clientSecret: "x" } }, /"lake\/orders": unknown key clientSecret/],
+      [{ "lake/orders": { ...orders, uri: "https://s3tables.eu-west-1.amazonaws.com/iceberg" } }, /is S3 Tables' endpoint: S3 Tables keeps a table's files in its own storage/],
+      [{ "lake/orders": { ...orders, uri: "https://glue.eu-west-1.amazonaws.com/iceberg" } }, /is Glue's Iceberg endpoint: name the same table in glueTables/],
+      [{ "lake/orders": "sales.orders" }, /"lake\/orders": "sales.orders" is not a REST catalog table/],
+      [{ "lake/orders": { ...orders, namespace: "sales" } }, /"lake\/orders": namespace "sales" is not a list of namespace levels/],
+      [{ "lake/orders": { ...orders, namespace: ["sales"] } }, /"lake\/orders": table "sales.orders" is not a table name \(with namespace given, the bare name\)/],
+    ];
+    for (const [restCatalogTables, message] of cases) {
+      expect(() => resolveSettings({ ...scopes, restCatalogTables: restCatalogTables as never }), message.source).toThrow(message);
+    }
+    expect(() => resolveSettings({ ...scopes, glueTables: { "lake/orders": "sales.orders" }, restCatalogTables: { "lake/orders": orders } })).toThrow(
+      'lakewarden setting restCatalogTables: "lake/orders" is also in glueTables: one catalog owns a table\'s pointer',
+    );
+  });
+
+  it("reads a JSON object from context", () => {
+    const base = { "lakewarden:tables": "lake/orders" } as Record<string, unknown>;
+    const settings = settingsFromContext((key) => ({ ...base, "lakewarden:restCatalogTables": JSON.stringify({ "lake/orders": orders }) })[key]);
+    expect(settings.restCatalogTables["lake/orders"]).toMatchObject({ namespace: ["sales"], table: "orders" });
+    expect(() => settingsFromContext((key) => ({ ...base, "lakewarden:restCatalogTables": "lake/orders=sales.orders" })[key])).toThrow(
+      /restCatalogTables: lake\/orders=sales.orders is not valid JSON/,
+    );
+  });
+});
