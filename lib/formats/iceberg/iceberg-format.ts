@@ -61,6 +61,8 @@ import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
 import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
+import { currentVersionFile, versionFilesOf } from "./version-files.ts";
+import { startListedLookup, startPointerLookup } from "./latest-lookup.ts";
 import { icebergScanFiles } from "./scan-files.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
@@ -94,18 +96,6 @@ function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
   return table;
 }
 
-function versionFilesOf(table: IcebergTable): VersionFile[] {
-  const { file } = table.read;
-  return table.ordered.snapshots.map((s) => ({
-    version: table.ordered.versionOf.get(s.id)!,
-    id: s.id,
-    key: table.metadataKey,
-    size: file.size,
-    etag: file.etag,
-    lastModified: file.lastModified,
-  }));
-}
-
 /** The table, or null when `metadata/` holds no metadata file; `pointer`: the metadata file a catalog names. */
 async function openIfTable(store: ObjectStore, pointer?: string): Promise<IcebergTable | null> {
   try {
@@ -123,9 +113,7 @@ async function listVersionFiles(store: ObjectStore, pointer?: string): Promise<V
 
 async function latestVersionFile(store: ObjectStore, pointer?: string): Promise<VersionFile | null> {
   const table = await openIfTable(store, pointer);
-  if (!table) return null;
-  const current = table.read.metadata.currentSnapshotId;
-  return current === null ? null : (versionFilesOf(table).find((f) => f.id === current) ?? null);
+  return table ? currentVersionFile(table) : null;
 }
 
 async function findVersionFile(store: ObjectStore, version: number, pointer?: string): Promise<VersionFile> {
@@ -399,6 +387,7 @@ function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean; 
     ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
     latestVersionFile: (store) => latestVersionFile(store, pointer),
+    startLatestLookup: (store) => startPointerLookup(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
     // The catalog's file is named: other metadata beside it is not ambiguous, but a newer commit is.
@@ -433,6 +422,7 @@ function catalogBoundFormat(pointer: string, binding: CatalogBinding): TableForm
     ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, current),
     latestVersionFile: (store) => latestVersionFile(store, current),
+    startLatestLookup: (store) => startPointerLookup(store, current),
     findVersionFile: (store, version) => findVersionFile(store, version, current),
     readRefs: (store) => readRefs(store, current),
     admit: async (store, base) => {
@@ -492,6 +482,7 @@ const icebergParts: FormatParts = {
   formatsWrittenAlongside: async () => [],
   listVersionFiles,
   latestVersionFile,
+  startLatestLookup: startListedLookup,
   findVersionFile,
   isBookkeepingFile: (key: string): boolean => isHiddenKey(key),
   readSnapshot,
