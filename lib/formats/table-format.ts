@@ -140,6 +140,10 @@ export interface TableSnapshot {
   sections?: FormatSection[];
 }
 
+export interface ReadSnapshotOptions {
+  previous?: TableSnapshot;
+}
+
 /** What cleanup needs of one version, and nothing more (no live files, schema or raw bytes). */
 export interface CleanupView {
   record: VersionRecord;
@@ -441,8 +445,14 @@ export interface TableFormat {
   /** Resolves version N's file; NotFoundError when it does not exist. */
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
 
-  /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
-  readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
+  /**
+   * Reads and decodes one version. Throws a typed format error naming the object on bad input.
+   * `previous`: a snapshot read before (the previous head's), whose parts the format may take
+   * again where it can show they are the same files (Iceberg: manifests, immutable, matched by
+   * path, length, adding snapshot and sequence number); for a head's content only, never on a
+   * path that decides what is deleted.
+   */
+  readSnapshot(store: ObjectStore, file: VersionFile, options?: ReadSnapshotOptions): Promise<TableSnapshot>;
   /**
    * One version's record alone, for history (`versions`): a format that can answer from its
    * metadata (Iceberg snapshots, Delta commit info) reads no manifests. Default: readSnapshot's.

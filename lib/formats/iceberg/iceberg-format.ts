@@ -37,6 +37,7 @@ import type {
   FormatParts,
   FormatRemovalRules,
   MetadataCommitRemoval,
+  ReadSnapshotOptions,
   Refs,
   TableFormat,
   TableSnapshot,
@@ -50,6 +51,7 @@ import { supersededBy } from "./current-pointer.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
+import { readSnapshotRows, reusableManifests } from "./head-manifests.ts";
 import { catalogTableRefusal, latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./hidden-keys.ts";
@@ -122,14 +124,16 @@ async function findVersionFile(store: ObjectStore, version: number, pointer?: st
   return file;
 }
 
-async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
+/** A snapshot as its head holds it; manifests the previous head was built from are not read again (head-manifests.ts). */
+async function readSnapshot(store: ObjectStore, file: VersionFile, options: ReadSnapshotOptions = {}): Promise<TableSnapshot> {
   const table = await tableAt(store, file.key);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = snapshotOf(table, file, uri);
-  const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
+  const reusable = reusableManifests(options.previous, metadata.location);
+  const files = await readSnapshotRows(readerFor(store), metadata, snapshot, table.resolve, uri, reusable);
   const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
-  const { liveFiles, section } = liveFilesOf(files);
+  const { liveFiles, sections } = liveFilesOf(files.chunks, table.resolve, metadata.location);
   return {
     record: snapshotRecord(snapshot, table.ordered, branchOfSnapshots(metadata).get(snapshot.id) ?? null),
     referencedFiles: [...files.references, ...level.references],
@@ -139,7 +143,7 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
     config: metadata.properties,
     raw: table.read.stored,
     versionFile: file,
-    sections: [section],
+    sections,
   };
 }
 
