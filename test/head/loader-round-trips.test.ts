@@ -10,6 +10,8 @@ import { loadTableState, openTable } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { copyFixtureDir } from "../support/fixtures.ts";
+import { appendSnapshot } from "../support/iceberg-fixtures.ts";
+import { BUNNIES } from "../support/iceberg-histories.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import type { LanceDataset } from "../support/lance-datasets.ts";
 
@@ -108,7 +110,7 @@ describe("cold load of a current head: dependent round trips", () => {
 
   // Iceberg: the LIST of metadata/ and the version hint go out beside the head's GET, and the
   // listing alone shows the head's metadata file unchanged and newest: no metadata file is read.
-  for (const fixture of ["spark-bunnies", "equality_deletes-mytable"]) {
+  for (const fixture of ["spark-bunnies", "athena-example", "legacy_v1", "hive_partitioned_table"]) {
     it(`iceberg ${fixture}: one round trip, no metadata file read`, async () => {
       const copy = await copyFixtureDir("iceberg", fixture);
       try {
@@ -196,4 +198,38 @@ describe("warm check of an unchanged table: one round trip", () => {
       }
     });
   }
+});
+
+describe("warm check after a commit: the new version is found", () => {
+  it("delta: a commit after the known version is loaded (from the one LIST)", async () => {
+    const copy = await copyFixtureDir("delta", "delta-0.2.0");
+    try {
+      const store = new LocalStore(copy.dir);
+      const handle = await openTable(store, { format: formatByName("delta"), versionCheckInterval: 0 });
+      expect(handle.current()!.version).toBe(3);
+      const commitInfo = { commitInfo: { timestamp: 1_700_000_000_000, operation: "SET TBLPROPERTIES", operationParameters: {} } };
+      await store.put("_delta_log/00000000000000000004.json", new TextEncoder().encode(`${JSON.stringify(commitInfo)}\n`));
+      expect((await handle.latest()).version).toBe(4);
+    } finally {
+      await copy.remove();
+    }
+  });
+
+  it("iceberg: a newer metadata file is loaded", async () => {
+    const copy = await copyFixtureDir("iceberg", "spark-bunnies");
+    try {
+      const store = new LocalStore(copy.dir);
+      const format = formatByName("iceberg");
+      await writeTableHead(store, { format });
+      const handle = await openTable(store, { format, versionCheckInterval: 0 });
+      const before = handle.current()!;
+      expect(before.source).toBe("head");
+      const appended = await appendSnapshot(copy.dir, { files: [{ path: `${BUNNIES}/data/extra-00001.parquet`, recordCount: 20, sizeInBytes: 3560 }] });
+      const after = await handle.latest();
+      expect(after.version).toBeGreaterThan(before.version);
+      expect(after.snapshot.versionFile).toMatchObject({ key: appended.metadataKey, id: appended.snapshotId });
+    } finally {
+      await copy.remove();
+    }
+  });
 });
