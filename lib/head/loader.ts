@@ -348,11 +348,12 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
   // Per format: its lookup (started once), and the answer once one was asked for.
   const lookups = new Map<string, LatestVersionLookup>();
   const answers = new Map<string, Promise<VersionFile | null>>();
-  const lookupOf = (format: TableFormat): LatestVersionLookup => {
+  // `known`: a lookup first made to judge a head starts from the head's version file (Delta: no `_last_checkpoint` read).
+  const lookupOf = (format: TableFormat, known?: VersionFile): LatestVersionLookup => {
     let lookup = lookups.get(format.name);
     if (!lookup) {
       const given = options.latest && format === options.format ? options.latest : null;
-      lookup = given ? { latest: async () => given, latestFrom: async () => given, settled: async () => {} } : format.startLatestLookup(store);
+      lookup = given ? { latest: async () => given, latestFrom: async () => given, settled: async () => {} } : format.startLatestLookup(store, known);
       lookups.set(format.name, lookup);
     }
     return lookup;
@@ -375,7 +376,7 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
     known ??= registeredFormat(identity.format);
     if (!known || identity.format !== known.name) return false;
     const format = known;
-    const file = await answer(format, () => lookupOf(format).latestFrom(identity.versionFile));
+    const file = await answer(format, () => lookupOf(format, identity.versionFile).latestFrom(identity.versionFile));
     return file !== null && identityDescribesFile(identity, file, format.name);
   };
   let stored: LoadedHead;

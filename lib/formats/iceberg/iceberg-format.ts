@@ -62,6 +62,7 @@ import { tableRetention } from "./retention.ts";
 import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
 import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
+import { rememberTable, tableAt } from "./table-cache.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
 import { currentVersionFile, versionFilesOf } from "./version-files.ts";
 import { startListedLookup, startPointerLookup } from "./latest-lookup.ts";
@@ -81,27 +82,10 @@ function readerFor(store: ObjectStore): IcebergFileReader {
   return reader;
 }
 
-/**
- * Metadata files never change once written: a version file's table is read once per store
- * root and key (readSnapshot is called once per snapshot, all on the same metadata file).
- */
-const tables = new Map<string, Promise<IcebergTable>>();
-function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
-  const cacheKey = `${store.uri}\u0000${key}`;
-  let table = tables.get(cacheKey);
-  if (!table) {
-    if (tables.size >= 4) tables.delete(tables.keys().next().value!);
-    table = openIcebergTable(store, { metadataKey: key });
-    table.catch(() => tables.delete(cacheKey));
-    tables.set(cacheKey, table);
-  }
-  return table;
-}
-
 /** The table, or null when `metadata/` holds no metadata file; `pointer`: the metadata file a catalog names. */
 async function openIfTable(store: ObjectStore, pointer?: string): Promise<IcebergTable | null> {
   try {
-    return await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer });
+    return rememberTable(await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer }));
   } catch (error) {
     if (error instanceof NotATableError && error.uri === store.uri) return null;
     throw error;
@@ -126,7 +110,7 @@ async function findVersionFile(store: ObjectStore, version: number, pointer?: st
 
 /** A snapshot as its head holds it; manifests the previous head was built from are not read again (head-manifests.ts). */
 async function readSnapshot(store: ObjectStore, file: VersionFile, options: ReadSnapshotOptions = {}): Promise<TableSnapshot> {
-  const table = await tableAt(store, file.key);
+  const table = await tableAt(store, file.key, file.etag);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = snapshotOf(table, file, uri);
@@ -149,14 +133,14 @@ async function readSnapshot(store: ObjectStore, file: VersionFile, options: Read
 
 /** A snapshot's record from the metadata alone: history never depends on a manifest list being readable. */
 async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
-  const table = await tableAt(store, file.key);
+  const table = await tableAt(store, file.key, file.etag);
   const snapshot = snapshotOf(table, file, store.uriOf(file.key));
   return snapshotRecord(snapshot, table.ordered, branchOfSnapshots(table.read.metadata).get(snapshot.id) ?? null);
 }
 
 /** What cleanup needs of one snapshot: its record, the files it reaches and the table's config. */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
-  const table = await tableAt(store, file.key);
+  const table = await tableAt(store, file.key, file.etag);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = snapshotOf(table, file, uri);
@@ -175,7 +159,7 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
  * refuses orphan removal and expiry-with-cleanup then).
  */
 async function gcRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
-  const table = await tableAt(store, base.key);
+  const table = await tableAt(store, base.key, base.etag);
   const uri = store.uriOf(base.key);
   if (tableRetention(table.read.metadata.properties, uri).gcEnabled) return null;
   return new MaintenanceOptOutError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
@@ -233,7 +217,7 @@ async function catalogMetadataBesideRefusal(store: ObjectStore, base: VersionFil
  * metadata reaches. Refused before anything is written or deleted, unless the user said so.
  */
 async function supersededPointerRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
-  const superseded = await supersededBy(store, await tableAt(store, base.key));
+  const superseded = await supersededBy(store, await tableAt(store, base.key, base.etag));
   if (superseded === null) return null;
   return new TableFormatError(
     store.uri,
@@ -258,7 +242,7 @@ function keepAllRules(table: IcebergTable, reason: string): FormatRemovalRules {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
-  const table = await tableAt(store, base.key);
+  const table = await tableAt(store, base.key, base.etag);
   const { metadata } = table.read;
   if (table.read.file.name.naming === "other") {
     return keepAllRules(table, `the current metadata file ${base.key} has no version number in its name, so lakewarden cannot name the next commit: it expires no snapshot`);
@@ -323,7 +307,7 @@ function expiryOf(table: IcebergTable, input: CommitRemovalInput, retention: Ret
 
 /** The files the current snapshot and every ref's snapshot name must exist (current-files.ts). */
 async function checkReferencedFiles(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void> {
-  await assertRefFilesExist(store, readerFor(store), await tableAt(store, base.key), listing);
+  await assertRefFilesExist(store, readerFor(store), await tableAt(store, base.key, base.etag), listing);
 }
 
 /** A metadata file with a higher sequence than the plan's: a commit (create-only) that made it the current one. */

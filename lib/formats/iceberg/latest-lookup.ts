@@ -17,6 +17,7 @@ import { NotATableError } from "../errors.ts";
 import { StartedRequests } from "../started-requests.ts";
 import type { LatestVersionLookup, VersionFile } from "../table-format.ts";
 import { lookAtMetadata, openIcebergTable, type OpenOptions } from "./table-state.ts";
+import { rememberTable } from "./table-cache.ts";
 import { currentVersionFile } from "./version-files.ts";
 
 /** The lookup of a catalog-less table: the LIST and the hint go out at once. */
@@ -64,7 +65,7 @@ function stillCurrent(known: VersionFile, file: ObjectInfo): VersionFile | null 
 /** latestVersionFile's answer: null when the store holds no Iceberg table. */
 async function currentOrNull(store: ObjectStore, options: OpenOptions): Promise<VersionFile | null> {
   try {
-    return currentVersionFile(await openIcebergTable(store, options));
+    return currentVersionFile(rememberTable(await openIcebergTable(store, options)));
   } catch (error) {
     if (error instanceof NotATableError && error.uri === store.uri) return null;
     throw error;
