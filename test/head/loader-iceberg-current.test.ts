@@ -77,6 +77,17 @@ describe("iceberg cold load: a head is current from the listing alone only when 
     expect(state.snapshot.record.version_id).toBe(BUNNIES_IDS.s2);
   });
 
+  it("a metadata file replaced in place is read again in the same process, not taken from what was read before", async () => {
+    const first = await loadTableState(store, { format: icebergFormat });
+    expect(first.snapshot.record.version_id).toBe(BUNNIES_IDS.s3);
+    const path = join(copy.dir, "metadata/v5.metadata.json");
+    const rolledBack = (await readFile(path, "utf8")).replace(/("current-snapshot-id"\s*:\s*)\d+/, `$1${BUNNIES_IDS.s2}`);
+    await writeFile(path, rolledBack);
+    const again = await loadTableState(store, { format: icebergFormat });
+    expect(again.snapshot.record.version_id).toBe(BUNNIES_IDS.s2);
+    expect(new TextDecoder().decode(again.snapshot.raw)).toBe(rolledBack);
+  });
+
   it("a head a newer commit superseded is stale", async () => {
     await writeTableHead(store, { format: icebergFormat });
     const appended = await appendSnapshot(copy.dir, { files: [{ path: `${BUNNIES}/data/extra-00001.parquet`, recordCount: 20, sizeInBytes: 3560 }] });
