@@ -24,6 +24,14 @@ export function defineFormat(parts: FormatParts): TableFormat {
         const [versionKeys, refs] = await Promise.all([format.listVersionKeys(store), format.readRefs(store)]);
         return { versionKeys, refs };
       }),
+    startLatestLookup:
+      parts.startLatestLookup ??
+      ((store) => {
+        const latest = format.latestVersionFile(store);
+        // Started now, perhaps never awaited (a caller that learns what it needs elsewhere): no unhandled rejection.
+        latest.catch(() => undefined);
+        return { latest: () => latest, latestFrom: () => latest, settled: () => latest.then(noop, noop) };
+      }),
     readRecord: parts.readRecord ?? (async (store, file) => (await format.readSnapshot(store, file)).record),
     readRecords:
       parts.readRecords ?? ((store, files, options = {}) => mapConcurrent([...files], options.concurrency ?? DEFAULT_RECORD_CONCURRENCY, (file) => format.readRecord(store, file))),
@@ -39,6 +47,8 @@ export function defineFormat(parts: FormatParts): TableFormat {
   };
   return format;
 }
+
+function noop(): void {}
 
 function listedFile(file: VersionFile): ListedVersion {
   return { version: file.version, key: file.key, file: () => file };

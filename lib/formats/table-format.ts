@@ -43,6 +43,31 @@ export interface VersionFile {
   size: number;
   etag: string;
   lastModified: Date;
+  /**
+   * True when this version is the one its file names as current (Iceberg: the metadata file's
+   * current snapshot), so a listing that shows the same file (key, size, ETag) still the newest
+   * shows this version still the latest, without reading the file. Absent: not known, or not so.
+   */
+  currentInFile?: boolean;
+}
+
+/**
+ * Finding the latest version file, its first requests started when the lookup is made (beside
+ * whatever the caller reads meanwhile, a head's GET). Both members give latestVersionFile's
+ * answer; `latestFrom` may find it in fewer round trips from a version file the caller holds.
+ */
+export interface LatestVersionLookup {
+  /** latestVersionFile's answer, from the requests already started where they serve. */
+  latest(): Promise<VersionFile | null>;
+  /**
+   * The same answer, with `known` (a version file the caller read before: its head's, its last
+   * state's) as a start: Iceberg answers `known` from the listing alone when that shows its
+   * metadata file unchanged and newest and `known` was the file's current snapshot; Delta lists
+   * the log from `known`'s version in one LIST. Anything it cannot show falls back to latest().
+   */
+  latestFrom(known: VersionFile): Promise<VersionFile | null>;
+  /** Settles (never rejects) once every request the lookup started so far has ended: a caller leaves none running. */
+  settled(): Promise<void>;
 }
 
 /** A version file as listed: its version and key; `file()` its metadata too (null: removed since the listing). */
@@ -113,6 +138,10 @@ export interface TableSnapshot {
   versionFile: VersionFile;
   /** Format-specific state for the head, beyond the neutral fields. */
   sections?: FormatSection[];
+}
+
+export interface ReadSnapshotOptions {
+  previous?: TableSnapshot;
 }
 
 /** What cleanup needs of one version, and nothing more (no live files, schema or raw bytes). */
@@ -409,11 +438,25 @@ export interface TableFormat {
   listVersionKeysAndRefs(store: ObjectStore, options?: { alsoAfter?: string }): Promise<VersionKeysAndRefs>;
   /** The newest version file, with as few requests as the store's ordering allows; null for an empty folder. */
   latestVersionFile(store: ObjectStore): Promise<VersionFile | null>;
+  /**
+   * Starts finding the latest version file now (see LatestVersionLookup): what a loader calls
+   * beside a head's GET, so the check that the head is current costs no round trip of its own.
+   * `known`: the version file the caller will ask `latestFrom` with first, when it has it already
+   * (a warm check): the format starts the requests for that instead. Default: latestVersionFile,
+   * started at once, for both members.
+   */
+  startLatestLookup(store: ObjectStore, known?: VersionFile): LatestVersionLookup;
   /** Resolves version N's file; NotFoundError when it does not exist. */
   findVersionFile(store: ObjectStore, version: number): Promise<VersionFile>;
 
-  /** Reads and decodes one version. Throws a typed format error naming the object on bad input. */
-  readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot>;
+  /**
+   * Reads and decodes one version. Throws a typed format error naming the object on bad input.
+   * `previous`: a snapshot read before (the previous head's), whose parts the format may take
+   * again where it can show they are the same files (Iceberg: manifests, immutable, matched by
+   * path, length, adding snapshot and sequence number); for a head's content only, never on a
+   * path that decides what is deleted.
+   */
+  readSnapshot(store: ObjectStore, file: VersionFile, options?: ReadSnapshotOptions): Promise<TableSnapshot>;
   /**
    * One version's record alone, for history (`versions`): a format that can answer from its
    * metadata (Iceberg snapshots, Delta commit info) reads no manifests. Default: readSnapshot's.
@@ -493,7 +536,7 @@ export interface TableFormat {
 }
 
 /** The members defineFormat fills when a format leaves them out: speed-ups whose default gives the same answer. */
-export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "readRecord" | "readRecords" | "readForCleanup";
+export type FormatSpeedUp = "locationSuggests" | "listVersionKeys" | "listVersionKeysAndRefs" | "startLatestLookup" | "readRecord" | "readRecords" | "readForCleanup";
 
 /** The members defineFormat fills with a word when a format leaves them out: how messages name its things. */
 export type FormatWording = "versionNoun";

@@ -51,10 +51,7 @@ export function contentToModel(content: HeadContent): HeadModel {
       "format": content.format,
       "table_version": String(content.tableVersion),
       "built_at_millis": String(content.builtAtMillis),
-      "version_file.key": file.key,
-      "version_file.size": String(file.size),
-      "version_file.etag": file.etag,
-      "version_file.last_modified_millis": String(file.lastModified.getTime()),
+      ...versionFileProperties(file),
       "recent_versions.after": content.recentVersions.after === null ? "" : String(content.recentVersions.after),
       "inline_budget_bytes": String(content.inlineBudgetBytes),
       "footers.omitted": String(content.footersOmitted),
@@ -73,6 +70,38 @@ export function contentToModel(content: HeadContent): HeadModel {
       footersTable(content.footers),
       ...formatSectionTables(snapshot.sections),
     ],
+  };
+}
+
+/**
+ * The version file a head describes, as properties. `id` and `current_in_file` were added later:
+ * a head without them reads as a file whose version is not known to be its file's current one,
+ * so a loader checks it the long way (reads the file), never the short one.
+ */
+function versionFileProperties(file: VersionFile): Record<string, string> {
+  return {
+    "version_file.key": file.key,
+    "version_file.size": String(file.size),
+    "version_file.etag": file.etag,
+    "version_file.last_modified_millis": String(file.lastModified.getTime()),
+    ...(file.id !== undefined ? { "version_file.id": file.id } : {}),
+    ...(file.currentInFile === true ? { "version_file.current_in_file": "true" } : {}),
+  };
+}
+
+/** The version file from a head's properties (versionFileProperties' inverse). */
+export function readVersionFile(read: SectionReader, tableVersion: number): VersionFile {
+  const id = read.optionalProperty("version_file.id");
+  const current = read.optionalProperty("version_file.current_in_file");
+  if (current !== null && current !== "true") throw new CorruptHeadError(read.uri, `head property version_file.current_in_file=${JSON.stringify(current)} is not "true"`);
+  return {
+    version: tableVersion,
+    key: read.property("version_file.key"),
+    size: read.intProperty("version_file.size"),
+    etag: read.property("version_file.etag"),
+    lastModified: new Date(read.intProperty("version_file.last_modified_millis")),
+    ...(id !== null ? { id } : {}),
+    ...(current !== null ? { currentInFile: true } : {}),
   };
 }
 
@@ -99,13 +128,7 @@ export function modelToContent(model: HeadModel, uri: string): HeadContent {
     schema: readSchema(read),
     config: readConfig(read),
     raw: raw[0],
-    versionFile: {
-      version: tableVersion,
-      key: read.property("version_file.key"),
-      size: read.intProperty("version_file.size"),
-      etag: read.property("version_file.etag"),
-      lastModified: new Date(read.intProperty("version_file.last_modified_millis")),
-    },
+    versionFile: readVersionFile(read, tableVersion),
   };
   return {
     format: read.property("format"),
@@ -371,6 +394,11 @@ export class SectionReader {
     const value = this.model.properties[key];
     if (value === undefined) throw new CorruptHeadError(this.uri, `head lacks property ${key}`);
     return value;
+  }
+
+  /** A property a head may lack (written before it existed); null then. */
+  optionalProperty(key: string): string | null {
+    return this.model.properties[key] ?? null;
   }
 
   intProperty(key: string): number {

@@ -6,10 +6,17 @@
  * read. A stale, missing, unreadable or otherwise suspicious head is never trusted: the
  * latest manifest is read instead and the state says so (`source: "manifest"` + warning).
  *
+ * Iceberg lists `metadata/` (and reads the version hint) beside the head's GET: a head written for
+ * its metadata file's current snapshot is current when the listing shows that file unchanged and
+ * still the newest, so no metadata file is read; anything else reads it (format.startLatestLookup).
+ * Delta cannot list its log's tail before it knows a version: the head's GET, then one LIST from
+ * its version.
+ *
  * Warm load (`latest()` on the handle): within `versionCheckInterval` of the last check the
  * state is reused without any request (staleness bounded on purpose); after it, the latest
- * version file is looked up again (Lance V2 names: one LIST with max-keys=1) and only if it
- * is another file is the rest of a cold load made. Asking whether version N+1 exists is not
+ * version file is looked up again from the state's own (Lance V2 names: one LIST with
+ * max-keys=1; Iceberg: one LIST and the hint; Delta: one LIST from the state's version) and only
+ * if it is another file is the rest of a cold load made. Asking whether version N+1 exists is not
  * enough: a cleanup removes N+1 when nothing pins it while a tag keeps N, so N+1's absence
  * does not prove that N is still the latest (found by the soak, bench/soak).
  */
@@ -18,7 +25,7 @@ import { noVersionError } from "../formats/errors.ts";
 import { formatAtCatalogPointer } from "../formats/catalog.ts";
 import type { TableCatalog } from "../formats/catalog-commit.ts";
 import { registeredFormat, resolveFormat, suggestedFormat } from "../formats/index.ts";
-import type { TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
+import type { LatestVersionLookup, TableFormat, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { StoreError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { openStore } from "../store/open-store.ts";
@@ -234,8 +241,12 @@ export class TableHandle {
     if (!state) return this.load(checkedAt);
     // The catalog's entry, loaded on every check after the first (openTable bound the format to it): its pointer names the current commit.
     if (this.catalog) this.bound = formatAtCatalogPointer(this.store, await this.catalog.load()).format;
-    const latest = await this.format.latestVersionFile(this.store);
-    if (latest && sameVersionFile(latest, state.snapshot.versionFile)) {
+    // From the state's own version file: one LIST on every format when nothing changed (Iceberg:
+    // the listing shows its metadata file unchanged; Delta: the log listed from its version).
+    const known = state.snapshot.versionFile;
+    const lookup = this.format.startLatestLookup(this.store, known);
+    const latest = await lookup.latestFrom(known).finally(() => lookup.settled());
+    if (latest && sameVersionFile(latest, known)) {
       this.state = { ...state, checkedAt };
       return this.state;
     }
@@ -334,28 +345,47 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
   // more, no request more (unless the location's name suggests the format, below); a head that
   // cannot say leaves it to the pin or detection.
   let known: TableFormat | undefined = options.format;
-  const latestFiles = new Map<string, Promise<VersionFile | null>>();
-  const latestOf = (format: TableFormat): Promise<VersionFile | null> => {
-    let latest = latestFiles.get(format.name);
-    if (!latest) {
+  // Per format: its lookup (started once), and the answer once one was asked for.
+  const lookups = new Map<string, LatestVersionLookup>();
+  const answers = new Map<string, Promise<VersionFile | null>>();
+  // `known`: a lookup first made to judge a head starts from the head's version file (Delta: no `_last_checkpoint` read).
+  const lookupOf = (format: TableFormat, known?: VersionFile): LatestVersionLookup => {
+    let lookup = lookups.get(format.name);
+    if (!lookup) {
       const given = options.latest && format === options.format ? options.latest : null;
-      latestFiles.set(format.name, (latest = given ? Promise.resolve(given) : format.latestVersionFile(store)));
+      lookup = given ? { latest: async () => given, latestFrom: async () => given, settled: async () => {} } : format.startLatestLookup(store, known);
+      lookups.set(format.name, lookup);
     }
+    return lookup;
+  };
+  const answer = (format: TableFormat, ask: () => Promise<VersionFile | null>): Promise<VersionFile | null> => {
+    let latest = answers.get(format.name);
+    if (!latest) answers.set(format.name, (latest = ask()));
     return latest;
   };
+  const latestOf = (format: TableFormat) => answer(format, () => lookupOf(format).latest());
   // Without a format, one the location's name suggests (a `.lance` folder) is listed at once
   // too: the round trip after the head names the format is saved when the guess is right, and a
   // wrong guess costs one LIST whose answer is not used.
   const early = known ?? suggestedFormat(store.uri);
-  if (early) started.push(latestOf(early).catch(() => undefined));
-  // A sectioned head is judged by its properties alone, before the rest is read or decompressed.
+  if (early) lookupOf(early);
+  // A sectioned head is judged by its properties alone, before the rest is read or decompressed;
+  // the lookup may answer from the head's version file in fewer round trips (Iceberg: from the
+  // listing alone, when it shows the head's metadata file unchanged and still the newest).
   const isCurrent = async (identity: HeadIdentity) => {
     known ??= registeredFormat(identity.format);
-    if (!known) return false;
-    const file = await latestOf(known);
-    return file !== null && identityDescribesFile(identity, file, known.name);
+    if (!known || identity.format !== known.name) return false;
+    const format = known;
+    const file = await answer(format, () => lookupOf(format, identity.versionFile).latestFrom(identity.versionFile));
+    return file !== null && identityDescribesFile(identity, file, format.name);
   };
-  const stored = await getHead(store, codecs, isCurrent);
+  let stored: LoadedHead;
+  try {
+    stored = await getHead(store, codecs, isCurrent);
+  } finally {
+    // What the lookups started is waited for before the load returns (their answers unused by a wrong guess).
+    for (const lookup of lookups.values()) started.push(lookup.settled());
+  }
   if (!known && stored.state === "readable") known = registeredFormat(stored.content.format);
   const format = known ?? (await resolveFormat(store));
   const latest = await latestOf(format);

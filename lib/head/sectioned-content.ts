@@ -10,7 +10,7 @@
 import type { FileReference, FormatSection, LiveFile, SchemaField, TableSnapshot, VersionFile } from "../formats/table-format.ts";
 import { FORMAT_SECTION_PREFIX, formatSectionsOf } from "./format-sections.ts";
 import type { DataFileFooter } from "../formats/data-file-footer.ts";
-import { HEAD_CONTENT_VERSION, SectionReader, readConfig, readFooters, readLiveFiles, readRecords, readReferencedFiles, readSchema } from "./content.ts";
+import { HEAD_CONTENT_VERSION, SectionReader, readConfig, readVersionFile, readFooters, readLiveFiles, readRecords, readReferencedFiles, readSchema } from "./content.ts";
 import type { HeadContent } from "./content.ts";
 import { CorruptHeadError } from "./errors.ts";
 import type { HeadTable } from "./model.ts";
@@ -45,13 +45,7 @@ export function headIdentity(head: SectionedHead): HeadIdentity {
   return {
     format: read.property("format"),
     tableVersion,
-    versionFile: {
-      version: tableVersion,
-      key: read.property("version_file.key"),
-      size: read.intProperty("version_file.size"),
-      etag: read.property("version_file.etag"),
-      lastModified: new Date(read.intProperty("version_file.last_modified_millis")),
-    },
+    versionFile: readVersionFile(read, tableVersion),
   };
 }
 

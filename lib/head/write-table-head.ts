@@ -91,8 +91,9 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
 
   // The checkpoint boundary (from the previous head's, a few HEADs) while the manifest is read.
   const sameTable = previous !== null && previous.format === format.name;
+  // The previous head's snapshot lets the format skip files it shows unchanged (Iceberg: manifests).
   const [snapshot, checkpointVersion] = await Promise.all([
-    format.readSnapshot(store, target),
+    format.readSnapshot(store, target, sameTable ? { previous: previous.snapshot } : {}),
     options.checkpointVersion !== undefined
       ? options.checkpointVersion
       : checkpointBoundary(store, target.version, sameTable ? { version: previous.tableVersion, checkpoint: previous.recentVersions.after } : null),

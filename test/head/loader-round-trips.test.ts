@@ -6,10 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatByName } from "../../lib/formats/index.ts";
-import { loadTableState } from "../../lib/head/loader.ts";
+import { loadTableState, openTable } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { copyFixtureDir } from "../support/fixtures.ts";
+import { appendSnapshot } from "../support/iceberg-fixtures.ts";
+import { BUNNIES } from "../support/iceberg-histories.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../support/lance-datasets.ts";
 import type { LanceDataset } from "../support/lance-datasets.ts";
 
@@ -106,24 +108,128 @@ describe("cold load of a current head: dependent round trips", () => {
     expect(roundTrips, log.join("\n")).toBe(1);
   });
 
-  // Measured at 2 (issue 25 wants 1): Delta reads `_last_checkpoint`, then lists the log from its
-  // version; Iceberg lists `metadata/` (and reads the version hint), then reads the newest
-  // metadata file for its current snapshot. A third would be a regression.
-  for (const [formatName, fixture] of [
-    ["delta", "delta-0.2.0"],
-    ["delta", "checkpoint-cdf-table"],
-    ["iceberg", "spark-bunnies"],
-  ] as const) {
-    it(`${formatName} ${fixture}: the latest version is found in at most two round trips, the first beside the head's GET`, async () => {
-      const copy = await copyFixtureDir(formatName, fixture);
+  // Iceberg: the LIST of metadata/ and the version hint go out beside the head's GET, and the
+  // listing alone shows the head's metadata file unchanged and newest: no metadata file is read.
+  for (const fixture of ["spark-bunnies", "athena-example", "legacy_v1", "hive_partitioned_table"]) {
+    it(`iceberg ${fixture}: one round trip, no metadata file read`, async () => {
+      const copy = await copyFixtureDir("iceberg", fixture);
       try {
-        const { requests, roundTrips, log } = await coldLoadOfCurrentHead(new LocalStore(copy.dir), formatName);
-        expect(roundTrips, log.join("\n")).toBeLessThanOrEqual(2);
-        const headGet = requests.find((r) => r.what.startsWith("GET _lakewarden/head"))!;
-        expect(dependentRoundTrips([headGet, ...requests.filter((r) => r.start < headGet.start)]), log.join("\n")).toBe(1);
+        const { requests, roundTrips, log } = await coldLoadOfCurrentHead(new LocalStore(copy.dir), "iceberg");
+        expect(roundTrips, log.join("\n")).toBe(1);
+        expect(
+          requests.filter((r) => r.what.includes(".metadata.json")),
+          log.join("\n"),
+        ).toEqual([]);
       } finally {
         await copy.remove();
       }
     });
   }
+
+  // Delta: a LIST can only start after a key, and the log's tail is what is looked for, so the
+  // head's version comes first: the head's GET, then one LIST from its version (no
+  // `_last_checkpoint` needed then, but read beside the head's GET for a load without a head).
+  for (const fixture of ["delta-0.2.0", "checkpoint-cdf-table"]) {
+    it(`delta ${fixture}: two round trips, the head's GET and then one LIST from its version`, async () => {
+      const copy = await copyFixtureDir("delta", fixture);
+      try {
+        const { requests, roundTrips, log } = await coldLoadOfCurrentHead(new LocalStore(copy.dir), "delta");
+        expect(roundTrips, log.join("\n")).toBe(2);
+        const headGet = requests.find((r) => r.what.startsWith("GET _lakewarden/head"))!;
+        expect(dependentRoundTrips([headGet, ...requests.filter((r) => r.start < headGet.start)]), log.join("\n")).toBe(1);
+        expect(
+          requests.filter((r) => r.what.startsWith("LIST")).map((r) => r.what),
+          log.join("\n"),
+        ).toHaveLength(1);
+      } finally {
+        await copy.remove();
+      }
+    });
+  }
+});
+
+/** A warm check (the check interval passed, nothing committed since): what `latest()` costs. */
+async function warmCheck(store: LocalStore, formatName: string) {
+  const format = formatByName(formatName);
+  await writeTableHead(store, { format });
+  const handle = await openTable(store, { format, versionCheckInterval: 0 });
+  const before = handle.current()!;
+  const requests = recordRequests(store);
+  const state = await handle.latest();
+  expect(state.version).toBe(before.version);
+  expect(state.snapshot).toBe(before.snapshot);
+  return { requests, roundTrips: dependentRoundTrips(requests), log: requests.map((r) => `${r.start}-${r.end} ${r.what}`) };
+}
+
+describe("warm check of an unchanged table: one round trip", () => {
+  it("lance: one LIST", async () => {
+    const { requests, roundTrips, log } = await warmCheck(new LocalStore(dataset.tableUri), "lance");
+    expect(roundTrips, log.join("\n")).toBe(1);
+    expect(requests, log.join("\n")).toHaveLength(1);
+  });
+
+  it("iceberg: the LIST of metadata/ and the version hint, no metadata file read", async () => {
+    const copy = await copyFixtureDir("iceberg", "spark-bunnies");
+    try {
+      const { requests, roundTrips, log } = await warmCheck(new LocalStore(copy.dir), "iceberg");
+      expect(roundTrips, log.join("\n")).toBe(1);
+      expect(requests.map((r) => r.what.split(" ")[0]).sort(), log.join("\n")).toEqual(["GET", "LIST"]);
+      expect(
+        requests.filter((r) => r.what.includes(".metadata.json")),
+        log.join("\n"),
+      ).toEqual([]);
+    } finally {
+      await copy.remove();
+    }
+  });
+
+  for (const fixture of ["delta-0.2.0", "checkpoint-cdf-table"]) {
+    it(`delta ${fixture}: one LIST of the log from the known version, nothing else`, async () => {
+      const copy = await copyFixtureDir("delta", fixture);
+      try {
+        const { requests, roundTrips, log } = await warmCheck(new LocalStore(copy.dir), "delta");
+        expect(roundTrips, log.join("\n")).toBe(1);
+        expect(
+          requests.map((r) => r.what),
+          log.join("\n"),
+        ).toEqual([expect.stringMatching(/^LIST _delta_log\/ after /)]);
+      } finally {
+        await copy.remove();
+      }
+    });
+  }
+});
+
+describe("warm check after a commit: the new version is found", () => {
+  it("delta: a commit after the known version is loaded (from the one LIST)", async () => {
+    const copy = await copyFixtureDir("delta", "delta-0.2.0");
+    try {
+      const store = new LocalStore(copy.dir);
+      const handle = await openTable(store, { format: formatByName("delta"), versionCheckInterval: 0 });
+      expect(handle.current()!.version).toBe(3);
+      const commitInfo = { commitInfo: { timestamp: 1_700_000_000_000, operation: "SET TBLPROPERTIES", operationParameters: {} } };
+      await store.put("_delta_log/00000000000000000004.json", new TextEncoder().encode(`${JSON.stringify(commitInfo)}\n`));
+      expect((await handle.latest()).version).toBe(4);
+    } finally {
+      await copy.remove();
+    }
+  });
+
+  it("iceberg: a newer metadata file is loaded", async () => {
+    const copy = await copyFixtureDir("iceberg", "spark-bunnies");
+    try {
+      const store = new LocalStore(copy.dir);
+      const format = formatByName("iceberg");
+      await writeTableHead(store, { format });
+      const handle = await openTable(store, { format, versionCheckInterval: 0 });
+      const before = handle.current()!;
+      expect(before.source).toBe("head");
+      const appended = await appendSnapshot(copy.dir, { files: [{ path: `${BUNNIES}/data/extra-00001.parquet`, recordCount: 20, sizeInBytes: 3560 }] });
+      const after = await handle.latest();
+      expect(after.version).toBeGreaterThan(before.version);
+      expect(after.snapshot.versionFile).toMatchObject({ key: appended.metadataKey, id: appended.snapshotId });
+    } finally {
+      await copy.remove();
+    }
+  });
 });

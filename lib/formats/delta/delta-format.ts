@@ -33,8 +33,8 @@ import { commitTimestamp, timestampPolicy } from "./commit-timestamps.ts";
 import type { TimestampPolicy } from "./commit-timestamps.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { deletionVectorKey, deltaLiveFiles, deltaSchemaFields, deltaSections, deltaTotals } from "./head-state.ts";
-import { readLastCheckpoint } from "./last-checkpoint.ts";
-import { latestCommitVersion, listLog } from "./log-listing.ts";
+import { latestVersionFile, startDeltaLookup, toVersionFile } from "./latest-lookup.ts";
+import { listLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { LOG_PREFIX, SIDECARS_PREFIX, commitKey, parseLogKey } from "./log-names.ts";
 import { resolveDeltaPath } from "./paths.ts";
@@ -54,10 +54,6 @@ import { deltaScanFiles } from "./scan-files.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 
-function toVersionFile(object: ObjectInfo, version: number): VersionFile {
-  return { version, key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified };
-}
-
 /** Complete checkpoints whose own commit is listed: the points a replay can start from. */
 function replayStarts(listing: LogListing): number[] {
   return [...new Set(listing.checkpoints.filter((c) => c.complete).map((c) => c.version))].sort((a, b) => a - b);
@@ -74,19 +70,6 @@ function rebuildableCommits(listing: LogListing): [number, ObjectInfo][] {
 async function listVersionFiles(store: ObjectStore): Promise<VersionFile[]> {
   const listing = await listLog(store);
   return rebuildableCommits(listing).map(([version, info]) => toVersionFile(info, version));
-}
-
-/** The newest commit: listed from `_last_checkpoint`'s version when it is valid, else the whole log. */
-async function latestVersionFile(store: ObjectStore): Promise<VersionFile | null> {
-  const hint = await readLastCheckpoint(store);
-  if (hint.kind === "valid") {
-    const listing = await listLog(store, hint.hint.version);
-    const latest = latestCommitVersion(listing);
-    if (latest !== null) return toVersionFile(listing.commits.get(latest)!, latest);
-  }
-  const listing = await listLog(store);
-  const latest = latestCommitVersion(listing);
-  return latest === null ? null : toVersionFile(listing.commits.get(latest)!, latest);
 }
 
 async function findVersionFile(store: ObjectStore, version: number): Promise<VersionFile> {
@@ -370,6 +353,7 @@ export const deltaFormat: TableFormat = defineFormat({
   formatsWrittenAlongside,
   listVersionFiles,
   latestVersionFile,
+  startLatestLookup: startDeltaLookup,
   findVersionFile,
   isBookkeepingFile,
   readSnapshot,

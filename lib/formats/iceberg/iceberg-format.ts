@@ -37,6 +37,7 @@ import type {
   FormatParts,
   FormatRemovalRules,
   MetadataCommitRemoval,
+  ReadSnapshotOptions,
   Refs,
   TableFormat,
   TableSnapshot,
@@ -50,6 +51,7 @@ import { supersededBy } from "./current-pointer.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
 import { planExpiry, writeExpiryCommit, type RetainedBy } from "./expire-snapshots.ts";
 import { liveFilesOf, schemaFields } from "./live-files.ts";
+import { readSnapshotRows, reusableManifests } from "./head-manifests.ts";
 import { catalogTableRefusal, latestMetadataFile, listMetadataFiles, readVersionHint } from "./metadata-files.ts";
 import { DATA_PREFIX, METADATA_PREFIX, parseMetadataFileName, parseMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 import { isHiddenKey } from "./hidden-keys.ts";
@@ -60,7 +62,10 @@ import { tableRetention } from "./retention.ts";
 import { IcebergFileReader, readSnapshotFiles } from "./snapshot-files.ts";
 import type { IcebergSnapshot } from "./table-metadata.ts";
 import { hintedMetadataKey, openIcebergTable, type IcebergTable } from "./table-state.ts";
+import { rememberTable, tableAt } from "./table-cache.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
+import { currentVersionFile, versionFilesOf } from "./version-files.ts";
+import { startListedLookup, startPointerLookup } from "./latest-lookup.ts";
 import { icebergScanFiles } from "./scan-files.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
@@ -77,39 +82,10 @@ function readerFor(store: ObjectStore): IcebergFileReader {
   return reader;
 }
 
-/**
- * Metadata files never change once written: a version file's table is read once per store
- * root and key (readSnapshot is called once per snapshot, all on the same metadata file).
- */
-const tables = new Map<string, Promise<IcebergTable>>();
-function tableAt(store: ObjectStore, key: string): Promise<IcebergTable> {
-  const cacheKey = `${store.uri}\u0000${key}`;
-  let table = tables.get(cacheKey);
-  if (!table) {
-    if (tables.size >= 4) tables.delete(tables.keys().next().value!);
-    table = openIcebergTable(store, { metadataKey: key });
-    table.catch(() => tables.delete(cacheKey));
-    tables.set(cacheKey, table);
-  }
-  return table;
-}
-
-function versionFilesOf(table: IcebergTable): VersionFile[] {
-  const { file } = table.read;
-  return table.ordered.snapshots.map((s) => ({
-    version: table.ordered.versionOf.get(s.id)!,
-    id: s.id,
-    key: table.metadataKey,
-    size: file.size,
-    etag: file.etag,
-    lastModified: file.lastModified,
-  }));
-}
-
 /** The table, or null when `metadata/` holds no metadata file; `pointer`: the metadata file a catalog names. */
 async function openIfTable(store: ObjectStore, pointer?: string): Promise<IcebergTable | null> {
   try {
-    return await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer });
+    return rememberTable(await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer }));
   } catch (error) {
     if (error instanceof NotATableError && error.uri === store.uri) return null;
     throw error;
@@ -123,9 +99,7 @@ async function listVersionFiles(store: ObjectStore, pointer?: string): Promise<V
 
 async function latestVersionFile(store: ObjectStore, pointer?: string): Promise<VersionFile | null> {
   const table = await openIfTable(store, pointer);
-  if (!table) return null;
-  const current = table.read.metadata.currentSnapshotId;
-  return current === null ? null : (versionFilesOf(table).find((f) => f.id === current) ?? null);
+  return table ? currentVersionFile(table) : null;
 }
 
 async function findVersionFile(store: ObjectStore, version: number, pointer?: string): Promise<VersionFile> {
@@ -134,14 +108,16 @@ async function findVersionFile(store: ObjectStore, version: number, pointer?: st
   return file;
 }
 
-async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<TableSnapshot> {
-  const table = await tableAt(store, file.key);
+/** A snapshot as its head holds it; manifests the previous head was built from are not read again (head-manifests.ts). */
+async function readSnapshot(store: ObjectStore, file: VersionFile, options: ReadSnapshotOptions = {}): Promise<TableSnapshot> {
+  const table = await tableAt(store, file.key, file.etag);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = snapshotOf(table, file, uri);
-  const files = await readSnapshotFiles(readerFor(store), metadata, snapshot, table.resolve, uri);
+  const reusable = reusableManifests(options.previous, metadata.location);
+  const files = await readSnapshotRows(readerFor(store), metadata, snapshot, table.resolve, uri, reusable);
   const level = metadataReferences(metadata, table.metadataKey, table.resolve, table.versionHint !== null);
-  const { liveFiles, section } = liveFilesOf(files);
+  const { liveFiles, sections } = liveFilesOf(files.chunks, table.resolve, metadata.location);
   return {
     record: snapshotRecord(snapshot, table.ordered, branchOfSnapshots(metadata).get(snapshot.id) ?? null),
     referencedFiles: [...files.references, ...level.references],
@@ -151,20 +127,20 @@ async function readSnapshot(store: ObjectStore, file: VersionFile): Promise<Tabl
     config: metadata.properties,
     raw: table.read.stored,
     versionFile: file,
-    sections: [section],
+    sections,
   };
 }
 
 /** A snapshot's record from the metadata alone: history never depends on a manifest list being readable. */
 async function readRecord(store: ObjectStore, file: VersionFile): Promise<VersionRecord> {
-  const table = await tableAt(store, file.key);
+  const table = await tableAt(store, file.key, file.etag);
   const snapshot = snapshotOf(table, file, store.uriOf(file.key));
   return snapshotRecord(snapshot, table.ordered, branchOfSnapshots(table.read.metadata).get(snapshot.id) ?? null);
 }
 
 /** What cleanup needs of one snapshot: its record, the files it reaches and the table's config. */
 async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
-  const table = await tableAt(store, file.key);
+  const table = await tableAt(store, file.key, file.etag);
   const { metadata } = table.read;
   const uri = store.uriOf(file.key);
   const snapshot = snapshotOf(table, file, uri);
@@ -183,7 +159,7 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
  * refuses orphan removal and expiry-with-cleanup then).
  */
 async function gcRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
-  const table = await tableAt(store, base.key);
+  const table = await tableAt(store, base.key, base.etag);
   const uri = store.uriOf(base.key);
   if (tableRetention(table.read.metadata.properties, uri).gcEnabled) return null;
   return new MaintenanceOptOutError(uri, "gc.enabled is false: the table forbids maintenance from deleting its files; nothing deleted");
@@ -241,7 +217,7 @@ async function catalogMetadataBesideRefusal(store: ObjectStore, base: VersionFil
  * metadata reaches. Refused before anything is written or deleted, unless the user said so.
  */
 async function supersededPointerRefusal(store: ObjectStore, base: VersionFile): Promise<Error | null> {
-  const superseded = await supersededBy(store, await tableAt(store, base.key));
+  const superseded = await supersededBy(store, await tableAt(store, base.key, base.etag));
   if (superseded === null) return null;
   return new TableFormatError(
     store.uri,
@@ -266,7 +242,7 @@ function keepAllRules(table: IcebergTable, reason: string): FormatRemovalRules {
  * each ref's own settings decide; lakewarden's explicit flags only keep more.
  */
 async function removalRules(store: ObjectStore, base: VersionFile, now: Date): Promise<FormatRemovalRules> {
-  const table = await tableAt(store, base.key);
+  const table = await tableAt(store, base.key, base.etag);
   const { metadata } = table.read;
   if (table.read.file.name.naming === "other") {
     return keepAllRules(table, `the current metadata file ${base.key} has no version number in its name, so lakewarden cannot name the next commit: it expires no snapshot`);
@@ -331,7 +307,7 @@ function expiryOf(table: IcebergTable, input: CommitRemovalInput, retention: Ret
 
 /** The files the current snapshot and every ref's snapshot name must exist (current-files.ts). */
 async function checkReferencedFiles(store: ObjectStore, base: VersionFile, listing: Iterable<ObjectInfo>): Promise<void> {
-  await assertRefFilesExist(store, readerFor(store), await tableAt(store, base.key), listing);
+  await assertRefFilesExist(store, readerFor(store), await tableAt(store, base.key, base.etag), listing);
 }
 
 /** A metadata file with a higher sequence than the plan's: a commit (create-only) that made it the current one. */
@@ -399,6 +375,7 @@ function icebergFormatAt(pointer: string, options: { allowSuperseded?: boolean; 
     ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, pointer),
     latestVersionFile: (store) => latestVersionFile(store, pointer),
+    startLatestLookup: (store) => startPointerLookup(store, pointer),
     findVersionFile: (store, version) => findVersionFile(store, version, pointer),
     readRefs: (store) => readRefs(store, pointer),
     // The catalog's file is named: other metadata beside it is not ambiguous, but a newer commit is.
@@ -433,6 +410,7 @@ function catalogBoundFormat(pointer: string, binding: CatalogBinding): TableForm
     ...icebergParts,
     listVersionFiles: (store) => listVersionFiles(store, current),
     latestVersionFile: (store) => latestVersionFile(store, current),
+    startLatestLookup: (store) => startPointerLookup(store, current),
     findVersionFile: (store, version) => findVersionFile(store, version, current),
     readRefs: (store) => readRefs(store, current),
     admit: async (store, base) => {
@@ -492,6 +470,7 @@ const icebergParts: FormatParts = {
   formatsWrittenAlongside: async () => [],
   listVersionFiles,
   latestVersionFile,
+  startLatestLookup: startListedLookup,
   findVersionFile,
   isBookkeepingFile: (key: string): boolean => isHiddenKey(key),
   readSnapshot,

@@ -108,11 +108,17 @@ export async function metadataFileAt(store: ObjectStore, key: string): Promise<M
   return { ...(await store.head(key)), name };
 }
 
+export interface VersionHint {
+  sequence: number | null;
+  text: string;
+  info: ObjectInfo;
+}
+
 /**
  * What `metadata/version-hint.text` holds, or null when there is none: its number (null when it
  * holds none) and its text (a writer may store a file stem there instead).
  */
-export async function readVersionHint(store: ObjectStore): Promise<{ sequence: number | null; text: string; info: ObjectInfo } | null> {
+export async function readVersionHint(store: ObjectStore): Promise<VersionHint | null> {
   try {
     const got = await store.get(VERSION_HINT_KEY);
     const text = new TextDecoder().decode(got.body);

@@ -82,11 +82,38 @@ function roleOf(entry: ManifestEntry): "data" | "delete" {
 }
 
 /** A key for a metadata-level path (manifest list, manifest) that must be read; throws when it cannot be. */
-function readableKey(resolve: IcebergPathResolver, path: string, uri: string, what: string): string {
+export function readableKey(resolve: IcebergPathResolver, path: string, uri: string, what: string): string {
   const resolved = resolve(path);
   if (resolved.kind === "key") return resolved.key;
   const problem = resolved.kind === "outside" ? "lies outside the table root, so it cannot be read here" : `cannot be resolved (${resolved.reason})`;
   throw new UnsupportedFeatureError(uri, `${what} ${path} ${problem}`);
+}
+
+/** The manifests a snapshot lists: from its manifest list (read), or a v1 snapshot's inline paths. */
+export async function listedManifests(
+  reader: IcebergFileReader,
+  snapshot: IcebergSnapshot,
+  resolve: IcebergPathResolver,
+  metadataUri: string,
+): Promise<{ listed: ManifestFile[]; manifestListKey: string | null }> {
+  const what = `snapshot ${snapshot.id}`;
+  if (snapshot.manifestList !== null) {
+    const manifestListKey = readableKey(resolve, snapshot.manifestList, metadataUri, `${what}: manifest list`);
+    return { listed: await reader.manifestList(manifestListKey, `manifest list of ${what} (named by ${metadataUri})`), manifestListKey };
+  }
+  const listed = snapshot.manifests.map((path) => ({
+    path,
+    length: null,
+    partitionSpecId: 0,
+    content: 0,
+    sequenceNumber: 0n,
+    minSequenceNumber: 0n,
+    addedSnapshotId: null,
+    addedFilesCount: null,
+    existingFilesCount: null,
+    deletedFilesCount: null,
+  }));
+  return { listed, manifestListKey: null };
 }
 
 /**
@@ -102,27 +129,8 @@ export async function readSnapshotFiles(
   const references: FileReference[] = [];
   const unresolved: UnresolvedReference[] = [];
   const what = `snapshot ${snapshot.id}`;
-
-  let listed: ManifestFile[];
-  let manifestListKey: string | null = null;
-  if (snapshot.manifestList !== null) {
-    manifestListKey = readableKey(resolve, snapshot.manifestList, metadataUri, `${what}: manifest list`);
-    listed = await reader.manifestList(manifestListKey, `manifest list of ${what} (named by ${metadataUri})`);
-    references.push({ path: manifestListKey, role: "manifest-list" });
-  } else {
-    listed = snapshot.manifests.map((path) => ({
-      path,
-      length: null,
-      partitionSpecId: 0,
-      content: 0,
-      sequenceNumber: 0n,
-      minSequenceNumber: 0n,
-      addedSnapshotId: null,
-      addedFilesCount: null,
-      existingFilesCount: null,
-      deletedFilesCount: null,
-    }));
-  }
+  const { listed, manifestListKey } = await listedManifests(reader, snapshot, resolve, metadataUri);
+  if (manifestListKey !== null) references.push({ path: manifestListKey, role: "manifest-list" });
 
   const manifests = await Promise.all(
     listed.map(async (file) => {

@@ -6,7 +6,7 @@
 import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { CorruptFileError, NotATableError } from "../errors.ts";
-import { latestMetadataFile, readMetadataFile, readVersionHint, type ReadMetadata } from "./metadata-files.ts";
+import { latestMetadataFile, readMetadataFile, readVersionHint, type ReadMetadata, type SequencedMetadataFileInfo, type VersionHint } from "./metadata-files.ts";
 import { METADATA_PREFIX, VERSION_HINT_KEY, versionHintKeys } from "./metadata-names.ts";
 import { icebergPathResolver, type IcebergPathResolver } from "./table-paths.ts";
 import { orderSnapshots, type OrderedSnapshots } from "./versions.ts";
@@ -24,10 +24,24 @@ export interface IcebergTable {
 export interface OpenOptions {
   /** The current metadata file's key, when a catalog (not the listing) says which it is. */
   metadataKey?: string;
+  /** The listing and hint already read (lookAtMetadata), when `metadataKey` is not given: not read again. */
+  look?: MetadataLook;
+}
+
+/** What a catalog-less table's current metadata file is chosen by: the newest listed metadata file and the version hint. */
+export interface MetadataLook {
+  latest: SequencedMetadataFileInfo | null;
+  hint: VersionHint | null;
+}
+
+/** One LIST of `metadata/` and the version hint's GET, side by side. */
+export async function lookAtMetadata(store: ObjectStore): Promise<MetadataLook> {
+  const [latest, hint] = await Promise.all([latestMetadataFile(store), readVersionHint(store)]);
+  return { latest, hint };
 }
 
 export async function openIcebergTable(store: ObjectStore, options: OpenOptions = {}): Promise<IcebergTable> {
-  const [latest, hint] = await Promise.all([options.metadataKey === undefined ? latestMetadataFile(store) : Promise.resolve(null), readVersionHint(store)]);
+  const { latest, hint } = options.metadataKey !== undefined ? { latest: null, hint: await readVersionHint(store) } : (options.look ?? (await lookAtMetadata(store)));
   const hinted = options.metadataKey === undefined && hint !== null && hint.sequence === null ? await hintedMetadataKey(store, hint.text) : null;
   const metadataKey = options.metadataKey ?? hinted ?? latest?.key;
   if (metadataKey === undefined) throw new NotATableError(store.uri, `not an Iceberg table: no metadata files under ${METADATA_PREFIX}`);
