@@ -251,7 +251,7 @@ export async function writeExpiryCommit(
   if (table.read.file.name.naming !== "hadoop") {
     throw new UnsupportedFeatureError(
       uri,
-      "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: lakewarden does not commit through a catalog, so it does not expire snapshots here",
+      "metadata files named NNNNN-uuid belong to a catalog, which owns the current pointer: snapshots expire only through that catalog's commit (--glue-table, or --catalog with --catalog-table); nothing written",
     );
   }
   if (!retention.gcEnabled) {

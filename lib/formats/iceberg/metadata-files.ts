@@ -84,7 +84,7 @@ export function catalogTableRefusal(store: ObjectStore, key: string): Unsupporte
   if (parseMetadataKey(key)?.naming !== "catalog") return null;
   return new UnsupportedFeatureError(
     store.uri,
-    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names (or, for a table in AWS Glue, --glue-table, and the deployment's glueTables setting for the cleanup Lambda); nothing written or deleted`,
+    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names (or expire through the catalog: --glue-table or --catalog with --catalog-table, and the deployment's glueTables or restCatalogTables setting for the cleanup Lambda); nothing written or deleted`,
   );
 }
 
