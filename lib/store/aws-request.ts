@@ -1,0 +1,215 @@
+/**
+ * One signed AWS request over node:http(s), with the AWS SDK's standard retries: the transport of
+ * the small S3 client (s3-http-store.ts) and the functions' small SQS sender.
+ *
+ * Why not the SDK on these paths: a Lambda cold start loads @aws-sdk/client-s3 (about 340 KiB
+ * of each function's minified bundle, 420 KiB as a bundle alone; bench/results/bundle-sizes.md)
+ * before its first event, and the functions use five S3 operations. This module is SigV4 from
+ * @smithy/signature-v4 (the SDK's own signer) plus node:http: about 20 KiB.
+ *
+ * Retries follow the SDK's standard mode: up to AWS_MAX_ATTEMPTS attempts (default 3), full
+ * jitter backoff from 100 ms (500 ms after a throttling answer) doubling to at most 20 s, on no
+ * answer, a dropped connection, HTTP 5xx and 429, and the throttling and transient error codes.
+ */
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { SignatureV4 } from "@smithy/signature-v4";
+
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+export interface AwsRequest {
+  method: "GET" | "HEAD" | "PUT" | "POST" | "DELETE";
+  /** Where the request goes: `https://host[:port]`, no path. */
+  origin: string;
+  /** The path, already URI-encoded as it goes on the wire (S3 keys: each segment once). */
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+}
+
+export interface AwsResponse {
+  status: number;
+  headers: IncomingMessage["headers"];
+  body: Buffer;
+}
+
+export interface AwsClientOptions {
+  /** The signing name: "s3", "sqs". */
+  service: string;
+  region: string;
+  credentials: AwsCredentials;
+  /** Attempts per request, the first included (default AWS_MAX_ATTEMPTS, else 3). */
+  maxAttempts: number;
+  /** An attempt with no byte either way for this long fails as a timeout (an idle timeout: a transfer that moves is not cut). */
+  requestTimeoutMs: number;
+  /** The error code of an error answer (S3: the XML's Code; SQS: the JSON's __type), which decides whether to retry. */
+  errorCode(response: AwsResponse): string | undefined;
+  /** S3 signs the path as sent; every other service escapes it again. */
+  uriEscapePath?: boolean;
+}
+
+/** Codes that mean "slow down": retried after a longer pause. */
+export const THROTTLING_CODES = new Set([
+  "SlowDown",
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestThrottled",
+  "RequestThrottledException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "ProvisionedThroughputExceededException",
+  "BandwidthLimitExceeded",
+  "AWS.SimpleQueueService.RequestThrottled",
+]);
+const TRANSIENT_CODES = new Set(["RequestTimeout", "RequestTimeoutException", "InternalError", "ServiceUnavailable"]);
+const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
+const BASE_DELAY_MS = 100;
+const THROTTLED_BASE_DELAY_MS = 500;
+const MAX_DELAY_MS = 20_000;
+
+/** An error answer from the service, shaped as the SDK's errors are, so the store's error mapping reads both. */
+export class AwsServiceError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+  constructor(name: string, message: string, status: number) {
+    super(message);
+    this.name = name;
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
+/** Thrown when an attempt got no byte for `requestTimeoutMs`; named like the SDK's, which the error mapping knows. */
+class RequestTimeoutError extends Error {
+  readonly code = "ETIMEDOUT";
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "TimeoutError";
+  }
+}
+
+/** SHA-256 and its HMAC from node:crypto, in the shape the signer asks for. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytesOf = (data: SourceData): string | Uint8Array =>
+  typeof data === "string" ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+
+class NodeSha256 {
+  private hash: Hash | Hmac;
+  private readonly secret: string | Uint8Array | undefined;
+  constructor(secret?: SourceData) {
+    this.secret = secret === undefined ? undefined : bytesOf(secret);
+    this.hash = this.secret === undefined ? createHash("sha256") : createHmac("sha256", this.secret);
+  }
+  update(data: SourceData): void {
+    this.hash.update(bytesOf(data));
+  }
+  digest(): Promise<Uint8Array> {
+    return Promise.resolve(new Uint8Array(this.hash.digest()));
+  }
+  reset(): void {
+    this.hash = this.secret === undefined ? createHash("sha256") : createHmac("sha256", this.secret);
+  }
+}
+
+export class AwsClient {
+  private readonly signer: SignatureV4;
+  private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  readonly options: AwsClientOptions;
+
+  constructor(options: AwsClientOptions) {
+    this.options = options;
+    this.signer = new SignatureV4({
+      service: options.service,
+      region: options.region,
+      credentials: options.credentials,
+      sha256: NodeSha256,
+      uriEscapePath: options.uriEscapePath ?? true,
+    });
+  }
+
+  /** The answer to the request, retried as the SDK would; an error answer after the last attempt is returned, not thrown. */
+  async send(request: AwsRequest): Promise<AwsResponse> {
+    for (let attempt = 1; ; attempt++) {
+      let response: AwsResponse | undefined;
+      let failure: unknown;
+      try {
+        response = await this.attempt(request);
+      } catch (error) {
+        failure = error;
+      }
+      const code = response && response.status >= 300 ? this.options.errorCode(response) : undefined;
+      const retryable = response ? TRANSIENT_STATUS.has(response.status) || (code !== undefined && (THROTTLING_CODES.has(code) || TRANSIENT_CODES.has(code))) : true;
+      if (!retryable || attempt >= this.options.maxAttempts) {
+        if (response) return response;
+        throw failure;
+      }
+      const base = code !== undefined && THROTTLING_CODES.has(code) ? THROTTLED_BASE_DELAY_MS : BASE_DELAY_MS;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_DELAY_MS, base * 2 ** (attempt - 1))));
+    }
+  }
+
+  private async attempt(request: AwsRequest): Promise<AwsResponse> {
+    const url = new URL(request.origin);
+    const body = request.body ?? new Uint8Array(0);
+    const signed = await this.signer.sign({
+      method: request.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      ...(url.port ? { port: Number(url.port) } : {}),
+      path: request.path,
+      query: request.query ?? {},
+      headers: { ...request.headers, host: url.host, ...(body.byteLength > 0 || request.method === "PUT" || request.method === "POST" ? { "content-length": String(body.byteLength) } : {}) },
+      body,
+    });
+    const search = new URLSearchParams(request.query ?? {}).toString().replace(/\+/g, "%20");
+    const isHttps = url.protocol === "https:";
+    return new Promise<AwsResponse>((resolve, reject) => {
+      const sent = (isHttps ? httpsRequest : httpRequest)(
+        {
+          method: request.method,
+          protocol: url.protocol,
+          hostname: url.hostname,
+          port: url.port || (isHttps ? 443 : 80),
+          path: search ? `${request.path}?${search}` : request.path,
+          headers: signed.headers,
+          agent: isHttps ? this.agents.https : this.agents.http,
+        },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+          answer.on("end", () => resolve({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(chunks) }));
+          answer.on("error", reject);
+        },
+      );
+      sent.setTimeout(this.options.requestTimeoutMs, () => sent.destroy(new RequestTimeoutError(this.options.requestTimeoutMs)));
+      sent.on("error", reject);
+      sent.end(body.byteLength > 0 ? body : undefined);
+    });
+  }
+}
+
+/**
+ * The Lambda's credentials, from the environment the runtime sets (AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN): the execution role's, valid for the life of the
+ * execution environment. Throws naming the variables when they are missing.
+ */
+export function credentialsFromEnvironment(env: NodeJS.ProcessEnv): AwsCredentials {
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error("AWS credentials not found: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the Lambda runtime sets them from the execution role)");
+  }
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim();
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+/** AWS_MAX_ATTEMPTS as the SDK reads it, else 3. */
+export function maxAttemptsFromEnvironment(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.AWS_MAX_ATTEMPTS);
+  return Number.isSafeInteger(value) && value >= 1 ? value : 3;
+}
