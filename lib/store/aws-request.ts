@@ -11,10 +11,10 @@
  * jitter backoff from 100 ms (500 ms after a throttling answer) doubling to at most 20 s, on no
  * answer, a dropped connection, HTTP 5xx and 429, and the throttling and transient error codes.
  */
-import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { SignatureV4 } from "@smithy/signature-v4";
+import aws4 from "aws4";
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -50,8 +50,6 @@ export interface AwsClientOptions {
   requestTimeoutMs: number;
   /** The error code of an error answer (S3: the XML's Code; SQS: the JSON's __type), which decides whether to retry. */
   errorCode(response: AwsResponse): string | undefined;
-  /** S3 signs the path as sent; every other service escapes it again. */
-  uriEscapePath?: boolean;
 }
 
 /** Codes that mean "slow down": retried after a longer pause. */
@@ -93,43 +91,12 @@ class RequestTimeoutError extends Error {
   }
 }
 
-/** SHA-256 and its HMAC from node:crypto, in the shape the signer asks for. */
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData): string | Uint8Array =>
-  typeof data === "string" ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-
-class NodeSha256 {
-  private hash: Hash | Hmac;
-  private readonly secret: string | Uint8Array | undefined;
-  constructor(secret?: SourceData) {
-    this.secret = secret === undefined ? undefined : bytesOf(secret);
-    this.hash = this.secret === undefined ? createHash("sha256") : createHmac("sha256", this.secret);
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytesOf(data));
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.hash.digest()));
-  }
-  reset(): void {
-    this.hash = this.secret === undefined ? createHash("sha256") : createHmac("sha256", this.secret);
-  }
-}
-
 export class AwsClient {
-  private readonly signer: SignatureV4;
   private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   readonly options: AwsClientOptions;
 
   constructor(options: AwsClientOptions) {
     this.options = options;
-    this.signer = new SignatureV4({
-      service: options.service,
-      region: options.region,
-      credentials: options.credentials,
-      sha256: NodeSha256,
-      uriEscapePath: options.uriEscapePath ?? true,
-    });
   }
 
   /** The answer to the request, retried as the SDK would; an error answer after the last attempt is returned, not thrown. */
@@ -156,17 +123,17 @@ export class AwsClient {
   private async attempt(request: AwsRequest): Promise<AwsResponse> {
     const url = new URL(request.origin);
     const body = request.body ?? new Uint8Array(0);
-    const signed = await this.signer.sign({
-      method: request.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
-      path: request.path,
-      query: request.query ?? {},
-      headers: { ...request.headers, host: url.host, ...(body.byteLength > 0 || request.method === "PUT" || request.method === "POST" ? { "content-length": String(body.byteLength) } : {}) },
-      body,
-    });
+    // RFC 3986 in the query as on the path: a space is %20 and "+" is %2B, so no reader takes "+" for a space.
     const search = new URLSearchParams(request.query ?? {}).toString().replace(/\+/g, "%20");
+    const path = search ? `${request.path}?${search}` : request.path;
+    const headers: Record<string, string> = {
+      ...request.headers,
+      // The payload's hash is signed: S3 rejects a body that changed on the way.
+      "x-amz-content-sha256": createHash("sha256").update(body).digest("hex"),
+      ...(body.byteLength > 0 || request.method === "PUT" || request.method === "POST" ? { "content-length": String(body.byteLength) } : {}),
+    };
+    // No body to aws4: it would hash it again and give a body without a content type a form's.
+    const signed = aws4.sign({ service: this.options.service, region: this.options.region, method: request.method, host: url.host, path, headers }, this.options.credentials);
     const isHttps = url.protocol === "https:";
     return new Promise<AwsResponse>((resolve, reject) => {
       const sent = (isHttps ? httpsRequest : httpRequest)(
@@ -175,7 +142,7 @@ export class AwsClient {
           protocol: url.protocol,
           hostname: url.hostname,
           port: url.port || (isHttps ? 443 : 80),
-          path: search ? `${request.path}?${search}` : request.path,
+          path,
           headers: signed.headers,
           agent: isHttps ? this.agents.https : this.agents.http,
         },

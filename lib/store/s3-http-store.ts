@@ -65,7 +65,6 @@ function s3Client(region: string, env: NodeJS.ProcessEnv, maxAttempts: number, r
     credentials: credentialsFromEnvironment(env),
     maxAttempts,
     requestTimeoutMs,
-    uriEscapePath: false,
     errorCode: (response) => parseErrorBody(response.body.toString("utf8"))?.code,
   });
 }
@@ -233,10 +232,15 @@ export class S3HttpStore implements ObjectStore {
    * typed error. A bucket in another region answers 301 naming its region; the request is sent
    * there once and the bucket's region remembered, as the SDK's followRegionRedirects does.
    */
-  private async send(uri: string, request: { method: AwsRequest["method"]; key?: string; query?: Record<string, string>; headers?: Record<string, string>; body?: Uint8Array }): Promise<AwsResponse> {
+  private async send(
+    uri: string,
+    request: { method: AwsRequest["method"]; key?: string; query?: Record<string, string>; headers?: Record<string, string>; body?: Uint8Array },
+  ): Promise<AwsResponse> {
     const connection = this.connection;
     if (connection.silentSince !== null && Date.now() - connection.silentSince < SILENT_ENDPOINT_HOLD_MS) {
-      throw new NoAnswerError(`${uri}: not sent: no answer from S3 endpoint ${this.endpoint} within the timeout on any attempt of a request just before ${NO_ANSWER_SETTINGS}`, { uri });
+      throw new NoAnswerError(`${uri}: not sent: no answer from S3 endpoint ${this.endpoint} within the timeout on any attempt of a request just before ${NO_ANSWER_SETTINGS}`, {
+        uri,
+      });
     }
     try {
       let client = connection.bucketRegions.get(this.bucket) ?? connection.client;
@@ -259,14 +263,24 @@ export class S3HttpStore implements ObjectStore {
   }
 
   /** Where the request goes: path style for a custom endpoint or a bucket name with dots, else the bucket's own host. */
-  private addressed(request: { method: AwsRequest["method"]; key?: string; query?: Record<string, string>; headers?: Record<string, string>; body?: Uint8Array }, region: string): AwsRequest {
+  private addressed(
+    request: { method: AwsRequest["method"]; key?: string; query?: Record<string, string>; headers?: Record<string, string>; body?: Uint8Array },
+    region: string,
+  ): AwsRequest {
     const connection = this.connection;
     const keyPath = request.key === undefined ? "" : `/${encodeKeyPath(request.key)}`;
     const pathStyle = connection.forcePathStyle || this.bucket.includes(".");
     const aws = `s3.${region}.amazonaws.com`;
     const origin = connection.endpoint ?? (pathStyle ? `https://${aws}` : `https://${this.bucket}.${aws}`);
     const path = pathStyle ? `/${this.bucket}${keyPath}` : keyPath || "/";
-    return { method: request.method, origin, path, ...(request.query ? { query: request.query } : {}), ...(request.headers ? { headers: request.headers } : {}), ...(request.body ? { body: request.body } : {}) };
+    return {
+      method: request.method,
+      origin,
+      path,
+      ...(request.query ? { query: request.query } : {}),
+      ...(request.headers ? { headers: request.headers } : {}),
+      ...(request.body ? { body: request.body } : {}),
+    };
   }
 
   private fullKey(key: string): string {
