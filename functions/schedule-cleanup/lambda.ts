@@ -2,7 +2,7 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
-import { TABLE_FORMATS } from "../../lib/formats/index.ts";
+import { FORMAT_VERSION_FOLDERS } from "../../lib/formats/version-folders.ts";
 import { httpStoreOpener } from "../../lib/store/open-http-store.ts";
 import { fifoAttributesOf } from "../shared/cleanup-request.ts";
 import { ENV, isFifoQueueUrl, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
@@ -18,7 +18,7 @@ export function createScheduleCleanupLambda(env: Environment, overrides: Partial
   const queueUrl = requireString(env, ENV.cleanupQueueUrl);
   const scheduleCleanup = createScheduleCleanupHandler({
     scopes: readTableScopes(env),
-    formats: TABLE_FORMATS,
+    formats: FORMAT_VERSION_FOLDERS,
     discoveryDepth: optionalPositiveInteger(env, ENV.discoveryDepth) ?? 4,
     openStore,
     enqueue: queueSender(queueUrl, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined),
