@@ -246,7 +246,7 @@ export class S3HttpStore implements ObjectStore {
       let client = connection.bucketRegions.get(this.bucket) ?? connection.client;
       let answer = await client.send(this.addressed(request, client.options.region));
       const bucketRegion = header(answer, "x-amz-bucket-region");
-      if ((answer.status === 301 || answer.status === 400) && bucketRegion && bucketRegion !== client.options.region && connection.endpoint === undefined) {
+      if ((answer.status === 301 || answer.status === 400) && bucketRegion && bucketRegion !== client.options.region) {
         client = new AwsClient({ ...client.options, region: bucketRegion });
         connection.bucketRegions.set(this.bucket, client);
         answer = await client.send(this.addressed(request, bucketRegion));

@@ -10,7 +10,9 @@ import type { AddressInfo } from "node:net";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NoAnswerError, NotFoundError, PreconditionFailedError, StoreUnavailableError, ThrottledError } from "../../lib/store/errors.ts";
+import { LocalStore } from "../../lib/store/local-store.ts";
 import type { ObjectStore } from "../../lib/store/object-store.ts";
+import { httpStoreOpener } from "../../lib/store/open-http-store.ts";
 import { connectS3Http, S3HttpStore } from "../../lib/store/s3-http-store.ts";
 import { S3Store } from "../../lib/store/s3-store.ts";
 import { connectSqs, sendMessages } from "../../functions/shared/send-messages.ts";
@@ -253,5 +255,33 @@ describe("S3HttpStore against S3Store (the AWS SDK) on moto", () => {
     // And a delete through the small client is seen by the SDK.
     expect((await small.deleteMany(["a b/1", "missing"])).failed).toEqual([]);
     await expect(sdk.head("a b/1")).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("S3HttpStore's region and opener", () => {
+  it("follows a 301 that names the bucket's region once, signs for that region, and remembers it", async () => {
+    const { server, endpoint, received } = await recordingServer(
+      (request): ReturnType<Answer> =>
+        String(request.headers.authorization).includes("/eu-west-2/s3/")
+          ? { status: 200, headers: { etag: '"there"' } }
+          : { status: 301, headers: { "x-amz-bucket-region": "eu-west-2" }, body: "<Error><Code>PermanentRedirect</Code></Error>" },
+    );
+    try {
+      const store = new S3HttpStore({ connection: connectS3Http({}, { ...CREDENTIALS, AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: endpoint }), bucket: "lake" });
+      expect((await store.head("k")).etag).toBe('"there"');
+      expect((await store.scope("sub").head("k")).etag).toBe('"there"');
+      expect(received.map((r) => /Credential=[^/]+\/\d+\/([^/]+)\//.exec(String(r.headers.authorization))![1])).toEqual(["us-east-1", "eu-west-2", "eu-west-2"]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("httpStoreOpener opens local paths as LocalStore and s3:// as S3HttpStore, reading credentials only at the first S3 location", () => {
+    const open = httpStoreOpener({ AWS_REGION: "us-east-1" });
+    expect(open("/tmp/lake/t")).toBeInstanceOf(LocalStore);
+    expect(() => open("s3://lake/t")).toThrow(/AWS_ACCESS_KEY_ID/);
+    const store = httpStoreOpener({ ...CREDENTIALS, AWS_REGION: "us-east-1" })("s3://lake/a/t");
+    expect(store).toBeInstanceOf(S3HttpStore);
+    expect(store.uri).toBe("s3://lake/a/t");
   });
 });
