@@ -9,7 +9,8 @@
  * `--root` measures another checkout's bundles (say a worktree of main, before a change) with
  * that checkout's own bundling code; the table, events and baseline stay this script's.
  * `--before <checkout>` measures that checkout's bundles too, in the same run, interleaved with
- * this one's (`--root`'s): before and after under the same load, against the same baseline.
+ * this one's (`--root`'s): before and after under the same load, against the same baseline
+ * (`--before-label` names it when it is no git checkout, say a `git archive` of main).
  */
 import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -22,7 +23,9 @@ import { startFauxqsServer } from "../test/support/fauxqs.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../test/support/lance-datasets.ts";
 import { describeMachine, machineShort } from "./harness/machine.ts";
 
-const { values } = parseArgs({ options: { root: { type: "string" }, before: { type: "string" }, runs: { type: "string", default: "7" }, out: { type: "string" } } });
+const { values } = parseArgs({
+  options: { root: { type: "string" }, before: { type: "string" }, "before-label": { type: "string" }, runs: { type: "string", default: "7" }, out: { type: "string" } },
+});
 const root = resolve(values.root ?? PROJECT_ROOT);
 const before = values.before ? resolve(values.before) : undefined;
 const runs = Number(values.runs);
@@ -190,7 +193,7 @@ try {
   }
 
   const commit = await gitHead(root);
-  const commitBefore = before ? await gitHead(before) : undefined;
+  const commitBefore = before ? (values["before-label"] ?? (await gitHead(before))) : undefined;
   const base = median(samples.baseline!.map((s) => s.served));
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
   const sizeOf = (name: string): string => {
