@@ -120,7 +120,9 @@ export class S3HttpStore implements ObjectStore {
     if (range) checkRange(range, uri);
     this.stats.record("get");
     const answer = await this.send(uri, { method: "GET", key: this.fullKey(key), headers: range ? { range: rangeHeader(range) } : {} });
-    const body = new Uint8Array(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+    // A small Buffer may sit in Node's shared pool: callers get bytes of their own, as from the SDK.
+    const whole = answer.body.byteOffset === 0 && answer.body.buffer.byteLength === answer.body.byteLength;
+    const body = whole ? new Uint8Array(answer.body.buffer, 0, answer.body.byteLength) : new Uint8Array(answer.body);
     const size = totalSize(header(answer, "content-range")) ?? Number(header(answer, "content-length") ?? body.length);
     return { key, size, etag: requireEtag(answer, uri), lastModified: lastModified(answer), body };
   }

@@ -252,6 +252,9 @@ describe("S3HttpStore against S3Store (the AWS SDK) on moto", () => {
     const fromSdk = await script(sdk, true);
     expect(fromSdk[2]).toBe(NotFoundError.name);
     expect(await script(small, false)).toEqual(fromSdk);
+    // A small body owns its bytes (Node pools small Buffers): a reader of `body.buffer` sees only them.
+    const small4 = (await small.get("a b/1")).body;
+    expect([small4.byteOffset, small4.buffer.byteLength]).toEqual([0, small4.byteLength]);
     // And a delete through the small client is seen by the SDK.
     expect((await small.deleteMany(["a b/1", "missing"])).failed).toEqual([]);
     await expect(sdk.head("a b/1")).rejects.toBeInstanceOf(NotFoundError);
