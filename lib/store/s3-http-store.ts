@@ -6,7 +6,7 @@
  * Why not the SDK in Lambda: the functions' cold start loaded @aws-sdk/client-s3 before the first
  * event, about 340 KiB of each minified bundle, and the S3 client alone takes 420 KiB and most of
  * a bare cold start (bench/results/cold-start.md); lakewarden uses five operations of it. This
- * client is about 30 KiB with its signer and XML parser, and is tested against the SDK as its
+ * client, its signer (aws4) and its XML parser add about 35 KiB, and it is tested against the SDK as its
  * oracle (test/store/s3-http-store.test.ts) and by the store conformance suite on moto.
  *
  * What it leaves to the SDK: credentials other than the environment's (profiles, SSO, instance
