@@ -8,6 +8,9 @@
  *
  * `--root` measures another checkout's bundles (say a worktree of main, before a change) with
  * that checkout's own bundling code; the table, events and baseline stay this script's.
+ * `--before <checkout>` measures that checkout's bundles too, in the same run, interleaved with
+ * this one's (`--root`'s): before and after under the same load, against the same baseline
+ * (`--before-label` names it when it is no git checkout, say a `git archive` of main).
  */
 import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -20,8 +23,11 @@ import { startFauxqsServer } from "../test/support/fauxqs.ts";
 import { buildLanceDataset, makeTempDir, removeDir } from "../test/support/lance-datasets.ts";
 import { describeMachine, machineShort } from "./harness/machine.ts";
 
-const { values } = parseArgs({ options: { root: { type: "string" }, runs: { type: "string", default: "7" }, out: { type: "string" } } });
+const { values } = parseArgs({
+  options: { root: { type: "string" }, before: { type: "string" }, "before-label": { type: "string" }, runs: { type: "string", default: "7" }, out: { type: "string" } },
+});
 const root = resolve(values.root ?? PROJECT_ROOT);
+const before = values.before ? resolve(values.before) : undefined;
 const runs = Number(values.runs);
 
 const BUCKET = "cold-start";
@@ -95,9 +101,14 @@ try {
   // Lance V2 names sort newest first.
   const newest = manifests[0]!;
 
-  const { bundleFunctions } = (await import(join(root, "infra", "bundle-report.ts"))) as typeof import("../infra/bundle-report.ts");
-  const { context } = JSON.parse(await readFile(join(root, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
-  const bundles = await bundleFunctions(join(work, "cdk.out"), context);
+  /** A checkout's bundles, made by its own bundling code. */
+  const bundlesOf = async (checkout: string, outdir: string) => {
+    const { bundleFunctions } = (await import(join(checkout, "infra", "bundle-report.ts"))) as typeof import("../infra/bundle-report.ts");
+    const { context } = JSON.parse(await readFile(join(checkout, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
+    return bundleFunctions(join(work, outdir), context);
+  };
+  const bundles = await bundlesOf(root, "cdk.out");
+  const bundlesBefore = before ? await bundlesOf(before, "cdk.out-before") : [];
   await mkdir(join(work, "baseline"));
   await writeFile(join(work, "baseline", "entry.mjs"), BASELINE);
   await build({
@@ -157,7 +168,15 @@ try {
     if (keys.length > 0) await fauxqs.s3Client.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys } }));
   };
 
-  const samples: Record<string, Sample[]> = { baseline: [], ...Object.fromEntries(FUNCTIONS.map((f) => [f, []])) };
+  const samples: Record<string, Sample[]> = {
+    baseline: [],
+    ...Object.fromEntries(
+      FUNCTIONS.flatMap((f) => [
+        [f, []],
+        [`before:${f}`, []],
+      ]),
+    ),
+  };
   // Interleaved, so a change in the machine's load falls on every bundle alike.
   for (let run = 0; run < runs; run++) {
     samples.baseline!.push(await runChild(child, join(work, "baseline", "index.mjs"), { bucket: BUCKET, key: newest }, env));
@@ -165,16 +184,25 @@ try {
       await reset();
       const bundle = bundles.find((b) => b.name === name)!;
       samples[name]!.push(await runChild(child, join(bundle.directory, "index.mjs"), events[name], env));
+      const old = bundlesBefore.find((b) => b.name === name);
+      if (old) {
+        await reset();
+        samples[`before:${name}`]!.push(await runChild(child, join(old.directory, "index.mjs"), events[name], env));
+      }
     }
   }
 
   const commit = await gitHead(root);
+  const commitBefore = before ? (values["before-label"] ?? (await gitHead(before))) : undefined;
   const base = median(samples.baseline!.map((s) => s.served));
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
   const sizeOf = (name: string): string => {
-    const b = bundles.find((x) => x.name === name) as { bundleBytes: number; startBytes?: number } | undefined;
+    const [from, fn] = name.startsWith("before:") ? [bundlesBefore, name.slice("before:".length)] : [bundles, name];
+    const b = from.find((x) => x.name === fn) as { bundleBytes: number; startBytes?: number } | undefined;
     return b ? kib(b.startBytes ?? b.bundleBytes) : "";
   };
+  const labelOf = (name: string): string =>
+    name.startsWith("before:") ? `${name.slice("before:".length)}, before (${commitBefore})` : before ? `${name}, after (${commit})` : name;
   const rows = [
     [
       "S3 client only (baseline)",
@@ -184,8 +212,8 @@ try {
       median(samples.baseline!.map((s) => s.cpuMs)),
       median(samples.baseline!.map((s) => s.wallMs)),
     ],
-    ...FUNCTIONS.map((name) => [
-      name,
+    ...FUNCTIONS.flatMap((f) => (before ? [`before:${f}`, f] : [f])).map((name) => [
+      labelOf(name),
       sizeOf(name),
       median(samples[name]!.map((s) => s.served)),
       median(samples[name]!.map((s) => s.loaded)),
@@ -195,9 +223,9 @@ try {
   ] as [string, string, number, number, number, number][];
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   const report = [
-    `### Cold start, ${commit} (${root === PROJECT_ROOT ? "this checkout" : "--root"})`,
+    before ? `### Cold start, ${commitBefore} (--before) and ${commit} (after), one run` : `### Cold start, ${commit} (${root === PROJECT_ROOT ? "this checkout" : "--root"})`,
     "",
-    `\`node bench/cold-start.ts${values.root ? " --root <checkout>" : ""} --runs ${runs}\`, ${new Date().toISOString().slice(0, 16)}Z, ${machineShort(describeMachine())}. ` +
+    `\`node bench/cold-start.ts${values.root ? " --root <checkout>" : ""}${before ? " --before <checkout>" : ""} --runs ${runs}\`, ${new Date().toISOString().slice(0, 16)}Z, ${machineShort(describeMachine())}. ` +
       `Median of ${runs} fresh processes per bundle, interleaved. *Served*: from the process's start to the event's answer (performance.now() in the child); *loaded*: to the end of the bundle's import. ` +
       "Events against fauxqs S3/SQS on this machine, a 2-version Lance table: on-commit writes the head of the newest version (no head before), " +
       "schedule-cleanup lists the prefix and sends one message, cleanup-table runs a cleanup that removes nothing (retention keeps both versions) and archives them. " +

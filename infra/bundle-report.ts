@@ -8,7 +8,8 @@ import { join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { App, AssetStaging } from "aws-cdk-lib";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import { FUNCTION_ENTRY_FILE, FUNCTION_NAMES, PROJECT_ROOT, type FunctionName } from "./function-bundling.ts";
+import type { Metafile } from "esbuild";
+import { BUNDLE_METAFILES, FUNCTION_ENTRY_FILE, FUNCTION_NAMES, PROJECT_ROOT, type FunctionName } from "./function-bundling.ts";
 import { LakewardenStack } from "./lakewarden-stack.ts";
 
 export interface FunctionBundle {
@@ -30,6 +31,11 @@ export interface FunctionBundle {
   sources: string[];
   /** Inputs of the files a cold start loads (startBytes). */
   startSources: string[];
+  /**
+   * Where the bytes at start come from (esbuild's metafile: each input's bytes in the output), by
+   * package, and by folder for lakewarden's own code, largest first; empty without a metafile.
+   */
+  startBytesBySource: [string, number][];
 }
 
 /** Inputs that must never be in a Lambda bundle, with the reason. */
@@ -81,13 +87,13 @@ export async function bundleFunctions(outdir: string, context: Record<string, un
   for (const name of FUNCTION_NAMES) {
     const staging = functions[name].node.findAll().find((child): child is AssetStaging => child instanceof AssetStaging);
     if (!staging) throw new Error(`no bundled asset found for ${name}`);
-    bundles.push(await readBundle(name, staging.absoluteStagedPath));
+    bundles.push(await readBundle(name, staging.absoluteStagedPath, BUNDLE_METAFILES.get(name)));
   }
   return bundles;
 }
 
 /** Measures and inspects one function's asset directory. */
-export async function readBundle(name: FunctionName, directory: string): Promise<FunctionBundle> {
+export async function readBundle(name: FunctionName, directory: string, metafile?: Metafile): Promise<FunctionBundle> {
   const files = (await readdir(directory)).sort();
   const chunks = new Map<string, ChunkImports>();
   const code = new Map<string, Buffer>();
@@ -118,7 +124,29 @@ export async function readBundle(name: FunctionName, directory: string): Promise
     sourceMapBytes: sum(await Promise.all(files.filter((f) => f.endsWith(".map")).map(async (f) => (await stat(join(directory, f))).size))),
     sources: await sourcesOf([...chunks.keys()]),
     startSources: await sourcesOf(start),
+    startBytesBySource: metafile ? bytesBySource(metafile, start) : [],
   };
+}
+
+/** The bytes each package (or lakewarden folder, `lib/head`) puts into these output files, largest first. */
+export function bytesBySource(metafile: Metafile, files: readonly string[]): [string, number][] {
+  const wanted = new Set(files);
+  const bytes = new Map<string, number>();
+  for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
+    if (!wanted.has(output.slice(output.lastIndexOf("/") + 1))) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(inputs)) {
+      const source = sourceGroup(input);
+      bytes.set(source, (bytes.get(source) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...bytes.entries()].sort((a, b) => b[1] - a[1]);
+}
+
+function sourceGroup(input: string): string {
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (match) return match[1]!;
+  if (input.startsWith("functions/")) return "functions";
+  return input.startsWith("lib/") ? input.slice(0, input.lastIndexOf("/")) : input;
 }
 
 /** What a bundle must not contain; empty when it is clean. */
@@ -166,16 +194,24 @@ export function renderBundleSizes(bundles: readonly FunctionBundle[], meta: { co
     `(infra/function-bundling.ts: local esbuild ${meta.esbuild}; ESM split into chunks, minified, Node.js 22 on ARM64, AWS SDK bundled), measured from the asset directory.`,
     "*At start*: the entry and the chunks it imports statically, which every cold start loads (for a deployment with no catalog table,",
     "before its first event); the rest loads on first use: the Glue SDK, a format's decoders (protobuf for Lance, Avro for Iceberg, Parquet",
-    "for Delta), Arrow where a file is proven, the SQS SDK with the first send. *All chunks*: everything in the asset.",
-    "The floor under *at start*: the S3 client (about 340 KiB of these bundles; 420 KiB alone) and Powertools (about 40 KiB) are",
-    "loaded by every function at start, and on-commit and cleanup-table also load Arrow (about 180 KiB: the head and checkpoint codec every event",
-    "writes); bench/results/cold-start.md gives the cold start these sizes cost.",
+    "for Delta), Arrow where a file is proven. *All chunks*: everything in the asset. S3 and SQS go through lakewarden's small client",
+    "(lib/store/s3-http-store.ts, lib/store/aws-request.ts), not the AWS SDK, whose S3 client alone is 420 KiB minified.",
     "",
     "| function | at start | gzip -9 | index.mjs | all chunks | files | source maps | input files | LanceDB or test code |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ...bundles.map(
       (b) =>
         `| ${b.name} | ${kib(b.startBytes)}${target(b)} | ${kib(b.startGzipBytes)} | ${kib(b.bundleBytes)} | ${kib(b.totalBytes)} | ${b.chunks.size} | ${kib(b.sourceMapBytes)} | ${b.sources.length} | ${bundleProblems(b).length === 0 ? "none" : "**FOUND**"} |`,
+    ),
+    "",
+    "Where the bytes at start go (esbuild's metafile: each input's bytes in the files loaded at start; by package, and by folder for lakewarden's own code):",
+    "",
+    ...bundles.map(
+      (b) =>
+        `- ${b.name}: ${b.startBytesBySource
+          .filter(([, bytes]) => bytes >= 1024)
+          .map(([source, bytes]) => `${source} ${(bytes / 1024).toFixed(1)}`)
+          .join(", ")}; ${(b.startBytesBySource.filter(([, bytes]) => bytes < 1024).reduce((sum, [, bytes]) => sum + bytes, 0) / 1024).toFixed(1)} KiB in smaller parts`,
     ),
     "",
     "Packages loaded at start (input files per package):",

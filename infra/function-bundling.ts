@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { AssetHashType, DockerImage } from "aws-cdk-lib";
 import { Architecture, Code, Runtime } from "aws-cdk-lib/aws-lambda";
 import { OutputFormat, SourceMapMode, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
-import { buildSync, type BuildOptions } from "esbuild";
+import { buildSync, type BuildOptions, type Metafile } from "esbuild";
 
 /** The repository root: entries and the lock file are found from here, wherever the app runs. */
 export const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -69,6 +69,13 @@ export function functionBuildOptions(name: FunctionName, outdir: string): BuildO
   };
 }
 
+/**
+ * The esbuild metafile of each function bundled in this process (the last bundle per name): which
+ * input went into which output file, and how many bytes of it. The bundle report reads it to say
+ * where each KiB a cold start loads comes from; it never ships in the asset.
+ */
+export const BUNDLE_METAFILES = new Map<FunctionName, Metafile>();
+
 /** The function's code: its asset directory, bundled when CDK stages the asset (skipped when a synth skips bundling). */
 export function functionCode(name: FunctionName): Code {
   return Code.fromAsset(PROJECT_ROOT, {
@@ -80,7 +87,7 @@ export function functionCode(name: FunctionName): Code {
       environment: { LAKEWARDEN_FUNCTION: name },
       local: {
         tryBundle(outputDir: string): boolean {
-          buildSync(functionBuildOptions(name, outputDir));
+          BUNDLE_METAFILES.set(name, buildSync(functionBuildOptions(name, outputDir)).metafile);
           return true;
         },
       },

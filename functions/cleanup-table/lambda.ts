@@ -4,8 +4,7 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
 import { settingsFromEnvironment } from "../../lib/maintenance/policy.ts";
 import { runCleanup } from "../../lib/maintenance/run-cleanup.ts";
-import { createS3Client } from "../../lib/store/s3-client.ts";
-import { openStore } from "../../lib/store/open-store.ts";
+import { httpStoreOpener } from "../../lib/store/open-http-store.ts";
 import { fifoAttributesOf } from "../shared/cleanup-request.ts";
 import { ENV, isFifoQueueUrl, optionalInteger, optionalPositiveInteger, optionalString, type Environment } from "../shared/environment.ts";
 import { queueSender } from "../shared/send-messages.ts";
@@ -16,7 +15,8 @@ import { createCleanupTableHandler, type CleanupTableDependencies } from "./clea
 
 export function createCleanupTableLambda(env: Environment, overrides: Partial<CleanupTableDependencies> = {}) {
   const { logger, metrics } = createPowertools("cleanup-table");
-  const { client: s3 } = createS3Client({}, env);
+  // S3 through the small client, not the AWS SDK: the cold start (lib/store/s3-http-store.ts).
+  const openStore = httpStoreOpener(env);
   // The queue a stopped run sends its continuation to (the cleanup queue itself).
   const queueUrl = optionalString(env, ENV.cleanupQueueUrl);
   const sendContinuation = queueUrl ? queueSender(queueUrl, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined) : null;
@@ -26,7 +26,7 @@ export function createCleanupTableLambda(env: Environment, overrides: Partial<Cl
   const catalogs = readTableCatalogs(env);
   const cleanupTable = createCleanupTableHandler({
     scopes: readTableScopes(env),
-    openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
+    openStore,
     runCleanup,
     settings: settingsFromEnvironment(env),
     ...(sendContinuation ? { sendContinuation: (body: string) => sendContinuation([body]) } : {}),

@@ -6,8 +6,7 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
-import { createS3Client } from "../../lib/store/s3-client.ts";
-import { openStore } from "../../lib/store/open-store.ts";
+import { httpStoreOpener } from "../../lib/store/open-http-store.ts";
 import { ENV, optionalInteger, optionalString, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
 import { readTableScopes } from "../shared/table-scopes.ts";
@@ -16,13 +15,14 @@ import { createOnCommitHandler, type OnCommitDependencies } from "./on-commit.ts
 
 export function createOnCommitLambda(env: Environment, overrides: Partial<OnCommitDependencies> = {}) {
   const { logger, metrics } = createPowertools("on-commit");
-  const { client: s3 } = createS3Client({}, env);
+  // S3 through the small client, not the AWS SDK: the cold start (lib/store/s3-http-store.ts).
+  const openStore = httpStoreOpener(env);
   const codec = optionalString(env, ENV.headCodec);
   const inlineBudgetBytes = optionalInteger(env, ENV.headInlineBytes, 0);
   const catalogs = readTableCatalogs(env);
   const onCommit = createOnCommitHandler({
     scopes: readTableScopes(env),
-    openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
+    openStore,
     headOptions: { ...(codec ? { codec } : {}), ...(inlineBudgetBytes !== undefined ? { inlineBudgetBytes } : {}) },
     // Catalog clients follow the Lambda's environment (AWS_REGION, the role's credentials) and load with the first lookup.
     ...(catalogs.size > 0 ? { catalogs } : {}),

@@ -2,9 +2,8 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
-import { TABLE_FORMATS } from "../../lib/formats/index.ts";
-import { createS3Client } from "../../lib/store/s3-client.ts";
-import { openStore } from "../../lib/store/open-store.ts";
+import { FORMAT_VERSION_FOLDERS } from "../../lib/formats/version-folders.ts";
+import { httpStoreOpener } from "../../lib/store/open-http-store.ts";
 import { fifoAttributesOf } from "../shared/cleanup-request.ts";
 import { ENV, isFifoQueueUrl, optionalPositiveInteger, requireString, type Environment } from "../shared/environment.ts";
 import { createPowertools } from "../shared/observability.ts";
@@ -14,13 +13,14 @@ import { createScheduleCleanupHandler, type ScheduleCleanupDependencies } from "
 
 export function createScheduleCleanupLambda(env: Environment, overrides: Partial<ScheduleCleanupDependencies> = {}) {
   const { logger, metrics } = createPowertools("schedule-cleanup");
-  const { client: s3 } = createS3Client({}, env);
+  // S3 through the small client, not the AWS SDK: the cold start (lib/store/s3-http-store.ts).
+  const openStore = httpStoreOpener(env);
   const queueUrl = requireString(env, ENV.cleanupQueueUrl);
   const scheduleCleanup = createScheduleCleanupHandler({
     scopes: readTableScopes(env),
-    formats: TABLE_FORMATS,
+    formats: FORMAT_VERSION_FOLDERS,
     discoveryDepth: optionalPositiveInteger(env, ENV.discoveryDepth) ?? 4,
-    openStore: (uri) => openStore(uri, { s3: { client: s3 } }),
+    openStore,
     enqueue: queueSender(queueUrl, isFifoQueueUrl(queueUrl) ? fifoAttributesOf : undefined),
     log: logger,
     metrics,

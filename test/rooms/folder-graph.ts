@@ -28,7 +28,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** The files that ask every format (the registry and the catalog pointer's lookup through it). */
-const REGISTRY = [join("formats", "index.ts"), join("formats", "catalog.ts")];
+const REGISTRY = [join("formats", "index.ts"), join("formats", "catalog.ts"), join("formats", "version-folders.ts")];
 
 /** The room a file under lib/ lives in. */
 export function roomOf(libRelative: string): string {

@@ -122,6 +122,28 @@ export function describeObjectStoreConformance(name: string, makeStore: () => Pr
       });
     });
 
+    describe("keys that need escaping", () => {
+      // Each in a URL path, a query (prefix, start-after), a listing's XML and a DeleteObjects body.
+      const ODD_KEYS = ["odd/a b", "odd/a+b", "odd/a%20b", "odd/a%b", "odd/a&b<c>'d\"", "odd/a=b?c#d", "odd/é ü", "odd/日本/表", "odd/😀", "odd/a~b!*(x)"];
+
+      test("keys with spaces, +, %, XML and URL specials and non-ASCII round-trip through put, get, head, list and deleteMany", async () => {
+        for (const key of ODD_KEYS) {
+          const put = await store.put(key, bytes(key));
+          expect(text((await store.get(key)).body), key).toBe(key);
+          expect((await store.head(key)).etag, key).toBe(put.etag);
+        }
+        const listed = await keysOf("odd/");
+        expect([...listed].sort()).toEqual([...ODD_KEYS].sort());
+        expect(await keysOf("odd/a b")).toEqual(["odd/a b"]);
+        expect(await keysOf("odd/a+")).toEqual(["odd/a+b"]);
+        expect(await keysOf("odd/a%")).toEqual(expect.arrayContaining(["odd/a%20b", "odd/a%b"]));
+        expect(await store.listPrefixes("odd/")).toEqual(["odd/日本/"]);
+        const result = await store.deleteMany(ODD_KEYS);
+        expect(result.failed).toEqual([]);
+        expect(await keysOf("odd/")).toEqual([]);
+      });
+    });
+
     describe("ranged reads", () => {
       const body = bytes("0123456789abcdefghij");
 
