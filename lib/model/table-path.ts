@@ -30,17 +30,30 @@ const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
 /** Hadoop's S3 connectors name the same objects as s3://. */
 const SCHEME_ALIASES: Record<string, string> = { s3a: "s3", s3n: "s3" };
 
-/** Why a relative path is not a plain key, or null if it is one. */
+const SLASH = 0x2f;
+const DOT = 0x2e;
+
+/**
+ * Why a relative path is not a plain key, or null if it is one. A key may end in one "/" (a
+ * folder). One walk over the segments with no split: Lance's path resolution calls this for
+ * every new file of every manifest.
+ */
 export function relativeKeyProblem(path: string): string | null {
   if (path === "") return "is empty";
-  if (path.startsWith("/")) return "is absolute";
+  if (path.charCodeAt(0) === SLASH) return "is absolute";
   if (path.includes("\\")) return "contains a backslash";
   if (SCHEME.test(path)) return "is a URI";
-  const segments = path.split("/");
-  if (path.endsWith("/")) segments.pop();
-  for (const segment of segments) {
-    if (segment === "") return "has an empty segment";
-    if (segment === "." || segment === "..") return `has a "${segment}" segment`;
+  const end = path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
+  let start = 0;
+  while (start <= end) {
+    let stop = path.indexOf("/", start);
+    if (stop === -1 || stop > end) stop = end;
+    const length = stop - start;
+    if (length === 0) return "has an empty segment";
+    if (length <= 2 && path.charCodeAt(start) === DOT && (length === 1 || path.charCodeAt(start + 1) === DOT)) {
+      return `has a "${length === 1 ? "." : ".."}" segment`;
+    }
+    start = stop + 1;
   }
   return null;
 }

@@ -50,4 +50,31 @@ describe("normalizeUri / relativeKeyProblem", () => {
     expect(relativeKeyProblem("s3://x")).toBe("is a URI");
     expect(relativeKeyProblem("data/x")).toBeNull();
   });
+
+  it("gives the split-based check's answer for every path over a small alphabet (the walk allocates no segments)", () => {
+    const bySplit = (path: string): string | null => {
+      if (path === "") return "is empty";
+      if (path.startsWith("/")) return "is absolute";
+      if (path.includes("\\")) return "contains a backslash";
+      if (/^([a-zA-Z][a-zA-Z0-9+.-]*):/.test(path)) return "is a URI";
+      const segments = path.split("/");
+      if (path.endsWith("/")) segments.pop();
+      for (const segment of segments) {
+        if (segment === "") return "has an empty segment";
+        if (segment === "." || segment === "..") return `has a "${segment}" segment`;
+      }
+      return null;
+    };
+    const alphabet = ["a", ".", "/", ":", "\\", "_"];
+    let paths = [""];
+    let checked = 0;
+    for (let length = 0; length <= 6; length++) {
+      for (const path of paths) {
+        expect(relativeKeyProblem(path), JSON.stringify(path)).toBe(bySplit(path));
+        checked++;
+      }
+      paths = paths.flatMap((path) => alphabet.map((letter) => path + letter));
+    }
+    expect(checked).toBe((6 ** 7 - 1) / 5);
+  });
 });

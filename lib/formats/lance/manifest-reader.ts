@@ -156,6 +156,15 @@ class Wire {
 
   /** uint32 as protobufjs reads it: the varint modulo 2^32. */
   uint32(): number {
+    // Tags below field 16 are one byte: read them without the general varint's number | bigint.
+    const pos = this.pos;
+    if (pos < this.end) {
+      const b = this.buf[pos]!;
+      if (b < 0x80) {
+        this.pos = pos + 1;
+        return b;
+      }
+    }
     const v = this.varint();
     return typeof v === "bigint" ? Number(BigInt.asUintN(32, v)) : v >>> 0;
   }
@@ -168,6 +177,20 @@ class Wire {
 
   /** The end of a length-delimited field whose length prefix starts here. */
   lengthEnd(): number {
+    // Most lengths (a fragment, a path) fit in one or two bytes: the general varint's number | bigint
+    // result is not needed for them.
+    const pos = this.pos;
+    if (pos + 1 < this.end) {
+      const b0 = this.buf[pos]!;
+      const b1 = this.buf[pos + 1]!;
+      const short = b0 < 0x80 ? b0 : b1 < 0x80 ? (b0 & 0x7f) + b1 * 128 : -1;
+      if (short >= 0) {
+        const start = pos + (b0 < 0x80 ? 1 : 2);
+        if (start + short > this.end) throw this.corrupt("length-delimited field runs past its message");
+        this.pos = start;
+        return start + short;
+      }
+    }
     const length = this.varint();
     if (typeof length === "bigint" || this.pos + length > this.end) throw this.corrupt("length-delimited field runs past its message");
     return this.pos + length;

@@ -8,7 +8,7 @@
  * that URI is this very table without guessing.
  */
 import type { FileReference, LiveFile, UnresolvedReference } from "../table-format.ts";
-import { relativeKeyProblem, resolveTablePath } from "../../model/table-path.ts";
+import { resolveTablePath } from "../../model/table-path.ts";
 import type { LanceDeletionFile, LanceFragment, LanceIndex, LanceManifest } from "./manifest-model.ts";
 import { DATA_PREFIX, DELETIONS_PREFIX, INDICES_PREFIX, TRANSACTIONS_PREFIX } from "./table-paths.ts";
 
@@ -20,14 +20,13 @@ export function deletionFileName(fragmentId: number, deletion: LanceDeletionFile
 /**
  * A path the manifest records under one of Lance's folders, through the one path validator:
  * Lance writes them relative to the folder, so an absolute path or URI is outside the root or
- * cannot be resolved, never a key.
+ * cannot be resolved, never a key. `prefix` is one of Lance's folders (plain segments, ending
+ * in "/"): a key under it is still a key, so the path is checked once, not again with the
+ * prefix (this runs for every new file of every manifest a cleanup reads).
  */
 export function resolveUnder(prefix: string, path: string, tableUri: string): { key: string } | UnresolvedReference {
   const resolved = resolveTablePath(path, { roots: [tableUri], absolute: false });
-  if (resolved.kind === "key") {
-    const problem = relativeKeyProblem(prefix + resolved.key);
-    return problem === null ? { key: prefix + resolved.key } : { path, kind: "unresolvable", reason: `the path ${problem}` };
-  }
+  if (resolved.kind === "key") return { key: prefix + resolved.key };
   return { path, kind: resolved.kind, reason: resolved.reason };
 }
 
