@@ -18,6 +18,8 @@ export interface Cell {
   storage: Storage;
   files: number;
   masterKeys: number;
+  /** Runs per tool behind the medians. */
+  count: number;
   runs: CellRun[];
 }
 
@@ -31,6 +33,8 @@ export interface SideBySideRun {
   loadAfter: number[];
   latencyMs: number;
   versions: number;
+  runs: number;
+  largeRuns: number;
   cells: Cell[];
 }
 
@@ -61,6 +65,7 @@ function rows(cell: Cell): string[][] {
   const peers = cell.runs.filter((r) => r.tool !== "lakewarden");
   const fastest = Math.min(...peers.map((p) => p.run.spanMs));
   const fastestProcess = Math.min(...peers.map((p) => p.run.processMs));
+  const fastestCpu = Math.min(...peers.map((p) => p.run.spanCpuMs));
   const target = targetOf(cell);
   const met = target === null ? "" : fastest / ours.run.spanMs >= target ? ` (target ${target}×: met)` : ` (target ${target}×: **not met**)`;
   const out: string[][] = [];
@@ -77,13 +82,29 @@ function rows(cell: Cell): string[][] {
       formatMs(r.run.processCpuMs),
       formatBytes(r.run.peakRssBytes),
       mine ? `${ratio(fastest, r.run.spanMs)}${met}` : "1×",
+      mine ? ratio(fastestCpu, r.run.spanCpuMs) : "1×",
       mine ? ratio(fastestProcess, r.run.processMs) : "1×",
       `${r.deletedMaster.length + r.deletedOther} of ${r.filesBefore}`,
       mine ? sameSet(cell) : "",
+      String(cell.count),
     ]);
     if (r.tool === "iceberg-core") {
       const start = r.run.processMs - r.run.spanMs;
-      out.push(["", "", "", "iceberg-core: JVM start and class loading (outside the span)", formatMs(start), formatMs(r.run.processCpuMs - r.run.spanCpuMs), "", "", "", "", "", "", ""]);
+      out.push([
+        "",
+        "",
+        "",
+        "iceberg-core: JVM start and class loading (outside the span)",
+        formatMs(start),
+        formatMs(r.run.processCpuMs - r.run.spanCpuMs),
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+      ]);
     }
   }
   return out;
@@ -91,10 +112,24 @@ function rows(cell: Cell): string[][] {
 
 export function renderSideBySide(run: SideBySideRun): string {
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(", ");
-  const columns = ["files", "format", "storage", "tool", "wall", "CPU", "process wall", "process-tree CPU", "peak RSS", "fastest peer ÷ lakewarden (wall)", "(process wall)", "deleted", "same set as the peer"];
+  const columns = [
+    "files",
+    "format",
+    "storage",
+    "tool",
+    "wall",
+    "CPU",
+    "process wall",
+    "process-tree CPU",
+    "peak RSS",
+    "fastest peer ÷ lakewarden (wall)",
+    "(process wall)",
+    "deleted",
+    "same set as the peer",
+  ];
   const table = [
     `| ${columns.join(" | ")} |`,
-    `| ${columns.map((_, i) => (i >= 4 && i <= 11 ? "---:" : "---")).join(" | ")} |`,
+    `| ${columns.map((_, i) => (i >= 4 && i <= 12 ? "---:" : "---")).join(" | ")} |`,
     ...run.cells.flatMap(rows).map((row) => `| ${row.join(" | ")} |`),
   ];
   return [
@@ -104,7 +139,8 @@ export function renderSideBySide(run: SideBySideRun): string {
     "",
     `Commit ${run.commit}; ${run.startedAt.toISOString()} to ${run.finishedAt.toISOString()}; ${run.machine}.`,
     `Load average (1, 5, 15 min) before: ${load(run.loadBefore)}; after: ${load(run.loadAfter)}. Emulated S3: fauxqs (memory backend) behind +${run.latencyMs} ms per request.`,
-    `Each table: ${run.versions} commits, each a full overwrite; the cutoff between commit ${Math.floor(run.versions / 2)} and the next, so about half the versions expire. One run per cell (no warm-up: a scheduled cleanup starts cold).`,
+    `Each table: ${run.versions} commits, each a full overwrite; the cutoff between commit ${Math.floor(run.versions / 2)} and the next, so about half the versions expire. ` +
+      `Median of ${run.runs} runs per tool per cell below 10,000 files and of ${run.largeRuns} from 10,000 on (the *runs* column), each on a fresh copy in a fresh process (no warm-up: a scheduled cleanup starts cold).`,
     "",
     ...table,
   ].join("\n");

@@ -8,7 +8,7 @@
  * the ratio to the fastest peer, and whether the tools deleted the same files.
  *
  *   npm run bench:peers -- --files 100,1000 --storage local,s3 [--formats delta,lance,iceberg]
- *                          [--versions 10] [--s3-latency 20] [--out bench/results/side-by-side.md]
+ *                          [--versions 10] [--runs 3] [--large-runs 1] [--s3-latency 20] [--out bench/results/side-by-side.md]
  *
  * LAKEWARDEN_BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every lakewarden run there.
  */
@@ -19,10 +19,11 @@ import { join, relative, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { describeMachine, machineLine } from "./harness/machine.ts";
-import { S3Env } from "./harness/s3-env.ts";
-import { type Cell, renderSideBySide } from "./side-by-side-report.ts";
+import { startSideBySideS3 } from "./side-by-side-s3.ts";
+import { median } from "./harness/measure.ts";
+import { type Cell, type CellRun, renderSideBySide } from "./side-by-side-report.ts";
 import { ensureMaster, type Format, prepareCopy, removeCopy, type Storage, type TableCopy } from "./side-by-side-tables.ts";
-import { PEER_OF, prepareToolKit, runTool, type Tool, type ToolKit } from "./side-by-side-tools.ts";
+import { PEER_OF, prepareToolKit, runTool, type Tool, type ToolKit, type ToolRun } from "./side-by-side-tools.ts";
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     storage: { type: "string", default: "local,s3" },
     formats: { type: "string", default: "delta,lance,iceberg" },
     versions: { type: "string", default: "10" },
+    runs: { type: "string", default: "3" },
+    "large-runs": { type: "string", default: "1" },
     "s3-latency": { type: "string", default: "20" },
     cache: { type: "string", default: join(tmpdir(), "lakewarden-bench-cache") },
     out: { type: "string" },
@@ -45,7 +48,10 @@ const storages = list(values.storage!) as Storage[];
 const formats = list(values.formats!) as Format[];
 const versions = Number(values.versions);
 const latencyMs = Number(values["s3-latency"]);
-if (sizes.some((n) => !(n > 0)) || !(versions >= 4)) throw new Error("--files: positive counts; --versions: at least 4");
+const runs = Number(values.runs);
+/** Runs per cell at 10,000 files and more, where one run is minutes of setup. */
+const largeRuns = Number(values["large-runs"]);
+if (sizes.some((n) => !(n > 0)) || !(versions >= 4) || !(runs >= 1) || !(largeRuns >= 1)) throw new Error("--files: positive counts; --versions: at least 4; --runs: at least 1");
 for (const s of storages) if (s !== "local" && s !== "s3") throw new Error(`--storage: local or s3, got ${s}`);
 for (const f of formats) if (!(f in PEER_OF)) throw new Error(`--formats: delta, lance or iceberg, got ${f}`);
 
@@ -55,7 +61,7 @@ const startedAt = new Date();
 const loadBefore = loadavg();
 const scratch = await mkdtemp(join(tmpdir(), "lakewarden-side-by-side-"));
 // The memory backend: fauxqs's file backend deletes in O(objects in the folder) per key (bench/harness/s3-server.ts).
-const s3 = storages.includes("s3") ? await S3Env.start(latencyMs, "memory") : null;
+const s3 = storages.includes("s3") ? await startSideBySideS3(latencyMs) : null;
 try {
   const kit = await prepareToolKit(scratch);
   const cells: Cell[] = [];
@@ -78,6 +84,8 @@ try {
     loadAfter: loadavg(),
     latencyMs,
     versions,
+    runs,
+    largeRuns,
     cells,
   });
   process.stdout.write(`${text}\n`);
@@ -87,22 +95,52 @@ try {
   await rm(scratch, { recursive: true, force: true });
 }
 
-/** One cell: lakewarden and the format's peer, each on its own fresh copy of the master. */
+/**
+ * One cell: lakewarden and the format's peer, each on its own fresh copy of the master per run,
+ * the order alternating from run to run (so a drift in the machine's load hits both alike).
+ * Times and memory: the median over the runs; the deleted sets: the last run's.
+ */
 async function runCell(format: Format, storage: Storage, files: number, master: Awaited<ReturnType<typeof ensureMaster>>, kit: ToolKit): Promise<Cell> {
   const masterKeys = new Set(await listKeys("local", master.dir));
-  const cell: Cell = { format, storage, files, masterKeys: masterKeys.size, runs: [] };
-  for (const tool of ["lakewarden", PEER_OF[format]] as Tool[]) {
-    const name = `sbs-${format}-${files}-${storage}-${tool}`;
-    const copy = await prepareCopy(master, storage, name, scratch, s3);
-    const before = await listKeys(storage, copy.uri);
-    const run = await runTool(tool, copy, kit, s3, scratch);
-    const after = new Set(await listKeys(storage, copy.uri));
-    const deleted = before.filter((key) => !after.has(key));
-    cell.runs.push({ tool, run, filesBefore: before.length, deletedMaster: deleted.filter((k) => masterKeys.has(k)).sort(), deletedOther: deleted.filter((k) => !masterKeys.has(k)).length });
-    log(`${format} ${storage} ${files} ${tool}: ${run.spanMs.toFixed(0)} ms (process ${run.processMs.toFixed(0)} ms), ${deleted.length} of ${before.length} files deleted`);
-    await removeCopy(storage, name, scratch, s3);
+  const tools: Tool[] = ["lakewarden", PEER_OF[format]];
+  const samples = new Map<Tool, ToolRun[]>(tools.map((t) => [t, []]));
+  const last = new Map<Tool, Omit<CellRun, "run">>();
+  const count = files >= 10_000 ? largeRuns : runs;
+  for (let i = 0; i < count; i++) {
+    for (const tool of i % 2 === 0 ? tools : [...tools].reverse()) {
+      const name = `sbs-${format}-${files}-${storage}-${tool}`;
+      const copy = await prepareCopy(master, storage, name, scratch, s3);
+      const before = await listKeys(storage, copy.uri);
+      const run = await runTool(tool, copy, kit, s3, scratch);
+      const after = new Set(await listKeys(storage, copy.uri));
+      const deleted = before.filter((key) => !after.has(key));
+      samples.get(tool)!.push(run);
+      last.set(tool, {
+        tool,
+        filesBefore: before.length,
+        deletedMaster: deleted.filter((k) => masterKeys.has(k)).sort(),
+        deletedOther: deleted.filter((k) => !masterKeys.has(k)).length,
+      });
+      log(
+        `${format} ${storage} ${files} ${tool} run ${i + 1}: ${run.spanMs.toFixed(0)} ms (process ${run.processMs.toFixed(0)} ms), ${deleted.length} of ${before.length} files deleted; said ${JSON.stringify(run.said)}`,
+      );
+      await removeCopy(storage, name, scratch, s3);
+    }
   }
-  return cell;
+  return { format, storage, files, masterKeys: masterKeys.size, count, runs: tools.map((tool) => ({ ...last.get(tool)!, run: medianRun(samples.get(tool)!) })) };
+}
+
+/** The median of each measure over the runs (each on its own: the medians may come from different runs). */
+function medianRun(all: ToolRun[]): ToolRun {
+  const of = (pick: (r: ToolRun) => number) => median(all.map(pick));
+  return {
+    spanMs: of((r) => r.spanMs),
+    spanCpuMs: of((r) => r.spanCpuMs),
+    processMs: of((r) => r.processMs),
+    processCpuMs: of((r) => r.processCpuMs),
+    peakRssBytes: of((r) => r.peakRssBytes),
+    said: all.at(-1)!.said,
+  };
 }
 
 /** The table's keys, lakewarden's own `_lakewarden/` aside (setup: undelayed). */

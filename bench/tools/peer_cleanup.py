@@ -35,7 +35,9 @@ def deltars(uri: str, job: dict) -> dict:
     # Every tombstone counts as expired; the versions from the one current at the cutoff on keep
     # their files: Delta's time travel "as of the cutoff" (lakewarden's VACUUM retention = now - cutoff).
     keep = list(range(job["keep_from"], table.version() + 1))
-    deleted = table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False, keep_versions=keep, post_commithook_properties=PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False))
+    # full: Spark's default VACUUM, as lakewarden's: the files no tombstone names any more (a checkpoint drops
+    # expired tombstones) are listed and deleted too (docs/peers.md, "untracked").
+    deleted = table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False, full=True, keep_versions=keep, post_commithook_properties=PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False))
     DeltaTable(uri, storage_options=options).cleanup_metadata()
     return {"ms": (time.perf_counter() - start) * 1000, "cpu_ms": cpu_ms() - cpu, "said": {"vacuum_deleted": len(deleted)}}
 
