@@ -123,13 +123,15 @@ export function renderSideBySide(run: SideBySideRun): string {
     "process-tree CPU",
     "peak RSS",
     "fastest peer ÷ lakewarden (wall)",
+    "(CPU)",
     "(process wall)",
     "deleted",
     "same set as the peer",
+    "runs",
   ];
   const table = [
     `| ${columns.join(" | ")} |`,
-    `| ${columns.map((_, i) => (i >= 4 && i <= 12 ? "---:" : "---")).join(" | ")} |`,
+    `| ${columns.map((_, i) => (i >= 4 && i !== 13 ? "---:" : "---")).join(" | ")} |`,
     ...run.cells.flatMap(rows).map((row) => `| ${row.join(" | ")} |`),
   ];
   return [

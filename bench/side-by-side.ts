@@ -58,6 +58,7 @@ for (const f of formats) if (!(f in PEER_OF)) throw new Error(`--formats: delta,
 const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 const command = `npm run bench:peers -- ${process.argv.slice(2).join(" ")}`.trim();
 const startedAt = new Date();
+const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
 const loadBefore = loadavg();
 const scratch = await mkdtemp(join(tmpdir(), "lakewarden-side-by-side-"));
 // The memory backend: fauxqs's file backend deletes in O(objects in the folder) per key (bench/harness/s3-server.ts).
@@ -71,12 +72,22 @@ try {
       for (const storage of storages) {
         if (format === "iceberg" && storage === "s3") continue;
         cells.push(await runCell(format, storage, files, master, kit));
+        // After every cell, so a run that fails at 10,000 files keeps what it measured.
+        await writeResult(cells, false);
       }
     }
   }
+  process.stdout.write(`${await writeResult(cells, true)}\n`);
+} finally {
+  await s3?.stop();
+  await rm(scratch, { recursive: true, force: true });
+}
+
+/** Renders the cells so far; writes them to --out (marked unfinished until the last cell is in). */
+async function writeResult(cells: Cell[], finished: boolean): Promise<string> {
   const text = renderSideBySide({
     command,
-    commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim(),
+    commit,
     machine: machineLine(describeMachine()),
     startedAt,
     finishedAt: new Date(),
@@ -88,11 +99,9 @@ try {
     largeRuns,
     cells,
   });
-  process.stdout.write(`${text}\n`);
-  if (values.out) await writeFile(values.out, `${text}\n`);
-} finally {
-  await s3?.stop();
-  await rm(scratch, { recursive: true, force: true });
+  const body = finished ? text : `(unfinished: ${cells.length} cells so far)\n\n${text}`;
+  if (values.out) await writeFile(values.out, `${body}\n`);
+  return text;
 }
 
 /**
