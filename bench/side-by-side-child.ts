@@ -25,6 +25,8 @@ export interface SideBySideOutcome {
   versionsRemoved: number;
   filesRemoved: number;
   requests: Record<string, number>;
+  /** When each stage began, in ms from the span's start: where the time went. */
+  stages: { stage: string; atMs: number }[];
 }
 
 async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
@@ -35,7 +37,9 @@ async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   const windowMs = Math.max(0, Date.now() - job.cutoffMs);
+  const stages: SideBySideOutcome["stages"] = [];
   const report = await runCleanup(openStore(job.table), {
+    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start }), advance: () => {}, finish: () => {} },
     settings: { olderThanMs: windowMs, safetyWindowMs: windowMs, retainVersions: 1, allowShortRetention: true, allowShortSafetyWindow: true },
   });
   const ms = performance.now() - start;
@@ -48,6 +52,7 @@ async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
     versionsRemoved: report.versions_removed.length,
     filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
     requests: { ...report.requests },
+    stages,
   };
 }
 

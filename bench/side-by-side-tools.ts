@@ -67,6 +67,8 @@ export async function prepareToolKit(scratchDir: string): Promise<ToolKit> {
     target: BUNDLING.target ?? "node22",
     mainFields: BUNDLING.mainFields ?? ["module", "main"],
     minify: BUNDLING.minify ?? false,
+    // A CPU profile of mangled names says nothing: when profiling, the names stay (the code is the same otherwise).
+    ...(process.env.LAKEWARDEN_BENCH_CPU_PROF ? { minifyIdentifiers: false } : {}),
     banner: { js: BUNDLING.banner ?? "" },
     logLevel: "error",
   });
@@ -109,7 +111,7 @@ export async function runTool(tool: Tool, copy: TableCopy, kit: ToolKit, s3: S3E
 }
 
 function saidOf(tool: Tool, inner: Record<string, unknown>): Record<string, unknown> {
-  if (tool === "lakewarden") return { versionsRemoved: inner.versionsRemoved, filesRemoved: inner.filesRemoved, requests: inner.requests };
+  if (tool === "lakewarden") return { versionsRemoved: inner.versionsRemoved, filesRemoved: inner.filesRemoved, requests: inner.requests, stages: inner.stages };
   if (tool === "iceberg-core") return { expired: (inner.expired as unknown[] | undefined)?.length, error: inner.error };
   return (inner.said as Record<string, unknown>) ?? {};
 }
