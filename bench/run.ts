@@ -16,6 +16,7 @@ import { S3Env } from "./harness/s3-env.ts";
 const BENCHMARKS: Record<string, () => Promise<Benchmark>> = {
   history: async () => (await import("./benchmarks/history.ts")).historyBenchmark,
   "cold-load": async () => (await import("./benchmarks/cold-load.ts")).coldLoadBenchmark,
+  "cold-query": async () => (await import("./benchmarks/cold-query.ts")).coldQueryBenchmark,
   cleanup: async () => (await import("./benchmarks/cleanup.ts")).cleanupBenchmark,
   "head-write": async () => (await import("./benchmarks/head-write.ts")).headWriteBenchmark,
   iceberg: async () => (await import("./benchmarks/iceberg.ts")).icebergBenchmark,

@@ -19,6 +19,14 @@ import {
 } from "@aws-sdk/client-s3";
 import type { ProxyCounts } from "./s3-request-kind.ts";
 
+/** One request through the delaying proxy: when it arrived and when its answer was sent (ms, the proxy's clock). */
+export interface ProxyRequest {
+  method: string;
+  path: string;
+  start: number;
+  end: number;
+}
+
 export const BENCH_BUCKET = "lakewarden-bench";
 const CREDENTIALS = { accessKeyId: "bench", secretAccessKey: "bench" };
 const REGION = "us-east-1";
@@ -94,6 +102,12 @@ export class S3Env {
   async requestCounts(): Promise<ProxyCounts> {
     const response = await fetch(`${this.endpoint}/__bench/stats`);
     return (await response.json()) as ProxyCounts;
+  }
+
+  /** Every request since the last reset, as the proxy saw it (times in ms on the proxy's clock). */
+  async requestLog(): Promise<ProxyRequest[]> {
+    const response = await fetch(`${this.endpoint}/__bench/log`);
+    return (await response.json()) as ProxyRequest[];
   }
 
   async resetCounts(): Promise<void> {

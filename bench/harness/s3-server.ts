@@ -7,7 +7,8 @@
  *
  * Runs in its own process so the emulator's CPU work never lands on the event loop of the
  * code being timed. Prints one JSON line `{"endpoint": "http://127.0.0.1:PORT", "direct": ...}` when ready.
- * Control endpoints (not delayed, not forwarded): GET /__bench/stats, POST /__bench/reset.
+ * Control endpoints (not delayed, not forwarded): GET /__bench/stats, GET /__bench/log (every request
+ * since the last reset: method, path, when it arrived and when its answer was sent, ms), POST /__bench/reset.
  *
  * Usage: node bench/harness/s3-server.ts <storage-dir|memory> <delay-ms> <bucket>
  *
@@ -34,10 +35,15 @@ const upstream = new URL(fauxqs.address);
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 let counts: ProxyCounts = emptyCounts();
+/** The requests since the last reset, for counting dependent round trips (bench/benchmarks/cold-query.ts). */
+let log: { method: string; path: string; start: number; end: number }[] = [];
 
 const proxy = createServer((req, res) => {
   if (req.url?.startsWith("/__bench/")) return control(req, res);
   counts[classifyS3Request(req.method ?? "GET", req.url ?? "/")]++;
+  const entry = { method: req.method ?? "GET", path: req.url ?? "/", start: performance.now(), end: Number.NaN };
+  log.push(entry);
+  res.once("finish", () => (entry.end = performance.now()));
   // Hold the request (body included) for the delay, then stream it through unchanged.
   req.pause();
   setTimeout(() => forward(req, res, req.headers), delayMs);
@@ -75,8 +81,12 @@ function control(req: IncomingMessage, res: ServerResponse): void {
   if (req.url === "/__bench/stats") {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(counts));
+  } else if (req.url === "/__bench/log") {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(log));
   } else if (req.url === "/__bench/reset" && req.method === "POST") {
     counts = emptyCounts();
+    log = [];
     res.writeHead(204).end();
   } else {
     res.writeHead(404).end();
