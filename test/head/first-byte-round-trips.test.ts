@@ -9,7 +9,7 @@ import { formatByName } from "../../lib/formats/index.ts";
 import { openTable } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
-import { copyFixtureDir } from "../support/fixtures.ts";
+import { copyFixtureDir, type FixtureFormat } from "../support/fixtures.ts";
 
 const LATENCY_MS = 15;
 
@@ -73,7 +73,7 @@ function dependentRoundTrips(requests: readonly Request[]): number {
 
 const isDataGet = (r: Request) => r.what.startsWith("GET ") && r.what.split(" ")[1]!.endsWith(".parquet") && !r.what.startsWith("GET _delta_log/");
 
-async function roundTripsToFirstDataByte(formatName: string, fixture: string) {
+async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: string) {
   const copy = await copyFixtureDir(formatName, fixture);
   try {
     const store = new LocalStore(copy.dir);
