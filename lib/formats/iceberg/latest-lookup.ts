@@ -38,17 +38,22 @@ export function startListedLookup(store: ObjectStore): LatestVersionLookup {
   };
 }
 
-/** The lookup of a table at a named metadata file: one HEAD of that file, on first ask. */
+/**
+ * The lookup of a table at a named metadata file: one HEAD of that file, sent at once. The pointer
+ * is known before any head is read, so a head written for it is confirmed in the round trip of
+ * the head's own GET; a load that finds no usable head wastes that one HEAD, sent in parallel.
+ */
 export function startPointerLookup(store: ObjectStore, pointer: string): LatestVersionLookup {
   const requests = new StartedRequests();
+  // A failed HEAD (the file gone) is answered by the full read, which names the problem as latestVersionFile does.
+  const pointed = requests.add(store.head(pointer)).catch(() => null);
   let latest: Promise<VersionFile | null> | undefined;
   const full = () => (latest ??= requests.add(currentOrNull(store, { metadataKey: pointer })));
   return {
     latest: full,
     latestFrom: async (known) => {
       if (known.key !== pointer || known.currentInFile !== true) return full();
-      // A failed HEAD (the file gone) is answered by the full read, which names the problem as latestVersionFile does.
-      const info = await requests.add(store.head(pointer)).catch(() => null);
+      const info = await pointed;
       return (info && stillCurrent(known, info)) ?? full();
     },
     settled: () => requests.settled(),
