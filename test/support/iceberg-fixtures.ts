@@ -13,6 +13,8 @@ import avro from "avsc";
 import { avroMetadata, avroRead, icebergManifests, icebergMetadata } from "icebird";
 import { translateS3Url } from "icebird/src/fetch.js";
 import { bigintLongOptions } from "../../lib/formats/iceberg/avro.ts";
+import { icebergFormat } from "../../lib/formats/iceberg/iceberg-format.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { parseJsonLossless, stringifyJsonLossless, type JsonValue } from "../../lib/formats/iceberg/lossless-json.ts";
 
 export const ICEBERG_FIXTURES_DIR = fileURLToPath(new URL("../../../shared/fixtures/iceberg/", import.meta.url));
@@ -31,6 +33,26 @@ export type IcebergFixture = (typeof ICEBERG_FIXTURES)[number];
 
 /** Fixtures a reader must refuse (README): a missing manifest list, paths outside the table. */
 export const BROKEN_FIXTURES: readonly IcebergFixture[] = ["equality_deletes-mytable", "big_query_error"];
+
+/**
+ * The metadata file the catalog names as current, for each fixture whose metadata files are
+ * catalog-named (Athena's `NNNNN-uuid`): a reader without it refuses the table.
+ */
+export const CATALOG_POINTERS: Partial<Record<IcebergFixture, string>> = {
+  "athena-example": "metadata/00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json",
+};
+
+/** What openIcebergTable is given for a fixture: its catalog's pointer, where it has one. */
+export function fixtureOpenOptions(name: IcebergFixture): { metadataKey?: string } {
+  const pointer = CATALOG_POINTERS[name];
+  return pointer === undefined ? {} : { metadataKey: pointer };
+}
+
+/** The Iceberg format a fixture is read with: bound to its catalog's pointer, where it has one. */
+export function fixtureFormat(name: IcebergFixture): TableFormat {
+  const pointer = CATALOG_POINTERS[name];
+  return pointer === undefined ? icebergFormat : icebergFormat.at!(pointer);
+}
 
 export function fixturePath(name: IcebergFixture): string {
   return join(ICEBERG_FIXTURES_DIR, name);
