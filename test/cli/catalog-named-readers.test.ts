@@ -108,6 +108,12 @@ describe("table commands on a table whose metadata files a catalog names", () =>
     const storage = await cli("storage", dir, ...pointer);
     expect(storage.code).toBe(1);
     expect(storage.stderr).toContain(`the pointer metadata/${files.ACCEPTED} is superseded by metadata/${files.SECOND}`);
+    // A head, a checkpoint and a pin made at the catalog's file do not let a reader without it through.
+    for (const [name, argv] of readerCommands(dir, join(dir, "..", "again.html"), String(listed.at(-1)!.version))) {
+      const run = await cli(...argv([]));
+      expect(run.code, `${name} without the pointer, after: ${run.stdout}`).toBe(1);
+      expect(run.stderr, name).toContain(`metadata files are named NNNNN-uuid (newest metadata/${files.THIRD})`);
+    }
   });
 
   it("each takes --glue-table: the file the Glue entry names", async () => {
