@@ -78,7 +78,11 @@ const write = (table: string, commits: number, options: { direct?: boolean } = {
     options,
   );
 const read = (table: string, versions: readonly string[] = []) =>
-  py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
+  py<{ versions: Snapshot[]; current: string; snapshots: string[]; refs: Record<string, string>; metadata_location: string }>([
+    "read",
+    table,
+    ...versions.flatMap((v) => ["--version", v]),
+  ]);
 const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
 
 function location(table: string): string {
@@ -187,6 +191,23 @@ describe("Iceberg expiry through the Glue Data Catalog (pyiceberg writes, lakewa
 
     const timeline = await readTimeline(store, formatAtCatalogPointer(store, entry).format);
     expect(timeline.records.map((r) => r.version_id)).toEqual(written.snapshots.map((s) => s.version));
+  }, 120_000);
+
+  it("an expired tag (max-ref-age-ms) is dropped by the same UpdateTable commit, and the snapshot only it kept expires with the others", async () => {
+    const table = "sales.expired_tag";
+    const written = await write(table, 3);
+    const [oldest, , newest] = written.snapshots as [Snapshot, Snapshot, Snapshot];
+    await py(["tag", table, "before-migration", "--snapshot", oldest.version, "--max-ref-age-ms", String(RETAIN_MS)]);
+    expect((await read(table)).refs).toEqual({ main: newest.version, "before-migration": oldest.version });
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const report = await runCleanupThroughCatalog(openStore(location(table)), catalog.tableCatalog(nameOf(table)));
+    expect(report.status).toBe("completed");
+    const after = await read(table);
+    expect(after.refs).toEqual({ main: newest.version });
+    expect(after.snapshots).toEqual([newest.version]);
+    expect(after.versions).toEqual([newest]);
+    await checkFiles(table, before, after.snapshots);
   }, 120_000);
 
   it("a tag keeps its snapshot: pyiceberg time-travels to it after the expiry", async () => {

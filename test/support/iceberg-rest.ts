@@ -34,8 +34,11 @@ export interface IcebergRestServer {
   /** The warehouse folder (`file://…`): tables live under `<warehouse>/<namespace>/<table>`. */
   warehouse: string;
   requests: RestRequest[];
-  /** The next table commit (POST …/tables/{table}) is applied and its answer never sent. */
-  loseNextCommitAnswer(): void;
+  /**
+   * The next table commit (POST …/tables/{table}) is applied and its answer never sent; with
+   * `status`, answered with that server error instead (a gateway failing after the catalog applied it).
+   */
+  loseNextCommitAnswer(status?: number): void;
   /** Runs `hook` before each table commit is forwarded (null: none). */
   beforeCommit(hook: ((request: RestRequest) => Promise<void>) | null): void;
   stop(): Promise<void>;
@@ -87,7 +90,8 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
   }
 
   const requests: RestRequest[] = [];
-  let loseNext = false;
+  /** Whether the next commit's answer is lost, and the status sent instead (null: none, the connection dropped). */
+  let loseNext: { status: number | null } | null = null;
   let hook: ((request: RestRequest) => Promise<void>) | null = null;
   const isCommit = (request: RestRequest) => request.method === "POST" && /\/namespaces\/[^/]+\/tables\/[^/]+$/.test(request.path);
 
@@ -104,14 +108,18 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
     requests.push(recorded);
     const commit = isCommit(recorded);
     if (commit) await hook?.(recorded);
-    const lose = commit && loseNext;
-    if (lose) loseNext = false;
+    const lose = commit ? loseNext : null;
+    if (lose) loseNext = null;
     await new Promise<void>((resolve, reject) => {
       const forwarded = httpRequest({ host: "127.0.0.1", port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
         if (lose) {
           answer.resume();
           answer.once("end", () => {
-            response.destroy();
+            if (lose.status === null) response.destroy();
+            else {
+              response.writeHead(lose.status, { "content-type": "application/json" });
+              response.end(JSON.stringify({ error: { message: "the gateway timed out", type: "ServiceUnavailableException", code: lose.status } }));
+            }
             resolve();
           });
           return;
@@ -138,7 +146,7 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
     directUri,
     warehouse: `file://${warehouseDir}`,
     requests,
-    loseNextCommitAnswer: () => void (loseNext = true),
+    loseNextCommitAnswer: (status) => void (loseNext = { status: status ?? null }),
     beforeCommit: (next) => void (hook = next),
     stop: async () => {
       proxy.closeAllConnections();
