@@ -163,6 +163,33 @@ describe("Iceberg expiry through a REST catalog (the Iceberg project's server; p
     }
   }, 180_000);
 
+  it("a pyiceberg commit right after lakewarden's (applied, its answer not yet back): the fresh load shows lakewarden's under it, the expiry's deletes go ahead, both commits survive", async () => {
+    const table = "ns.after_commit";
+    const written = await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    let racer: Snapshot[] = [];
+    let raced = false;
+    server.afterCommit(async (request) => {
+      if (raced || !request.path.endsWith("/tables/after_commit") || !request.body.includes("remove-snapshots")) return;
+      raced = true;
+      racer = (await write(table, 1, { direct: true })).snapshots;
+    });
+    try {
+      const report = await runCleanupThroughCatalog(openStore(tableDir(table)), restTable(table));
+      expect(report.status).toBe("completed");
+      expect(report.catalog_replans).toEqual([]);
+      expect(racer).toHaveLength(1);
+      const after = await read(table);
+      expect(after.current).toBe(racer[0]!.version);
+      expect(after.snapshots.sort()).toEqual([written.snapshots.at(-1)!.version, racer[0]!.version].sort());
+      expect(after.versions.at(-1)!.rows).toBe(written.snapshots.at(-1)!.rows + 3);
+      await checkFiles(table, before, after.snapshots);
+    } finally {
+      server.afterCommit(null);
+    }
+  }, 180_000);
+
   it("a commit whose answer is lost (the catalog applied it, then answered nothing): stopped with every file in place; the next run finishes the job", async () => {
     const table = "ns.lost";
     const written = await write(table, 3);
