@@ -313,6 +313,31 @@ describe("Iceberg expiry through the Glue Data Catalog (pyiceberg writes, lakewa
     expect(kept.versions).toHaveLength(after.snapshots.length + 1);
   }, 180_000);
 
+  it("an accepted commit a fresh load does not show (the entry pointed back at the old metadata at once): unconfirmed, nothing deleted", async () => {
+    const table = "race.rolled_back";
+    await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const keysBefore = await keysUnder(table);
+    const entryBefore = await catalog.table(nameOf(table));
+    // Another tool rolls the entry back to the metadata the plan read, right after Glue took lakewarden's update.
+    const seam = withHook(catalog.tableCatalog(nameOf(table)), "after-update", async () => {
+      await moto.glueClient.send(
+        new UpdateTableCommand({ DatabaseName: "race", TableInput: { Name: "rolled_back", TableType: "EXTERNAL_TABLE", Parameters: entryBefore.parameters } }),
+      );
+    });
+    const error = await runCleanupThroughCatalog(openStore(location(table)), seam).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogCommitError);
+    expect((error as CatalogCommitError).outcome).toBe("unconfirmed");
+    expect((error as Error).message.split("\n")).toHaveLength(1);
+    expect((error as Error).message).toMatch(/a fresh load names .*, which is not it nor written on top of it; nothing deleted/);
+    const keysAfter = await keysUnder(table);
+    for (const key of keysBefore) expect(keysAfter.has(key), key).toBe(true);
+    // pyiceberg still reads every snapshot of the metadata the entry names.
+    const after = await read(table);
+    expect(after.metadata_location).toBe(entryBefore.parameters.metadata_location);
+    expect((await read(table, after.snapshots)).versions).toHaveLength(after.snapshots.length + 1);
+  }, 120_000);
+
   it("a commit whose answer is lost (Glue applied it, then answered nothing): the run stops with every file in place; the next run finishes the job", async () => {
     const table = "sales.lost_answer";
     const written = await write(table, 3);
