@@ -495,8 +495,9 @@ export const icebergFormat: TableFormat = defineFormat(icebergParts);
 /**
  * Every snapshot of the current metadata as a VersionRecord, read from the metadata alone (no
  * manifest is opened, so a table with a missing manifest list still lists its history), with
- * `is_tagged` from the main branch's tags; `pointer`: the metadata file a catalog names. What `versions` needs of an Iceberg table; the
- * generic readVersionRecords reads every snapshot's manifests through readSnapshot instead.
+ * `is_tagged` from the main branch's tags; `pointer`: the metadata file a catalog names. What
+ * `versions` needs of an Iceberg table; the generic readVersionRecords reads every snapshot's
+ * manifests through readSnapshot instead.
  */
 export async function icebergVersionRecords(store: ObjectStore, pointer?: string): Promise<VersionRecord[]> {
   const table = await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer });
