@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import avro from "avsc";
 import { avroMetadata, avroRead, icebergManifests, icebergMetadata } from "icebird";
@@ -52,6 +52,18 @@ export function fixtureOpenOptions(name: IcebergFixture): { metadataKey?: string
 export function fixtureFormat(name: IcebergFixture): TableFormat {
   const pointer = CATALOG_POINTERS[name];
   return pointer === undefined ? icebergFormat : icebergFormat.at!(pointer);
+}
+
+/**
+ * The Iceberg format bound to the metadata file a catalog names (a URI under `tableDir`, as
+ * pyiceberg's `metadata_location` gives it), as `--metadata-location` binds it: how a table whose
+ * metadata files a catalog names is read.
+ */
+export function catalogPointerFormat(tableDir: string, metadataUri: string): TableFormat {
+  const path = metadataUri.startsWith("file:") ? fileURLToPath(metadataUri) : metadataUri;
+  const key = relative(tableDir, path).split(sep).join("/");
+  if (key.startsWith("..")) throw new Error(`${metadataUri} is not under ${tableDir}`);
+  return icebergFormat.at!(key);
 }
 
 export function fixturePath(name: IcebergFixture): string {
