@@ -111,6 +111,7 @@ export {
 export {
   AmbiguousFormatError,
   BranchLocationError,
+  CatalogPointerRequiredError,
   CatalogTableError,
   CorruptFileError,
   MaintenanceOptOutError,

@@ -11,7 +11,7 @@ import type { Benchmark, BenchEnv } from "../harness/benchmark.ts";
 import { formatCount, formatMs, formatRatio, median } from "../harness/measure.ts";
 import type { BenchReport, MarkdownTable } from "../harness/report.ts";
 import type { S3Env } from "../harness/s3-env.ts";
-import { prepareQueryTables, querySpecs, type QuerySpec, type QueryTable } from "./cold-query-tables.ts";
+import { prepareQueryTables, querySpecs, readerFormat, type QuerySpec, type QueryTable } from "./cold-query-tables.ts";
 import { icebirdStateTool, lakewardenTool, pythonTool, roundTripsToData, type QueryTool } from "./cold-query-tools.ts";
 
 const FULL_FILES = [10, 100, 1_000, 10_000];
@@ -27,7 +27,7 @@ interface Method {
 }
 
 const METHODS: Method[] = [
-  { id: "lw-s3", label: "lakewarden", storage: "s3", tool: (t, q) => lakewardenTool(t.s3Uri, t.format, q) },
+  { id: "lw-s3", label: "lakewarden", storage: "s3", tool: (t, q) => lakewardenTool(t.s3Uri, readerFormat(t, "s3"), q) },
   {
     id: "writer-s3",
     label: "writer's reader",
@@ -35,7 +35,7 @@ const METHODS: Method[] = [
     tool: (t, q, s3, file) => (t.format === "delta" ? pythonTool("deltalake", t.s3Open, q, file, s3!.endpoint) : pythonTool("pyiceberg", t.s3Open, q, file, s3!.endpoint)),
   },
   { id: "icebird-s3", label: "icebird (table state only)", storage: "s3", stateOnly: true, tool: (t, _q, s3) => icebirdStateTool(t, s3!) },
-  { id: "lw-local", label: "lakewarden", storage: "local", tool: (t, q) => lakewardenTool(t.localDir, t.format, q) },
+  { id: "lw-local", label: "lakewarden", storage: "local", tool: (t, q) => lakewardenTool(t.localDir, readerFormat(t, "local"), q) },
   {
     id: "duckdb-local",
     label: "DuckDB",
