@@ -19,7 +19,7 @@ import { join, relative, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { describeMachine, machineLine } from "./harness/machine.ts";
-import { startSideBySideS3 } from "./side-by-side-s3.ts";
+import { S3Env } from "./harness/s3-env.ts";
 import { median } from "./harness/measure.ts";
 import { type Cell, type CellRun, renderSideBySide } from "./side-by-side-report.ts";
 import { ensureMaster, type Format, prepareCopy, removeCopy, type Storage, type TableCopy } from "./side-by-side-tables.ts";
@@ -62,7 +62,7 @@ const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding:
 const loadBefore = loadavg();
 const scratch = await mkdtemp(join(tmpdir(), "lakewarden-side-by-side-"));
 // The memory backend: fauxqs's file backend deletes in O(objects in the folder) per key (bench/harness/s3-server.ts).
-const s3 = storages.includes("s3") ? await startSideBySideS3(latencyMs) : null;
+const s3 = storages.includes("s3") ? await S3Env.start(latencyMs, "memory") : null;
 try {
   const kit = await prepareToolKit(scratch);
   const cells: Cell[] = [];

@@ -16,10 +16,14 @@
  * reads the whole parent directory (to prune it if empty), so every key deleted from a directory
  * of n objects costs O(n): 31 keys a second with 10,000 objects in one folder, against ~20,000
  * in memory (bench/tools/emulator-deletes.ts, bench/results/scale-cleanup.md).
+ *
+ * Listings come in S3's byte order (test/support/fauxqs-s3-order.ts): fauxqs's own locale order
+ * makes delta-rs refuse a table and paged listings skip keys.
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startFauxqs } from "fauxqs";
+import { useS3ListingOrder } from "../../test/support/fauxqs-s3-order.ts";
 import { classifyS3Request, emptyCounts, type ProxyCounts } from "./s3-request-kind.ts";
 
 const [storageDir, delayArg, bucket] = process.argv.slice(2);
@@ -29,6 +33,7 @@ if (!storageDir || !delayArg || !bucket) {
 }
 const delayMs = Number(delayArg);
 
+await useS3ListingOrder();
 const fauxqs = await startFauxqs({ port: 0, logger: false, ...(storageDir === "memory" ? {} : { s3StorageDir: storageDir }) });
 fauxqs.createBucket(bucket);
 const upstream = new URL(fauxqs.address);
