@@ -64,13 +64,13 @@ const scratch = await mkdtemp(join(tmpdir(), "lakewarden-side-by-side-"));
 // The memory backend: fauxqs's file backend deletes in O(objects in the folder) per key (bench/harness/s3-server.ts).
 const s3 = storages.includes("s3") ? await S3Env.start(latencyMs, "memory") : null;
 try {
-  const kit = await prepareToolKit(scratch);
+  const kit = await prepareToolKit(scratch, { icebergOnS3: formats.includes("iceberg") && s3 !== null });
   const cells: Cell[] = [];
   for (const files of sizes) {
     for (const format of formats) {
-      const master = await ensureMaster(values.cache!, { format, files, versions }, log);
       for (const storage of storages) {
-        if (format === "iceberg" && storage === "s3") continue;
+        // Iceberg's files are named by their absolute location: its S3 table is written on S3 (side-by-side-tables.ts).
+        const master = await ensureMaster(values.cache!, { format, files, versions }, format === "iceberg" && storage === "s3" ? s3 : null, log);
         cells.push(await runCell(format, storage, files, master, kit));
         // After every cell, so a run that fails at 10,000 files keeps what it measured.
         await writeResult(cells, false);
@@ -133,7 +133,7 @@ async function runCell(format: Format, storage: Storage, files: number, master: 
       log(
         `${format} ${storage} ${files} ${tool} run ${i + 1}: ${run.spanMs.toFixed(0)} ms (process ${run.processMs.toFixed(0)} ms), ${deleted.length} of ${before.length} files deleted; said ${JSON.stringify(run.said)}`,
       );
-      await removeCopy(storage, name, scratch, s3);
+      await removeCopy(storage, copy, s3);
     }
   }
   return { format, storage, files, masterKeys: masterKeys.size, count, runs: tools.map((tool) => ({ ...last.get(tool)!, run: medianRun(samples.get(tool)!) })) };

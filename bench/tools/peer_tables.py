@@ -8,7 +8,8 @@
 
   format: delta (delta-rs `write_deltalake`, partitioned by `p`, one file per partition value),
   lance (pylance `write_dataset`, one row per fragment file) or iceberg (pyiceberg through the
-  catalog-less FolderCatalog of test/engines/iceberg_table.py, partitioned by `p`; local disk only).
+  catalog-less FolderCatalog of test/engines/iceberg_table.py, partitioned by `p`; on S3 it writes
+  straight to the endpoint, so every file is named by its s3:// location).
 
 Every tool gets the same settings: the Delta table is made with both retentions at 1 second and
 a checkpoint interval too long to reach (so only the writer's explicit checkpoint exists and no

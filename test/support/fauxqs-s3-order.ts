@@ -148,14 +148,19 @@ function toResult(page: (StoredObject | string)[], isTruncated: boolean): ListRe
   };
 }
 
+/** fauxqs's S3 store class, whose prototype the emulator's store instances share. */
+export async function fauxqsS3StoreClass<Store = FauxqsS3Store>(): Promise<{ prototype: Store }> {
+  // fauxqs exports only its entry point; the store is a file beside it.
+  const storeModule = new URL("./s3/s3Store.js", import.meta.resolve("fauxqs"));
+  return ((await import(storeModule.href)) as { S3Store: { prototype: Store } }).S3Store;
+}
+
 let installed = false;
 
 /** Replaces fauxqs's listing with S3's order, once per process; idempotent. */
 export async function useS3ListingOrder(): Promise<void> {
   if (installed) return;
-  // fauxqs exports only its entry point; the store is a file beside it.
-  const storeModule = new URL("./s3/s3Store.js", import.meta.resolve("fauxqs"));
-  const { S3Store } = (await import(storeModule.href)) as { S3Store: { prototype: FauxqsS3Store } };
+  const S3Store = await fauxqsS3StoreClass();
   const original = S3Store.prototype.listObjects;
   S3Store.prototype.listObjects = function (this: FauxqsS3Store, bucket: string, options?: ListOptions): ListResult {
     const objects = this.buckets.get(bucket);
