@@ -20,10 +20,11 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { toolPython } from "../test/tools/python-env.ts";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import type { S3Env } from "./harness/s3-env.ts";
 
 export type Format = "delta" | "lance" | "iceberg";
@@ -64,8 +65,33 @@ export const filesPerVersion = (spec: TableSpec): number => Math.max(1, Math.rou
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs the writer; resolves with what it printed. */
-export function runWriter(format: Format, uri: string, spec: TableSpec, first: number, last: number, env: NodeJS.ProcessEnv, checkpoint = false): Promise<{ seconds: number }> {
+export async function runWriter(
+  format: Format,
+  uri: string,
+  spec: TableSpec,
+  first: number,
+  last: number,
+  env: NodeJS.ProcessEnv,
+  checkpoint = false,
+): Promise<{ seconds: number }> {
   const args = [WRITER, "write", format, uri, "--files", String(filesPerVersion(spec)), "--first", String(first), "--last", String(last), ...(checkpoint ? ["--checkpoint"] : [])];
+  return JSON.parse(await runPython(args, env)) as { seconds: number };
+}
+
+/** What the format's own reader read at each version (peer_tables.py read). */
+export interface VersionsRead {
+  versions: { version: string; rows: number; operation?: string }[];
+}
+
+/**
+ * Reads every version of a table with the format's own reader: Delta and Lance from the version
+ * current at the cutoff on (`from`), Iceberg every snapshot its current metadata keeps.
+ */
+export async function readVersions(format: Format, uri: string, from: number, env: NodeJS.ProcessEnv): Promise<VersionsRead> {
+  return JSON.parse(await runPython([WRITER, "read", format, uri, "--from", String(from)], { ...process.env, ...env })) as VersionsRead;
+}
+
+function runPython(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(toolPython(), args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -74,8 +100,8 @@ export function runWriter(format: Format, uri: string, spec: TableSpec, first: n
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", (code) => {
-      if (code === 0) resolve(JSON.parse(stdout.trim().split("\n").at(-1)!) as { seconds: number });
-      else reject(new Error(`peer_tables.py write ${format} ${uri} exited ${code}: ${stderr.trim().split("\n").slice(-6).join(" | ")}`));
+      if (code === 0) resolve(stdout.trim().split("\n").at(-1)!);
+      else reject(new Error(`peer_tables.py ${args.slice(1, 4).join(" ")} exited ${code}: ${stderr.trim().split("\n").slice(-6).join(" | ")}`));
     });
   });
 }
@@ -171,4 +197,24 @@ async function ageLog(dir: string): Promise<void> {
 export async function removeCopy(storage: Storage, copy: TableCopy, s3: S3Env | null): Promise<void> {
   if (storage === "s3") await s3!.removePrefix(copy.home);
   else await rm(copy.home, { recursive: true, force: true });
+}
+
+/** A table's keys, lakewarden's own `_lakewarden/` aside (setup: undelayed). */
+export async function listTableKeys(storage: Storage, uri: string, s3: S3Env | null): Promise<string[]> {
+  if (storage === "local") {
+    const entries = await readdir(uri, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((e) => e.isFile())
+      .map((e) => relative(uri, join(e.parentPath, e.name)).split(sep).join("/"))
+      .filter((k) => !k.startsWith("_lakewarden/"));
+  }
+  const prefix = `${uri.slice(`s3://${s3!.bucket}/`.length)}/`;
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3!.setupClient.send(new ListObjectsV2Command({ Bucket: s3!.bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) keys.push(object.Key!.slice(prefix.length));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.filter((k) => !k.startsWith("_lakewarden/"));
 }
