@@ -9,6 +9,10 @@
  *
  *   npm run bench:peers -- --files 100,1000 --storage local,s3 [--formats delta,lance,iceberg]
  *                          [--versions 10] [--runs 3] [--large-runs 1] [--s3-latency 20] [--out bench/results/side-by-side.md]
+ *                          [--cache $TMPDIR/lakewarden-bench-cache]
+ *
+ * The writers make each table once into --cache (kept across runs); every copy is made from it
+ * without a writer (docs/peers.md, "The benchmark beside the peers", says how long each part takes).
  *
  * LAKEWARDEN_BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every lakewarden run there.
  */

@@ -10,9 +10,10 @@
  *   binary order; delta-rs refuses a table whose `_last_checkpoint` lists before its checkpoints.
  * - Its continuation token is the page's last object key even when common prefixes follow that
  *   object in the page, so the next page lists those prefixes again.
- * - It sorts every object of the bucket on every page: O(n log n) a request, which dominates a
- *   listing of 100,000 keys. Here the sorted keys are kept per bucket until a key is added or
- *   removed, and a page starts with a binary search.
+ * - It sorts every key under the prefix on every page: sorting 100,000 keys with localeCompare
+ *   takes about 0.23 s here, so a listing of 100,000 keys (100 pages) costs the emulator about
+ *   23 s of CPU. Here the sorted keys are kept per bucket until a key is added or removed, and a
+ *   page starts with a binary search.
  *
  * Only `S3Store.prototype.listObjects` is replaced; the HTTP layer around it is fauxqs's own.
  */
