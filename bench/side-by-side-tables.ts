@@ -84,8 +84,8 @@ export interface VersionsRead {
 }
 
 /**
- * Reads every version of a table with the format's own reader: Delta and Lance from the version
- * current at the cutoff on (`from`), Iceberg every snapshot its current metadata keeps.
+ * Reads every version of a table with the format's own reader, its data files included: Delta and
+ * Lance from version `from` to the latest, Iceberg every snapshot its current metadata keeps.
  */
 export async function readVersions(format: Format, uri: string, from: number, env: NodeJS.ProcessEnv): Promise<VersionsRead> {
   return JSON.parse(await runPython([WRITER, "read", format, uri, "--from", String(from)], { ...process.env, ...env })) as VersionsRead;
