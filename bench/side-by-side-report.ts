@@ -9,7 +9,7 @@ export interface CellRun {
   filesBefore: number;
   /** Deleted files that the master holds (the same names in every copy), sorted. */
   deletedMaster: string[];
-  /** Deleted files the copy's own second half wrote (different names in each copy). */
+  /** Deleted files the master does not hold (none, while every copy is the master's with nothing written onto it). */
   deletedOther: number;
 }
 
@@ -56,7 +56,7 @@ export function sameSet(cell: Cell): string {
   const onlyTheirs = theirs.deletedMaster.filter((k) => !a.has(k));
   if (onlyOurs.length === 0 && onlyTheirs.length === 0 && ours.deletedOther === theirs.deletedOther) return `yes (${a.size + ours.deletedOther})`;
   const sample = [...onlyOurs.slice(0, 2).map((k) => `lakewarden only: ${k}`), ...onlyTheirs.slice(0, 2).map((k) => `peer only: ${k}`)].join("; ");
-  return `no: ${onlyOurs.length} only lakewarden, ${onlyTheirs.length} only peer, second-half files ${ours.deletedOther} vs ${theirs.deletedOther} (${sample})`;
+  return `no: ${onlyOurs.length} only lakewarden, ${onlyTheirs.length} only peer, files not in the master ${ours.deletedOther} vs ${theirs.deletedOther} (${sample})`;
 }
 
 function rows(cell: Cell): string[][] {

@@ -6,7 +6,8 @@
  *   - delta-rs: `vacuum` + `cleanup_metadata` (bench/tools/peer_cleanup.py);
  *   - Lance: pylance `cleanup_old_versions` (bench/tools/peer_cleanup.py);
  *   - Iceberg: iceberg-core `ExpireSnapshots` + the orphan removal of test/peers/IcebergPeer.java,
- *     one JVM per run (test/peers/IcebergBenchPeer.java).
+ *     one JVM per run (test/peers/IcebergBenchPeer.java); on S3 through iceberg-aws's S3FileIO
+ *     (test/peers/IcebergS3Files.java, jars from test/peers/iceberg-s3/pom.xml).
  */
 import { spawn } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { BUNDLING } from "../infra/function-bundling.ts";
+import { ensureIcebergS3Jars } from "../test/peers/iceberg-s3-jars.ts";
 import { icebergRestClassPath } from "../test/tools/iceberg-rest-env.ts";
 import { toolPython } from "../test/tools/python-env.ts";
 import type { S3Env } from "./harness/s3-env.ts";
@@ -54,8 +56,8 @@ export interface ToolKit {
   cpuProfileDir: string | null;
 }
 
-/** Bundles the lakewarden child with the Lambda's esbuild options and compiles the Java peer. */
-export async function prepareToolKit(scratchDir: string): Promise<ToolKit> {
+/** Bundles the lakewarden child with the Lambda's esbuild options and compiles the Java peer (with its S3 FileIO when Iceberg runs on S3). */
+export async function prepareToolKit(scratchDir: string, options: { icebergOnS3: boolean }): Promise<ToolKit> {
   const outdir = join(scratchDir, "lakewarden-bundle");
   await build({
     entryPoints: { "side-by-side-child": join(HERE, "side-by-side-child.ts") },
@@ -74,8 +76,9 @@ export async function prepareToolKit(scratchDir: string): Promise<ToolKit> {
   });
   const classes = join(REPO, ".tools", "iceberg-peer", "bench-classes");
   await mkdir(classes, { recursive: true });
-  const libs = icebergRestClassPath();
-  const sources = ["IcebergPeer.java", "IcebergBenchPeer.java"].map((name) => join(REPO, "test", "peers", name));
+  // The REST server's jars first: iceberg-core and Jackson as the parity suite runs them; the S3 jars add S3FileIO and the SDK.
+  const libs = [icebergRestClassPath(), ...(options.icebergOnS3 ? [ensureIcebergS3Jars((line) => process.stderr.write(`${line}\n`))] : [])].join(":");
+  const sources = ["IcebergPeer.java", "IcebergBenchPeer.java", ...(options.icebergOnS3 ? ["IcebergS3Files.java"] : [])].map((name) => join(REPO, "test", "peers", name));
   await runCommand("javac", ["-d", classes, "-cp", libs, ...sources], process.env);
   return { lakewardenBundle: join(outdir, "side-by-side-child.mjs"), javaClassPath: `${classes}:${libs}`, cpuProfileDir: process.env.LAKEWARDEN_BENCH_CPU_PROF ?? null };
 }
@@ -90,8 +93,7 @@ export async function runTool(tool: Tool, copy: TableCopy, kit: ToolKit, s3: S3E
     command = [process.execPath, ...profile, kit.lakewardenBundle, JSON.stringify({ table: copy.uri, cutoffMs: copy.cutoffMs })];
   } else if (tool === "iceberg-core") {
     const job = join(scratchDir, "iceberg-job.json");
-    const metadata = `v${(await readFile(join(copy.uri, "metadata", "version-hint.text"), "utf8")).trim()}.metadata.json`;
-    await writeFile(job, JSON.stringify({ id: "0", dir: copy.uri, metadata, expireOlderThanMs: copy.cutoffMs, retainLast: 1, orphanOlderThanMs: copy.cutoffMs }));
+    await writeFile(job, JSON.stringify(await icebergJob(copy, s3)));
     command = ["java", "-Xmx2g", "-cp", kit.javaClassPath, "IcebergBenchPeer", job];
   } else {
     command = [toolPython(), PEER_CLEANUP, tool, copy.uri, JSON.stringify({ cutoff_ms: copy.cutoffMs, keep_from: copy.versionAtCutoff })];
@@ -108,6 +110,16 @@ export async function runTool(tool: Tool, copy: TableCopy, kit: ToolKit, s3: S3E
     peakRssBytes: usage.peak_rss_bytes,
     said: saidOf(tool, inner),
   };
+}
+
+/** IcebergPeer's job: the current metadata file (from the version hint), the cutoff, and on S3 where and how to reach it (through the delay). */
+async function icebergJob(copy: TableCopy, s3Env: S3Env | null): Promise<Record<string, unknown>> {
+  const s3 = copy.uri.startsWith("s3://") ? s3Env : null;
+  const hint = s3 ? await s3.getText(`${copy.home}/metadata/version-hint.text`) : await readFile(join(copy.uri, "metadata", "version-hint.text"), "utf8");
+  const job = { id: "0", dir: copy.uri, metadata: `v${hint.trim()}.metadata.json`, expireOlderThanMs: copy.cutoffMs, retainLast: 1, orphanOlderThanMs: copy.cutoffMs };
+  if (!s3) return job;
+  const env = s3.sdkEnvironment();
+  return { ...job, s3: { location: copy.uri, endpoint: s3.endpoint, region: env.AWS_REGION, accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY } };
 }
 
 function saidOf(tool: Tool, inner: Record<string, unknown>): Record<string, unknown> {

@@ -9,20 +9,23 @@
  *
  *   npm run bench:peers -- --files 100,1000 --storage local,s3 [--formats delta,lance,iceberg]
  *                          [--versions 10] [--runs 3] [--large-runs 1] [--s3-latency 20] [--out bench/results/side-by-side.md]
+ *                          [--cache $TMPDIR/lakewarden-bench-cache]
+ *
+ * The writers make each table once into --cache (kept across runs); every copy is made from it
+ * without a writer (docs/peers.md, "The benchmark beside the peers", says how long each part takes).
  *
  * LAKEWARDEN_BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every lakewarden run there.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
-import { join, relative, sep } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { describeMachine, machineLine } from "./harness/machine.ts";
-import { startSideBySideS3 } from "./side-by-side-s3.ts";
+import { S3Env } from "./harness/s3-env.ts";
 import { median } from "./harness/measure.ts";
 import { type Cell, type CellRun, renderSideBySide } from "./side-by-side-report.ts";
-import { ensureMaster, type Format, prepareCopy, removeCopy, type Storage, type TableCopy } from "./side-by-side-tables.ts";
+import { ensureMaster, type Format, listTableKeys, prepareCopy, removeCopy, type Storage } from "./side-by-side-tables.ts";
 import { PEER_OF, prepareToolKit, runTool, type Tool, type ToolKit, type ToolRun } from "./side-by-side-tools.ts";
 
 const { values } = parseArgs({
@@ -62,15 +65,15 @@ const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding:
 const loadBefore = loadavg();
 const scratch = await mkdtemp(join(tmpdir(), "lakewarden-side-by-side-"));
 // The memory backend: fauxqs's file backend deletes in O(objects in the folder) per key (bench/harness/s3-server.ts).
-const s3 = storages.includes("s3") ? await startSideBySideS3(latencyMs) : null;
+const s3 = storages.includes("s3") ? await S3Env.start(latencyMs, "memory") : null;
 try {
-  const kit = await prepareToolKit(scratch);
+  const kit = await prepareToolKit(scratch, { icebergOnS3: formats.includes("iceberg") && s3 !== null });
   const cells: Cell[] = [];
   for (const files of sizes) {
     for (const format of formats) {
-      const master = await ensureMaster(values.cache!, { format, files, versions }, log);
       for (const storage of storages) {
-        if (format === "iceberg" && storage === "s3") continue;
+        // Iceberg's files are named by their absolute location: its S3 table is written on S3 (side-by-side-tables.ts).
+        const master = await ensureMaster(values.cache!, { format, files, versions }, format === "iceberg" && storage === "s3" ? s3 : null, log);
         cells.push(await runCell(format, storage, files, master, kit));
         // After every cell, so a run that fails at 10,000 files keeps what it measured.
         await writeResult(cells, false);
@@ -110,7 +113,7 @@ async function writeResult(cells: Cell[], finished: boolean): Promise<string> {
  * Times and memory: the median over the runs; the deleted sets: the last run's.
  */
 async function runCell(format: Format, storage: Storage, files: number, master: Awaited<ReturnType<typeof ensureMaster>>, kit: ToolKit): Promise<Cell> {
-  const masterKeys = new Set(await listKeys("local", master.dir));
+  const masterKeys = new Set(await listTableKeys("local", master.dir, null));
   const tools: Tool[] = ["lakewarden", PEER_OF[format]];
   const samples = new Map<Tool, ToolRun[]>(tools.map((t) => [t, []]));
   const last = new Map<Tool, Omit<CellRun, "run">>();
@@ -118,10 +121,12 @@ async function runCell(format: Format, storage: Storage, files: number, master: 
   for (let i = 0; i < count; i++) {
     for (const tool of i % 2 === 0 ? tools : [...tools].reverse()) {
       const name = `sbs-${format}-${files}-${storage}-${tool}`;
+      const copyStarted = performance.now();
       const copy = await prepareCopy(master, storage, name, scratch, s3);
-      const before = await listKeys(storage, copy.uri);
+      const copyMs = performance.now() - copyStarted;
+      const before = await listTableKeys(storage, copy.uri, s3);
       const run = await runTool(tool, copy, kit, s3, scratch);
-      const after = new Set(await listKeys(storage, copy.uri));
+      const after = new Set(await listTableKeys(storage, copy.uri, s3));
       const deleted = before.filter((key) => !after.has(key));
       samples.get(tool)!.push(run);
       last.set(tool, {
@@ -131,9 +136,9 @@ async function runCell(format: Format, storage: Storage, files: number, master: 
         deletedOther: deleted.filter((k) => !masterKeys.has(k)).length,
       });
       log(
-        `${format} ${storage} ${files} ${tool} run ${i + 1}: ${run.spanMs.toFixed(0)} ms (process ${run.processMs.toFixed(0)} ms), ${deleted.length} of ${before.length} files deleted; said ${JSON.stringify(run.said)}`,
+        `${format} ${storage} ${files} ${tool} run ${i + 1}: ${run.spanMs.toFixed(0)} ms (process ${run.processMs.toFixed(0)} ms, the copy took ${copyMs.toFixed(0)} ms), ${deleted.length} of ${before.length} files deleted; said ${JSON.stringify(run.said)}`,
       );
-      await removeCopy(storage, name, scratch, s3);
+      await removeCopy(storage, copy, s3);
     }
   }
   return { format, storage, files, masterKeys: masterKeys.size, count, runs: tools.map((tool) => ({ ...last.get(tool)!, run: medianRun(samples.get(tool)!) })) };
@@ -150,24 +155,4 @@ function medianRun(all: ToolRun[]): ToolRun {
     peakRssBytes: of((r) => r.peakRssBytes),
     said: all.at(-1)!.said,
   };
-}
-
-/** The table's keys, lakewarden's own `_lakewarden/` aside (setup: undelayed). */
-async function listKeys(storage: Storage, uri: string | TableCopy["uri"]): Promise<string[]> {
-  if (storage === "local") {
-    const entries = await readdir(uri, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((e) => e.isFile())
-      .map((e) => relative(uri, join(e.parentPath, e.name)).split(sep).join("/"))
-      .filter((k) => !k.startsWith("_lakewarden/"));
-  }
-  const prefix = `${uri.slice(`s3://${s3!.bucket}/`.length)}/`;
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3!.setupClient.send(new ListObjectsV2Command({ Bucket: s3!.bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) keys.push(object.Key!.slice(prefix.length));
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys.filter((k) => !k.startsWith("_lakewarden/"));
 }

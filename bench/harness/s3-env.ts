@@ -13,6 +13,7 @@ import {
   PutObjectCommand,
   ListObjectsV2Command,
   DeleteObjectsCommand,
+  GetObjectCommand,
   CreateMultipartUploadCommand,
   UploadPartCommand,
   CompleteMultipartUploadCommand,
@@ -114,6 +115,25 @@ export class S3Env {
     await fetch(`${this.endpoint}/__bench/reset`, { method: "POST" });
   }
 
+  /**
+   * Loads a local directory tree into `keyPrefix/` inside the emulator, each object dated with its
+   * file's modification time (setup, no S3 request; the memory backend only: s3-seed.ts).
+   */
+  async load(localDir: string, keyPrefix: string): Promise<number> {
+    return this.seed("load", { dir: localDir, prefix: keyPrefix });
+  }
+
+  /** Saves every object under `keyPrefix/` into a local directory, dated with its LastModified (setup; the memory backend only). */
+  async save(keyPrefix: string, localDir: string): Promise<number> {
+    return this.seed("save", { dir: localDir, prefix: keyPrefix });
+  }
+
+  private async seed(action: "load" | "save", body: { dir: string; prefix: string }): Promise<number> {
+    const response = await fetch(`${this.endpoint}/__bench/${action}`, { method: "POST", body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`bench S3 ${action} ${body.prefix}: ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { objects: number }).objects;
+  }
+
   /** Copies a local directory tree to `keyPrefix/` (setup; undelayed, 32 uploads in flight). */
   async upload(localDir: string, keyPrefix: string): Promise<number> {
     const files = await listFiles(localDir);
@@ -144,6 +164,12 @@ export class S3Env {
       parts.push({ ETag: ETag!, PartNumber: part });
     }
     await this.setupClient.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+  }
+
+  /** One object's body as text (setup; undelayed). */
+  async getText(key: string): Promise<string> {
+    const answer = await this.setupClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return await answer.Body!.transformToString();
   }
 
   /** Deletes every object under `keyPrefix/` (setup). */

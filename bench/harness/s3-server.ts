@@ -8,7 +8,9 @@
  * Runs in its own process so the emulator's CPU work never lands on the event loop of the
  * code being timed. Prints one JSON line `{"endpoint": "http://127.0.0.1:PORT", "direct": ...}` when ready.
  * Control endpoints (not delayed, not forwarded): GET /__bench/stats, GET /__bench/log (every request
- * since the last reset: method, path, when it arrived and when its answer was sent, ms), POST /__bench/reset.
+ * since the last reset: method, path, when it arrived and when its answer was sent, ms), POST /__bench/reset;
+ * with the memory backend, POST /__bench/load and /__bench/save ({"dir", "prefix"}: a local folder into the
+ * bucket with its files' times, and back; s3-seed.ts), answered with {"objects": n}.
  *
  * Usage: node bench/harness/s3-server.ts <storage-dir|memory> <delay-ms> <bucket>
  *
@@ -16,10 +18,15 @@
  * reads the whole parent directory (to prune it if empty), so every key deleted from a directory
  * of n objects costs O(n): 31 keys a second with 10,000 objects in one folder, against ~20,000
  * in memory (bench/tools/emulator-deletes.ts, bench/results/scale-cleanup.md).
+ *
+ * Listings come in S3's byte order (test/support/fauxqs-s3-order.ts): fauxqs's own locale order
+ * makes delta-rs refuse a table and paged listings skip keys.
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startFauxqs } from "fauxqs";
+import { useS3ListingOrder } from "../../test/support/fauxqs-s3-order.ts";
+import { captureStore, loadFolder, saveFolder } from "./s3-seed.ts";
 import { classifyS3Request, emptyCounts, type ProxyCounts } from "./s3-request-kind.ts";
 
 const [storageDir, delayArg, bucket] = process.argv.slice(2);
@@ -29,6 +36,8 @@ if (!storageDir || !delayArg || !bucket) {
 }
 const delayMs = Number(delayArg);
 
+await useS3ListingOrder();
+await captureStore();
 const fauxqs = await startFauxqs({ port: 0, logger: false, ...(storageDir === "memory" ? {} : { s3StorageDir: storageDir }) });
 fauxqs.createBucket(bucket);
 const upstream = new URL(fauxqs.address);
@@ -78,7 +87,9 @@ function forward(req: IncomingMessage, res: ServerResponse, headers: IncomingHtt
 }
 
 function control(req: IncomingMessage, res: ServerResponse): void {
-  if (req.url === "/__bench/stats") {
+  if ((req.url === "/__bench/load" || req.url === "/__bench/save") && req.method === "POST") {
+    void seed(req, res);
+  } else if (req.url === "/__bench/stats") {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(counts));
   } else if (req.url === "/__bench/log") {
@@ -90,6 +101,22 @@ function control(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(204).end();
   } else {
     res.writeHead(404).end();
+  }
+}
+
+/** POST /__bench/load and /__bench/save: setup that bypasses S3 requests (s3-seed.ts). */
+async function seed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    if (storageDir !== "memory") throw new Error("load and save need the memory backend");
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const { dir, prefix } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { dir: string; prefix: string };
+    const objects = req.url === "/__bench/load" ? await loadFolder(bucket!, dir, prefix) : await saveFolder(bucket!, prefix, dir);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ objects }));
+  } catch (error) {
+    res.writeHead(500, { "content-type": "text/plain" });
+    res.end((error as Error).message);
   }
 }
 

@@ -5,10 +5,15 @@
       files, so every commit leaves the previous version's files to its tombstones: a version
       that expires takes F files with it. `--checkpoint` (Delta) writes a checkpoint at the last
       commit made. Prints one JSON document: the table's latest version and the seconds taken.
+  python peer_tables.py read <format> <uri> --from K
+      reads every version with the format's own reader, its data files included: Delta and Lance
+      from version K to the latest, Iceberg every snapshot the current metadata keeps (K unused).
+      Prints one JSON document: {"versions": [{"version", "rows", "operation" (Iceberg)}]}.
 
   format: delta (delta-rs `write_deltalake`, partitioned by `p`, one file per partition value),
   lance (pylance `write_dataset`, one row per fragment file) or iceberg (pyiceberg through the
-  catalog-less FolderCatalog of test/engines/iceberg_table.py, partitioned by `p`; local disk only).
+  catalog-less FolderCatalog of test/engines/iceberg_table.py, partitioned by `p`; on S3 it writes
+  straight to the endpoint, so every file is named by its s3:// location).
 
 Every tool gets the same settings: the Delta table is made with both retentions at 1 second and
 a checkpoint interval too long to reach (so only the writer's explicit checkpoint exists and no
@@ -109,16 +114,55 @@ def write_iceberg(uri: str, files: int, first: int, last: int) -> int:
     return table.current_snapshot().snapshot_id
 
 
+def read_delta(uri: str, first: int) -> list[dict]:
+    from deltalake import DeltaTable
+
+    latest = DeltaTable(uri, storage_options=delta_options()).version()
+    return [{"version": str(v), "rows": DeltaTable(uri, version=v, storage_options=delta_options()).to_pyarrow_table().num_rows} for v in range(first, latest + 1)]
+
+
+def read_lance(uri: str, first: int) -> list[dict]:
+    import lance
+
+    latest = lance.dataset(uri, storage_options=lance_options()).version
+    return [{"version": str(v), "rows": lance.dataset(uri, version=v, storage_options=lance_options()).to_table().num_rows} for v in range(first, latest + 1)]
+
+
+def read_iceberg(uri: str) -> list[dict]:
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "engines"))
+    from iceberg_table import FolderCatalog  # noqa: E402
+
+    table = FolderCatalog(uri).load_table()
+    return [
+        {"version": str(s.snapshot_id), "rows": table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows, "operation": s.summary.operation.value if s.summary else "unknown"}
+        for s in table.snapshots()
+    ]
+
+
+def read(args) -> None:
+    if args.format == "delta":
+        versions = read_delta(args.uri, args.first_version)
+    elif args.format == "lance":
+        versions = read_lance(args.uri, args.first_version)
+    else:
+        versions = read_iceberg(args.uri)
+    print(json.dumps({"versions": versions}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["write"])
+    parser.add_argument("command", choices=["write", "read"])
     parser.add_argument("format", choices=["delta", "lance", "iceberg"])
     parser.add_argument("uri")
-    parser.add_argument("--files", type=int, required=True)
-    parser.add_argument("--first", type=int, required=True)
-    parser.add_argument("--last", type=int, required=True)
+    parser.add_argument("--files", type=int)
+    parser.add_argument("--first", type=int)
+    parser.add_argument("--last", type=int)
     parser.add_argument("--checkpoint", action="store_true")
+    parser.add_argument("--from", dest="first_version", type=int, default=0)
     args = parser.parse_args()
+    if args.command == "read":
+        read(args)
+        return
     started = time.perf_counter()
     if args.format == "delta":
         version = write_delta(args.uri, args.files, args.first, args.last, args.checkpoint)

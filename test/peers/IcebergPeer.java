@@ -7,6 +7,8 @@
  *
  * The tables name their files under the writer's location (s3a://..., s3://...): LocalCopyIO maps
  * that location onto the local copy, so Java reads and deletes the copy's files and nothing else.
+ * A job with `s3` (the side-by-side benchmark on emulated S3) runs on the table where it is,
+ * through iceberg-aws's S3FileIO (IcebergS3Files.java, whose jars only the benchmark installs).
  * The table is opened through CopyTableOperations (the metadata file the job names; a commit writes
  * the next vN.metadata.json and the version hint, as Hadoop tables and the Spark writer of these
  * fixtures do), so no catalog of the job's own is needed.
@@ -64,22 +66,16 @@ public class IcebergPeer {
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(out));
   }
 
-  static void run(JsonNode job, ObjectNode result) throws IOException {
-    Path dir = Paths.get(job.get("dir").asText());
-    String metadataFile = dir.resolve("metadata").resolve(job.get("metadata").asText()).toString();
-    String location = TableMetadataParser.read(new LocalCopyIO(null, dir), metadataFile).location();
-    LocalCopyIO io = new LocalCopyIO(location, dir);
-    String metadataPath = location.replaceAll("/+$", "") + "/metadata/" + job.get("metadata").asText();
-    CopyTableOperations ops = new CopyTableOperations(io, dir, TableMetadataParser.read(io, metadataPath));
-    Table table = new BaseTable(ops, "peer." + dir.getFileName());
+  static void run(JsonNode job, ObjectNode result) throws Exception {
+    TableFiles files = job.has("s3") ? s3Files(job) : LocalFiles.open(Paths.get(job.get("dir").asText()), job.get("metadata").asText());
+    String metadataPath = files.location() + "/metadata/" + job.get("metadata").asText();
+    CopyTableOperations ops = new CopyTableOperations(files, TableMetadataParser.read(files.io(), metadataPath));
+    Table table = new BaseTable(ops, "peer.copy");
 
     Set<String> before = snapshotIds(table);
     long started = System.nanoTime();
-    List<String> expireDeleted = new ArrayList<>();
-    ExpireSnapshots expire = table.expireSnapshots().deleteWith(path -> {
-      expireDeleted.add(io.key(path));
-      io.deleteFile(path);
-    });
+    // No deleteWith: iceberg-core deletes through the FileIO as it would by default (S3FileIO in bulk), and the FileIO records the keys.
+    ExpireSnapshots expire = table.expireSnapshots();
     if (job.hasNonNull("expireOlderThanMs")) expire = expire.expireOlderThan(job.get("expireOlderThanMs").asLong());
     if (job.hasNonNull("retainLast")) expire = expire.retainLast(job.get("retainLast").asInt());
     expire.commit();
@@ -87,50 +83,78 @@ public class IcebergPeer {
     Set<String> after = snapshotIds(table);
     Set<String> expired = new TreeSet<>(before);
     expired.removeAll(after);
+    Set<String> expireDeleted = new TreeSet<>(files.deletedKeys());
     result.put("expire_ms", (System.nanoTime() - started) / 1_000_000);
 
-    Set<String> reachable = reachableKeys(table, ops, io);
+    Set<String> reachable = reachableKeys(table, ops, files);
     long orphanCutoff = job.get("orphanOlderThanMs").asLong();
     List<String> orphans = new ArrayList<>();
-    try (Stream<Path> files = Files.walk(dir)) {
-      for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile).sorted()::iterator) {
-        String key = dir.relativize(file).toString().replace(File.separatorChar, '/');
-        if (reachable.contains(key) || ops.written.contains(key) || hidden(key)) continue;
-        if (Files.getLastModifiedTime(file).toMillis() >= orphanCutoff) continue;
-        orphans.add(key);
-      }
+    for (Listed file : files.list("")) {
+      if (reachable.contains(file.key()) || ops.written.contains(file.key()) || hidden(file.key())) continue;
+      if (file.modifiedMs() >= orphanCutoff) continue;
+      orphans.add(file.key());
     }
-    if (job.path("deleteOrphans").asBoolean(true)) for (String key : orphans) Files.delete(dir.resolve(key));
+    if (job.path("deleteOrphans").asBoolean(true)) files.deleteKeys(orphans);
 
     result.set("snapshots_before", strings(result, before));
     result.set("expired", strings(result, expired));
-    result.set("expire_deleted", strings(result, new TreeSet<>(expireDeleted)));
+    result.set("expire_deleted", strings(result, expireDeleted));
     result.set("orphans", strings(result, orphans));
     result.set("peer_written", strings(result, ops.written));
     ObjectNode refs = result.putObject("refs_after");
     ops.current().refs().forEach((name, ref) -> refs.put(name, String.valueOf(ref.snapshotId())));
   }
 
+  /** IcebergS3Files, by name: its jars (test/peers/iceberg-s3/pom.xml) are on the benchmark's class path only. */
+  static TableFiles s3Files(JsonNode job) throws Exception {
+    return (TableFiles) Class.forName("IcebergS3Files").getMethod("open", JsonNode.class).invoke(null, job.get("s3"));
+  }
+
+  /** A table's files as the peer reaches them: where the table is, its FileIO, its listing and deletes. */
+  interface TableFiles {
+    /** The location the table's metadata names, without a trailing "/". */
+    String location();
+
+    FileIO io();
+
+    /** The table-relative key of a path the table names; a path outside the table is refused. */
+    String key(String path);
+
+    /** Every file whose key starts with `prefix`, with its modification time. */
+    List<Listed> list(String prefix) throws IOException;
+
+    void deleteKeys(List<String> keys) throws IOException;
+
+    /** Writes `metadata/version-hint.text`. */
+    void writeHint(int version) throws IOException;
+
+    /** The keys the FileIO deleted so far. */
+    List<String> deletedKeys();
+  }
+
+  record Listed(String key, long modifiedMs) {}
+
   /**
    * What the table still reaches, as table-relative keys: every metadata file of the log and the
    * version hint, statistics files, and per snapshot its manifest list, manifests and their live
    * data and delete files (ReachableFileUtil's sets and the all_manifests content Spark reads).
    */
-  static Set<String> reachableKeys(Table table, CopyTableOperations ops, LocalCopyIO io) throws IOException {
+  static Set<String> reachableKeys(Table table, CopyTableOperations ops, TableFiles files) throws IOException {
+    FileIO io = files.io();
     Set<String> keys = new TreeSet<>();
     TableMetadata current = ops.current();
-    keys.add(io.key(current.metadataFileLocation()));
-    for (TableMetadata.MetadataLogEntry entry : current.previousFiles()) keys.add(io.key(entry.file()));
+    keys.add(files.key(current.metadataFileLocation()));
+    for (TableMetadata.MetadataLogEntry entry : current.previousFiles()) keys.add(files.key(entry.file()));
     keys.add("metadata/version-hint.text");
-    for (StatisticsFile stats : current.statisticsFiles()) keys.add(io.key(stats.path()));
-    for (PartitionStatisticsFile stats : current.partitionStatisticsFiles()) keys.add(io.key(stats.path()));
+    for (StatisticsFile stats : current.statisticsFiles()) keys.add(files.key(stats.path()));
+    for (PartitionStatisticsFile stats : current.partitionStatisticsFiles()) keys.add(files.key(stats.path()));
     for (Snapshot snapshot : table.snapshots()) {
-      if (snapshot.manifestListLocation() != null) keys.add(io.key(snapshot.manifestListLocation()));
+      if (snapshot.manifestListLocation() != null) keys.add(files.key(snapshot.manifestListLocation()));
       for (ManifestFile manifest : snapshot.allManifests(io)) {
-        keys.add(io.key(manifest.path()));
+        keys.add(files.key(manifest.path()));
         try (ManifestReader<? extends ContentFile<?>> reader =
             manifest.content() == ManifestContent.DATA ? ManifestFiles.read(manifest, io, table.specs()) : ManifestFiles.readDeleteManifest(manifest, io, table.specs())) {
-          for (ContentFile<?> file : reader) keys.add(io.key(file.location()));
+          for (ContentFile<?> file : reader) keys.add(files.key(file.location()));
         }
       }
     }
@@ -165,6 +189,7 @@ public class IcebergPeer {
   static final class LocalCopyIO implements FileIO {
     private final String location;
     private final Path dir;
+    final List<String> deleted = new ArrayList<>();
 
     LocalCopyIO(String location, Path dir) {
       this.location = location == null ? null : location.replaceAll("/+$", "");
@@ -198,6 +223,7 @@ public class IcebergPeer {
     public void deleteFile(String path) {
       File f = file(path);
       if (f.exists() && !f.delete()) throw new IllegalStateException("could not delete " + path);
+      deleted.add(key(path));
     }
 
     @Override
@@ -206,16 +232,79 @@ public class IcebergPeer {
     }
   }
 
-  /** The copy's table, opened from one metadata file; a commit writes vN+1.metadata.json and the hint. */
-  static final class CopyTableOperations implements TableOperations {
+  /** A local copy: LocalCopyIO over its folder, the folder walked for its listing. */
+  static final class LocalFiles implements TableFiles {
     private final LocalCopyIO io;
     private final Path dir;
+    private final String location;
+
+    private LocalFiles(LocalCopyIO io, Path dir, String location) {
+      this.io = io;
+      this.dir = dir;
+      this.location = location;
+    }
+
+    static LocalFiles open(Path dir, String metadataName) {
+      String metadataFile = dir.resolve("metadata").resolve(metadataName).toString();
+      String location = TableMetadataParser.read(new LocalCopyIO(null, dir), metadataFile).location().replaceAll("/+$", "");
+      return new LocalFiles(new LocalCopyIO(location, dir), dir, location);
+    }
+
+    @Override
+    public String location() {
+      return location;
+    }
+
+    @Override
+    public FileIO io() {
+      return io;
+    }
+
+    @Override
+    public String key(String path) {
+      return io.key(path);
+    }
+
+    @Override
+    public List<Listed> list(String prefix) throws IOException {
+      List<Listed> listed = new ArrayList<>();
+      // A folder prefix walks that folder only (the commit's look at metadata/ stays cheap on a big table).
+      Path start = prefix.endsWith("/") ? dir.resolve(prefix) : dir;
+      if (!Files.isDirectory(start)) return listed;
+      try (Stream<Path> files = Files.walk(start)) {
+        for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile).sorted()::iterator) {
+          String key = dir.relativize(file).toString().replace(File.separatorChar, '/');
+          if (key.startsWith(prefix)) listed.add(new Listed(key, Files.getLastModifiedTime(file).toMillis()));
+        }
+      }
+      return listed;
+    }
+
+    @Override
+    public void deleteKeys(List<String> keys) throws IOException {
+      for (String key : keys) Files.delete(dir.resolve(key));
+    }
+
+    @Override
+    public void writeHint(int version) throws IOException {
+      Files.writeString(dir.resolve("metadata/version-hint.text"), String.valueOf(version), StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public List<String> deletedKeys() {
+      return io.deleted;
+    }
+  }
+
+  /** The copy's table, opened from one metadata file; a commit writes vN+1.metadata.json and the hint. */
+  static final class CopyTableOperations implements TableOperations {
+    private static final java.util.regex.Pattern METADATA = java.util.regex.Pattern.compile("^metadata/v(\\d+)\\.metadata\\.json$");
+    private final TableFiles files;
     private TableMetadata current;
     final Set<String> written = new TreeSet<>();
 
-    CopyTableOperations(LocalCopyIO io, Path dir, TableMetadata current) {
-      this.io = io;
-      this.dir = dir;
+    CopyTableOperations(TableFiles files, TableMetadata current) {
+      this.files = files;
       this.current = current;
     }
 
@@ -234,24 +323,23 @@ public class IcebergPeer {
       if (base != current) throw new IllegalStateException("concurrent commit");
       // As BaseMetastoreTableOperations: an unchanged table is not committed (no new metadata file).
       if (base == metadata) return;
-      int version = nextVersion();
-      String key = "metadata/v" + version + ".metadata.json";
-      String path = current.location().replaceAll("/+$", "") + "/" + key;
-      TableMetadataParser.write(metadata, io.newOutputFile(path));
       try {
-        Files.writeString(dir.resolve("metadata/version-hint.text"), String.valueOf(version), StandardCharsets.UTF_8);
+        int version = nextVersion();
+        String key = "metadata/v" + version + ".metadata.json";
+        String path = files.location() + "/" + key;
+        TableMetadataParser.write(metadata, files.io().newOutputFile(path));
+        files.writeHint(version);
+        written.add(key);
+        current = TableMetadataParser.read(files.io(), path);
       } catch (IOException e) {
         throw new IllegalStateException(e);
       }
-      written.add(key);
-      current = TableMetadataParser.read(io, path);
     }
 
-    private int nextVersion() {
+    private int nextVersion() throws IOException {
       int max = 0;
-      File[] names = dir.resolve("metadata").toFile().listFiles();
-      for (File f : names == null ? new File[0] : names) {
-        var m = java.util.regex.Pattern.compile("^v(\\d+)\\.metadata\\.json$").matcher(f.getName());
+      for (Listed file : files.list("metadata/")) {
+        var m = METADATA.matcher(file.key());
         if (m.matches()) max = Math.max(max, Integer.parseInt(m.group(1)));
       }
       return max + 1;
@@ -259,12 +347,12 @@ public class IcebergPeer {
 
     @Override
     public FileIO io() {
-      return io;
+      return files.io();
     }
 
     @Override
     public String metadataFileLocation(String fileName) {
-      return current.location().replaceAll("/+$", "") + "/metadata/" + fileName;
+      return files.location() + "/metadata/" + fileName;
     }
 
     @Override

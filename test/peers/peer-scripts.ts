@@ -53,7 +53,8 @@ export function runPeerScript<T>(script: string, args: readonly string[], timeou
         return;
       }
       try {
-        resolve({ result: JSON.parse(stdout) as T, seconds: (Date.now() - started) / 1000 });
+        // The document starts on the first line that opens one: Spark's Ivy prints a line of its own to stdout first.
+        resolve({ result: JSON.parse(stdout.slice(Math.max(0, stdout.search(/^[{[]/m)))) as T, seconds: (Date.now() - started) / 1000 });
       } catch {
         reject(new Error(`${script} ${args[0]} printed no JSON document: ${stdout.slice(0, 300)}`));
       }

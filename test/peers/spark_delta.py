@@ -16,7 +16,8 @@ implementation of the checkpointProtection writer feature, for test/peers/.
       the error; one JSON document keyed by the arguments as given.
 
 One JVM per call, local[1], small memory, no UI; the Delta jars come from Maven Central through
-Spark's Ivy resolution into LAKEWARDEN_IVY_DIR (the project's .tools/ivy), so a second run is offline.
+Spark's Ivy resolution (spark-ivysettings.xml) into LAKEWARDEN_IVY_DIR (the project's .tools/ivy),
+so a second run is offline.
 """
 import json
 import os
@@ -46,6 +47,8 @@ def spark_session() -> SparkSession:
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.jars.ivy", os.environ["LAKEWARDEN_IVY_DIR"])
+        # Maven Central alone, not ~/.m2 (what Maven left there can lack jars): spark-ivysettings.xml.
+        .config("spark.jars.ivySettings", os.path.join(os.path.dirname(os.path.abspath(__file__)), "spark-ivysettings.xml"))
     )
     spark = configure_spark_with_delta_pip(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

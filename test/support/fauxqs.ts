@@ -7,12 +7,13 @@
  * the store that ignores conditions, against which the conditional-put tests must fail.
  *
  * fauxqs 2.4.1 serves S3 and SQS on one endpoint. Known gaps that tests must not rely on:
- * it ignores If-Match / If-None-Match (wrap stores with `withS3ConditionalSemantics`), it sorts
- * listings with `localeCompare` instead of S3's byte order, and it sends no S3 event notifications.
+ * it ignores If-Match / If-None-Match (wrap stores with `withS3ConditionalSemantics`) and it sends
+ * no S3 event notifications. Its listing order is fixed here (fauxqs-s3-order.ts).
  */
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { startFauxqs } from "fauxqs";
+import { useS3ListingOrder } from "./fauxqs-s3-order.ts";
 
 export interface FauxqsCredentials {
   accessKeyId: string;
@@ -63,6 +64,7 @@ export const FAUXQS_REGION = "us-east-1";
 const CREDENTIALS: FauxqsCredentials = { accessKeyId: "test", secretAccessKey: "test" };
 
 export async function startFauxqsServer(options: { buckets?: string[] } = {}): Promise<FauxqsHandle> {
+  await useS3ListingOrder();
   const server = await startFauxqs({ port: 0, logger: false, defaultRegion: FAUXQS_REGION });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const s3Client = new S3Client({
