@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { build, type Plugin } from "esbuild";
 import { BUNDLING } from "../../infra/function-bundling.ts";
 
+/** The node flags every bundled or source child runs with (the benchmark and the instruction counts alike). */
+export const CLEANUP_CHILD_NODE_FLAGS: readonly string[] = ["--disable-warning=ExperimentalWarning"];
+
 const CHILD_ENTRY = fileURLToPath(new URL("./cleanup-child.ts", import.meta.url));
 
 /**
