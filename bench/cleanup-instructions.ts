@@ -133,7 +133,8 @@ async function measureTool(tool: Tool, options: Options, dataset: CleanupDataset
   const cpu: number[] = [];
   for (let run = 0; run < options.cpuRuns; run++) cpu.push((await runOne(tool, options, dataset, child, scratch, null)).cpuMs);
   const labels = [...new Set(runs.flatMap((spans) => [...spans.keys()]))];
-  const row = (label: string, counts: number[], cpuCell: string) => `| ${tool} | ${label} | ${millions(median(counts))} | ${counts.map(millions).join(", ")} | ${cpuCell} |`;
+  const row = (label: string, counts: number[], cpuCell: string) =>
+    `| ${tool} | ${label} | ${counts.length ? millions(median(counts)) : "–"} | ${counts.map(millions).join(", ")} | ${cpuCell} |`;
   const cpuCell = cpu.length ? `${median(cpu).toFixed(0)} ms (${cpu.map((ms) => ms.toFixed(0)).join(", ")})` : "–";
   return [
     ...labels.map((label) =>
