@@ -44,7 +44,8 @@ export async function bundleCleanupChild(outdir: string): Promise<string> {
     format: "esm",
     target: BUNDLING.target ?? "node22",
     mainFields: BUNDLING.mainFields ?? ["module", "main"],
-    minify: BUNDLING.minify ?? false,
+    // LAKEWARDEN_BENCH_UNMINIFIED=1: names kept, for reading profiles (V8's --trace-opt, --turbo-filter, perf maps).
+    minify: process.env.LAKEWARDEN_BENCH_UNMINIFIED === "1" ? false : (BUNDLING.minify ?? false),
     banner: { js: BUNDLING.banner ?? "" },
     plugins: [lancedbExternal],
     logLevel: "error",
