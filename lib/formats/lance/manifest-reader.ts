@@ -498,13 +498,8 @@ function reusedRun(buf: Buffer, at: number, previous: PreviousFragmentRun | null
  * (readCleanupField); otherwise all of them, decoded by protobufjs (a message built from
  * those fields alone: protobuf merges them exactly as it would in the whole message).
  */
-function splitManifest(
-  bytes: Uint8Array,
-  uri: string,
-  cleanupOnly = false,
-  previous: PreviousFragmentRun | null = null,
-): { fragments: FragmentRanges; rest: Record<string, unknown> } {
-  const wire = new Wire(bytes, 0, bytes.length, uri);
+function splitManifest(wire: Wire, uri: string, cleanupOnly = false, previous: PreviousFragmentRun | null = null): { fragments: FragmentRanges; rest: Record<string, unknown> } {
+  const bytes = wire.buf;
   // protobufjs's defaults for the fields read; `optional` ones stay absent until seen.
   const fields: Record<string, unknown> = { version: 0, reader_feature_flags: 0, transaction_file: "", timestamp: null, config: {} };
   const fragments: FragmentRanges = { base: 0, ranges: new Int32Array(1024), count: 0, contiguous: true, reused: 0 };
@@ -669,12 +664,14 @@ interface ManifestHead {
   indices: LanceIndex[];
   inlineTransaction: LanceTransaction | null;
   fragments: FragmentRanges;
-  manifestBytes: Uint8Array;
+  /** A cursor over the Manifest message, for its fragments (made once: a Buffer view is costly to make in a cold process). */
+  wire: Wire;
 }
 
 function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false, previous: PreviousFragmentRun | null = null): ManifestHead {
   const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
-  const { fragments, rest } = splitManifest(manifestBytes, uri, cleanupOnly, previous);
+  const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
+  const { fragments, rest } = splitManifest(wire, uri, cleanupOnly, previous);
   assertReadable(u64(rest.reader_feature_flags), uri);
   const sectionOffset = (name: string, what: string): number | null => (has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null);
   const indexOffset = sectionOffset("index_section", "index section");
@@ -691,7 +688,7 @@ function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false, p
     indices,
     inlineTransaction,
     fragments,
-    manifestBytes,
+    wire,
   };
 }
 
@@ -705,7 +702,7 @@ export interface DecodedLanceManifestFile {
 export function decodeLanceManifestFile(bytes: Uint8Array, uri: string): DecodedLanceManifestFile {
   const head = readManifestHead(bytes, uri);
   const { rest } = head;
-  const wire = new Wire(head.manifestBytes, 0, head.manifestBytes.length, uri);
+  const { wire } = head;
   const { base, ranges, count } = head.fragments;
   const fragments: LanceFragment[] = new Array(count);
   for (let i = 0; i < count; i++) {
@@ -957,8 +954,7 @@ function fragmentShare(raw: RawFragment, uri: string, tableUri: string): Fragmen
  */
 export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri: string, cache?: FragmentCache): LanceCleanupView {
   const head = readManifestHead(bytes, uri, true, cache?.previousRun() ?? null);
-  const { rest, manifestBytes, fragments } = head;
-  const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
+  const { rest, wire, fragments } = head;
   const shared = fragments.reused > 0 ? fragments.reused : cache ? cache.sharedPrefix(wire.buf, fragments) : 0;
   const run = ShareRun.prefixOf(cache?.sharedRun() ?? null, shared);
   for (let i = shared; i < fragments.count; i++)
