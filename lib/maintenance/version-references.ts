@@ -24,7 +24,7 @@ export class ReferenceTable {
   /** Per id: 0 not checked yet, 1 a key under the root, 2 not (its problem in `problems`). */
   private checked = new Uint8Array(1024);
   private readonly problems = new Map<number, string>();
-  /** The list encoded last and its ids, place by place (see encode). */
+  /** The list encoded last and its ids, place by place (see encode); let go by `endScan`. */
   private lastList: readonly FileReference[] = [];
   private lastIds = new Int32Array(0);
 
@@ -97,6 +97,12 @@ export class ReferenceTable {
     this.lastList = list;
     this.lastIds = ids;
     return new VersionReferences(this, Int32Array.from(runs), list.length);
+  }
+
+  /** A scan's reads are done: the last list (a whole version's references, the format's objects) is not held past it. */
+  endScan(): void {
+    this.lastList = [];
+    this.lastIds = new Int32Array(0);
   }
 
   private idOf(reference: FileReference): number {
