@@ -17,10 +17,10 @@ import { renderBarChart } from "../harness/svg-chart.ts";
 import type { S3Env } from "../harness/s3-env.ts";
 import { ensureCleanupDataset, prepareCleanupCopy, type CleanupDataset, type CleanupDatasetSpec } from "../datasets/cleanup-dataset.ts";
 import type { CleanupJob, CleanupOutcome } from "../tools/cleanup-child.ts";
-import { bundleCleanupChild } from "../tools/cleanup-child-bundle.ts";
+import { bundleCleanupChild, CLEANUP_CHILD_NODE_FLAGS } from "../tools/cleanup-child-bundle.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 
-const FULL_SPEC: CleanupDatasetSpec = { oldAppends: 300, rowsPerAppend: 1000, deleteEvery: 10, keptVersions: 10 };
+export const FULL_SPEC: CleanupDatasetSpec = { oldAppends: 300, rowsPerAppend: 1000, deleteEvery: 10, keptVersions: 10 };
 const QUICK_SPEC: CleanupDatasetSpec = { oldAppends: 40, rowsPerAppend: 500, deleteEvery: 10, keptVersions: 5 };
 
 /**
@@ -116,7 +116,7 @@ function runChild(child: string, job: CleanupJob): Promise<CleanupOutcome> {
     // LAKEWARDEN_BENCH_CPU_PROF=<dir>: a V8 CPU profile of every lakewarden child, for reading where its CPU time goes.
     const profileDir = process.env.LAKEWARDEN_BENCH_CPU_PROF;
     const profile = profileDir && job.tool === "lakewarden" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", ...profile, child, JSON.stringify(job)], {
+    const proc = spawn(process.execPath, [...CLEANUP_CHILD_NODE_FLAGS, ...profile, child, JSON.stringify(job)], {
       stdio: ["ignore", "pipe", "pipe"],
       env: process.env,
     });

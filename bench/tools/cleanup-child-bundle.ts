@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { build, type Plugin } from "esbuild";
 import { BUNDLING } from "../../infra/function-bundling.ts";
 
+/** The node flags every bundled or source child runs with (the benchmark and the instruction counts alike). */
+export const CLEANUP_CHILD_NODE_FLAGS: readonly string[] = ["--disable-warning=ExperimentalWarning"];
+
 const CHILD_ENTRY = fileURLToPath(new URL("./cleanup-child.ts", import.meta.url));
 
 /**
@@ -41,7 +44,8 @@ export async function bundleCleanupChild(outdir: string): Promise<string> {
     format: "esm",
     target: BUNDLING.target ?? "node22",
     mainFields: BUNDLING.mainFields ?? ["module", "main"],
-    minify: BUNDLING.minify ?? false,
+    // LAKEWARDEN_BENCH_UNMINIFIED=1: names kept, for reading profiles (V8's --trace-opt, --turbo-filter, perf maps).
+    minify: process.env.LAKEWARDEN_BENCH_UNMINIFIED === "1" ? false : (BUNDLING.minify ?? false),
     banner: { js: BUNDLING.banner ?? "" },
     plugins: [lancedbExternal],
     logLevel: "error",

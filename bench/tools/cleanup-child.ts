@@ -9,8 +9,35 @@
  * show what the cleanup itself added. The lakewarden side
  * reaches S3 through the AWS_* environment the parent passes (the emulator behind its delay).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import type { CleanupProgress } from "../../lib/maintenance/progress.ts";
+
+/**
+ * Under `valgrind --tool=callgrind` with LAKEWARDEN_BENCH_CALLGRIND_STAGES=1
+ * (bench/cleanup-instructions.ts): dumps the instructions counted since the last mark, named
+ * `label`, so each stage's count is its own (callgrind_control asks the running process).
+ */
+function callgrindMark(label: string): void {
+  if (process.env.LAKEWARDEN_BENCH_CALLGRIND_STAGES !== "1") return;
+  // callgrind_control passes the label through a shell: letters, digits and spaces only.
+  execFileSync("callgrind_control", [`--dump=${label.replace(/[^A-Za-z0-9 ]/g, "")}`, String(process.pid)], { stdio: "ignore" });
+}
+
+/** Marks every stage's end for callgrindMark; a stage's count runs from its start to the next mark. */
+function stageMarks(): CleanupProgress & { end(): void } {
+  let current = "start: lease, format, table state";
+  return {
+    stage(name) {
+      callgrindMark(current);
+      current = name;
+    },
+    advance: () => {},
+    finish: () => {},
+    end: () => callgrindMark(current),
+  };
+}
 
 /**
  * This process's peak RSS. Linux: VmHWM of /proc/self/status, the high-water mark of this
@@ -62,6 +89,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   if (job.tool === "lancedb") {
     const lancedb = await import("@lancedb/lancedb");
     const baselineRssBytes = process.memoryUsage().rss;
+    callgrindMark("loading");
     const cpuStart = process.cpuUsage();
     const start = performance.now();
     const db = await lancedb.connect(job.databaseUri, job.storageOptions ? { storageOptions: job.storageOptions } : {});
@@ -69,6 +97,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
     const stats = await table.optimize({ cleanupOlderThan: new Date(job.cutoffMillis) });
     const ms = performance.now() - start;
     const cpuMs = cpuMillis(process.cpuUsage(cpuStart));
+    callgrindMark("optimize");
     table.close();
     db.close();
     if (stats.compaction.fragmentsRemoved !== 0 || stats.compaction.filesAdded !== 0) {
@@ -94,13 +123,16 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
   // Lance's manifest reader (protobufjs with it) loads with the first manifest read: a library too, loaded before the clock.
   await (await import("../../lib/formats/lance/load-manifest-reader.ts")).loadManifestReader();
   const baselineRssBytes = process.memoryUsage().rss;
+  const marks = stageMarks();
+  callgrindMark("loading");
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   const store = openStore(job.tableLocation);
   // The same cutoff as LanceDB's: "older than (now - cutoff)", now taken as the run starts.
-  const report = await runCleanup(store, { settings: { olderThanMs: Date.now() - job.cutoffMillis, retainVersions: 1 } });
+  const report = await runCleanup(store, { settings: { olderThanMs: Date.now() - job.cutoffMillis, retainVersions: 1 }, progress: marks });
   const ms = performance.now() - start;
   const cpuMs = cpuMillis(process.cpuUsage(cpuStart));
+  marks.end();
   if (report.status !== "completed") throw new Error(`${job.tableLocation}: cleanup ended ${report.status}: ${report.errors.join("; ")}`);
   return {
     tool: job.tool,

@@ -104,6 +104,7 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
     const { file, view } = found;
     return { file, record: view.record, references: table.encode(view.referencedFiles), unresolved: view.unresolvedReferences, config: view.config, round };
   });
+  table.endScan();
   for (const version of read) if (version !== null) scan.set(version.file.version, version);
   const sorted: ManifestScan = new Map([...scan.entries()].sort((a, b) => a[0] - b[0]));
   return { scan: sorted, coverage: { complete: !stopped, listed: listed.length, held: sorted.size } };

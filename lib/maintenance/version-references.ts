@@ -24,6 +24,9 @@ export class ReferenceTable {
   /** Per id: 0 not checked yet, 1 a key under the root, 2 not (its problem in `problems`). */
   private checked = new Uint8Array(1024);
   private readonly problems = new Map<number, string>();
+  /** The list encoded last and its ids, place by place (see encode); let go by `endScan`. */
+  private lastList: readonly FileReference[] = [];
+  private lastIds = new Int32Array(0);
 
   get size(): number {
     return this.references.length;
@@ -65,13 +68,23 @@ export class ReferenceTable {
   /** `list` as runs of ids: the version's references, held by the table. */
   encode(list: readonly FileReference[]): VersionReferences {
     const runs: number[] = [];
+    const ids = new Int32Array(list.length);
+    const { lastList, lastIds } = this;
     let start = -1;
     let length = 0;
     for (let i = 0; i < list.length; i++) {
       const reference = list[i]!;
-      // The next id of the current run first: consecutive versions mostly repeat the last one's list.
+      // The object the last list held at this place has the id it had then (a format that shares
+      // its objects between versions: no compare at all); then the next id of the current run
+      // (consecutive versions mostly repeat the last one's list); then the path's.
       const next = start + length;
-      const id = length > 0 && next < this.references.length && sameReference(this.references[next]!, reference) ? next : this.idOf(reference);
+      const id =
+        i < lastList.length && lastList[i] === reference
+          ? lastIds[i]!
+          : length > 0 && next < this.references.length && sameReference(this.references[next]!, reference)
+            ? next
+            : this.idOf(reference);
+      ids[i] = id;
       if (length > 0 && id === next) {
         length++;
         continue;
@@ -81,7 +94,15 @@ export class ReferenceTable {
       length = 1;
     }
     if (length > 0) runs.push(start, length);
+    this.lastList = list;
+    this.lastIds = ids;
     return new VersionReferences(this, Int32Array.from(runs), list.length);
+  }
+
+  /** A scan's reads are done: the last list (a whole version's references, the format's objects) is not held past it. */
+  endScan(): void {
+    this.lastList = [];
+    this.lastIds = new Int32Array(0);
   }
 
   private idOf(reference: FileReference): number {

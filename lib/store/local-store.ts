@@ -320,7 +320,7 @@ export class LocalStore implements ObjectStore {
         try {
           await unlink(path);
           deleted.push(key);
-          parents.add(dirname(path));
+          parents.add(parentOf(path));
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
           if (code === "ENOENT" || code === "ENOTDIR") deleted.push(key);
@@ -383,6 +383,15 @@ export class LocalStore implements ObjectStore {
 function filePathOf(root: string, key: string): string {
   if (sep !== "/") return join(root, ...key.split("/"));
   return root === "/" ? `/${key}` : `${root}/${key}`;
+}
+
+/**
+ * The folder of a path filePathOf made (no trailing separator), as dirname gives it: one
+ * lastIndexOf, where dirname walks the path character by character (once per deleted file).
+ */
+function parentOf(path: string): string {
+  const at = path.lastIndexOf(sep);
+  return at > 0 ? path.slice(0, at) : dirname(path);
 }
 
 type WalkItem = { kind: "object" | "prefix"; key: string };

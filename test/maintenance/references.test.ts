@@ -3,8 +3,19 @@ import type { FileReference } from "../../lib/model/file-reference.ts";
 import { ReferenceSet } from "../../lib/maintenance/references.ts";
 import { ReferenceTable } from "../../lib/maintenance/version-references.ts";
 
-/** Versions naming data files, a folder, a path re-described (another size, then another role), a bad path, and a commit key added apart. */
-function versions(): FileReference[][] {
+/**
+ * Versions naming data files, a folder, a path re-described (another size, then another role), a bad path, and a commit key added apart.
+ * `shared`: one object per description for every version naming it, as Lance's reader gives them (ReferenceTable.encode reuses their ids).
+ * `redescribed` false: the shared path keeps one description (the table then has no variants).
+ */
+function versions(shared = false, redescribed = true): FileReference[][] {
+  const objects = new Map<string, FileReference>();
+  const one = (reference: FileReference): FileReference => {
+    if (!shared) return reference;
+    const key = JSON.stringify(reference);
+    if (!objects.has(key)) objects.set(key, reference);
+    return objects.get(key)!;
+  };
   const out: FileReference[][] = [];
   for (let v = 1; v <= 12; v++) {
     const list: FileReference[] = [];
@@ -12,14 +23,14 @@ function versions(): FileReference[][] {
       list.push(f % 4 === 0 ? { path: `data/${f}.lance`, role: "data" } : { path: `data/${f}.lance`, role: "data", size: 1000 + f });
     list.push({ path: "_indices/idx/", role: "index" });
     list.push(
-      v < 6
+      v < 6 || !redescribed
         ? { path: "data/shared.lance", role: "data" }
         : v < 9
           ? { path: "data/shared.lance", role: "data", size: v < 8 ? 7 : 9 }
           : { path: "data/shared.lance", role: "delete" },
     );
     if (v === 4) list.push({ path: "../outside.lance", role: "data" });
-    out.push(list);
+    out.push(list.map(one));
   }
   return out;
 }
@@ -29,13 +40,17 @@ function everything(set: ReferenceSet, keys: readonly string[]) {
 }
 
 describe("ReferenceSet over a scan's table: the same answers as over plain lists", () => {
-  it("gives every path its count, first role, first size, first versions, in the order first added, whichever order versions come in", () => {
-    const lists = versions();
+  it.each([
+    ["new objects every version", false, true],
+    ["objects shared between versions", true, true],
+    ["objects shared between versions, no path described twice", true, false],
+  ])("gives every path its count, first role, first size, first versions, in the order first added, whichever order versions come in (%s)", (_, shared, redescribed) => {
+    const lists = versions(shared, redescribed);
     const table = new ReferenceTable();
-    // The scan reads versions in any order; sets are built in version order, one of them out of order here.
+    // The scan reads versions in any order; sets are built in version order, two of them out of order here (the first one last).
     const encoded = [...lists.keys()].reverse().map((i) => [i, table.encode(lists[i]!)] as const);
     const byVersion = new Map(encoded);
-    const order = [0, 1, 2, 3, 7, 4, 5, 6, 8, 9, 10, 11];
+    const order = [1, 2, 3, 7, 4, 5, 6, 8, 9, 10, 11, 0];
     const plain = new ReferenceSet();
     const columns = new ReferenceSet();
     for (const i of order) {
@@ -48,8 +63,31 @@ describe("ReferenceSet over a scan's table: the same answers as over plain lists
     const expected = everything(plain, keys);
     expect(expected.size).toBeGreaterThan(30);
     expect(everything(columns, keys)).toEqual(expected);
-    // Size 9: version 8 is added before 6 and 7 (the first size added counts).
-    expect(columns.lookup("data/shared.lance")).toEqual({ path: "data/shared.lance", kind: "data", versions: [1, 2, 3], count: 12, size: 9 });
+    // Size 9: version 8 is added before 6 and 7 (the first size added counts); version 1, added last, is still among the first.
+    const sharedPath = redescribed ? { size: 9 } : {};
+    expect(columns.lookup("data/shared.lance")).toEqual({ path: "data/shared.lance", kind: "data", versions: [1, 2, 3], count: 12, ...sharedPath });
+    expect(columns.lookup("data/2.lance")).toEqual({ path: "data/2.lance", kind: "data", versions: [1, 2, 3], count: 8, size: 1002 });
     expect(columns.unresolvable()).toEqual([{ path: "../outside.lance", version: 4, kind: "unresolvable", reason: expect.stringContaining("the format gave a path that") }]);
+  });
+
+  it("counts runs of a table still growing between adds (its columns grown past their first capacity), looked up between adds", () => {
+    const table = new ReferenceTable();
+    const plain = new ReferenceSet();
+    const columns = new ReferenceSet();
+    const objects = new Map<number, FileReference>();
+    const file = (f: number): FileReference => {
+      if (!objects.has(f)) objects.set(f, f % 5 === 0 ? { path: `_deletions/${f}.arrow`, role: "delete" } : { path: `data/${f}.lance`, role: "data", size: f });
+      return objects.get(f)!;
+    };
+    for (let v = 1; v <= 40; v++) {
+      // 60 new files a version, the oldest dropped every tenth version: past 1,024 ids by the end.
+      const list = Array.from({ length: 60 * v }, (_, f) => file(f)).filter((_, f) => v % 10 !== 0 || f >= 30);
+      plain.addAll(v, list);
+      columns.addAll(v, table.encode(list));
+      if (v % 7 === 0) expect(columns.lookup("data/1.lance")).toEqual(plain.lookup("data/1.lance"));
+    }
+    expect(table.size).toBeGreaterThan(2048);
+    const keys = [...objects.values()].map((reference) => reference.path);
+    expect(everything(columns, keys)).toEqual(everything(plain, keys));
   });
 });

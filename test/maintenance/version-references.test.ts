@@ -30,6 +30,27 @@ describe("ReferenceTable: what versions name, held once per file", () => {
     }
   });
 
+  it("reads back versions whose objects are shared with other versions (as Lance's reader gives them), at the same places or moved", () => {
+    const fresh = versionsOfGrowingTable(30, 50);
+    const objects = new Map<string, FileReference>();
+    const lists = fresh.map((list, v) =>
+      list
+        .map((reference) => {
+          if (!objects.has(reference.path)) objects.set(reference.path, reference);
+          return objects.get(reference.path)!;
+        })
+        .reverse()
+        .slice(0, v % 4 === 0 ? undefined : -1 - (v % 3)),
+    );
+    // The same objects in another order, and one re-described (another size) under a shared object's path.
+    lists.push([...lists[10]!].reverse(), [{ path: "data/7.lance", role: "data", size: 1 }, ...lists[11]!]);
+    const table = new ReferenceTable();
+    const order = lists.map((_, i) => i).sort((a, b) => ((a * 7919) % 37) - ((b * 7919) % 37));
+    const held = new Map(order.map((i) => [i, table.encode(lists[i]!)]));
+    for (const [i, references] of held) expect(references.list()).toEqual(lists[i]);
+    expect(table.size).toBe(new Set(lists.flat().map((reference) => `${reference.path} ${reference.role} ${reference.size}`)).size);
+  });
+
   it("holds a file once however many versions name it, and a version in a few runs of ids", () => {
     const lists = versionsOfGrowingTable(120, 1000);
     const table = new ReferenceTable();

@@ -456,36 +456,70 @@ function readTransactionFields(bytes: Uint8Array, uri: string): Record<string, u
   return message;
 }
 
+/** The fragments of a Manifest message as splitManifest found them. */
+interface FragmentRanges {
+  /** Where the first fragment's tag starts (0 when there is none). */
+  base: number;
+  /** Per fragment, the start and end of its message bytes, relative to `base`. */
+  ranges: Int32Array;
+  count: number;
+  /** No other field lies between the first fragment and the last. */
+  contiguous: boolean;
+  /** Leading fragments taken from `previous` by one byte comparison (their bytes were not walked). */
+  reused: number;
+}
+
+/**
+ * The fragment run of the manifest decoded before this one (FragmentCache): its bytes from the
+ * first fragment's tag to the last fragment's end, with no other field among them.
+ */
+export interface PreviousFragmentRun {
+  buf: Buffer;
+  start: number;
+  length: number;
+  ranges: Int32Array;
+  count: number;
+}
+
+/**
+ * How many fragments of `previous` start this manifest at `at` (its first fragment's tag): all
+ * of them when the whole run is equal byte for byte (a table's next version usually repeats
+ * the last one's fragments and adds some), else none. Equal bytes from the same tag parse the
+ * same: those fragments need neither walking nor decoding.
+ */
+function reusedRun(buf: Buffer, at: number, previous: PreviousFragmentRun | null): number {
+  if (previous === null || at + previous.length > buf.length) return 0;
+  return buf.compare(previous.buf, previous.start, previous.start + previous.length, at, at + previous.length) === 0 ? previous.count : 0;
+}
+
 /**
  * Splits the Manifest message: the byte ranges of its fragments (in order), and the other
  * top-level fields: with `cleanupOnly`, the few the cleanup view reads, straight from the wire
  * (readCleanupField); otherwise all of them, decoded by protobufjs (a message built from
  * those fields alone: protobuf merges them exactly as it would in the whole message).
  */
-function splitManifest(bytes: Uint8Array, uri: string, cleanupOnly = false): { fragments: Int32Array; fragmentCount: number; rest: Record<string, unknown> } {
-  const wire = new Wire(bytes, 0, bytes.length, uri);
+function splitManifest(wire: Wire, uri: string, cleanupOnly = false, previous: PreviousFragmentRun | null = null): { fragments: FragmentRanges; rest: Record<string, unknown> } {
+  const bytes = wire.buf;
   // protobufjs's defaults for the fields read; `optional` ones stay absent until seen.
   const fields: Record<string, unknown> = { version: 0, reader_feature_flags: 0, transaction_file: "", timestamp: null, config: {} };
-  let ranges = new Int32Array(1024);
-  let count = 0;
+  const fragments: FragmentRanges = { base: 0, ranges: new Int32Array(1024), count: 0, contiguous: true, reused: 0 };
+  let otherSinceFragment = false;
   const restParts: Uint8Array[] = [];
   let restLength = 0;
   while (wire.pos < bytes.length) {
     const fieldStart = wire.pos;
     const tag = wire.uint32();
     if (tag >>> 3 === F.manifestFragments && (tag & 7) === WIRE_LEN) {
+      if (fragments.count === 0) {
+        fragments.base = fieldStart;
+        if (reuseRun(fragments, wire, reusedRun(wire.buf, fieldStart, previous), previous)) continue;
+      } else if (otherSinceFragment) fragments.contiguous = false;
       const end = wire.lengthEnd();
-      if (count * 2 + 2 > ranges.length) {
-        const grown = new Int32Array(ranges.length * 2);
-        grown.set(ranges);
-        ranges = grown;
-      }
-      ranges[count * 2] = wire.pos;
-      ranges[count * 2 + 1] = end;
-      count++;
+      addRange(fragments, wire.pos, end);
       wire.pos = end;
     } else {
       if (tag >>> 3 === 0) throw wire.corrupt("field number 0");
+      if (fragments.count > 0) otherSinceFragment = true;
       if (cleanupOnly) {
         readCleanupField(wire, tag, fields);
         continue;
@@ -495,21 +529,47 @@ function splitManifest(bytes: Uint8Array, uri: string, cleanupOnly = false): { f
       restLength += wire.pos - fieldStart;
     }
   }
-  if (cleanupOnly) return { fragments: ranges, fragmentCount: count, rest: fields };
+  if (cleanupOnly) return { fragments, rest: fields };
+  return { fragments, rest: decodeRest(restParts, restLength, uri) };
+}
+
+/** Takes the `reused` leading fragments of `previous` (their ranges, the wire past them); false when there are none. */
+function reuseRun(fragments: FragmentRanges, wire: Wire, reused: number, previous: PreviousFragmentRun | null): boolean {
+  if (reused === 0 || previous === null) return false;
+  if (fragments.ranges.length < reused * 2) fragments.ranges = new Int32Array(reused * 4);
+  fragments.ranges.set(previous.ranges.subarray(0, reused * 2));
+  fragments.count = reused;
+  fragments.reused = reused;
+  wire.pos = fragments.base + previous.length;
+  return true;
+}
+
+function addRange(fragments: FragmentRanges, start: number, end: number): void {
+  const at = fragments.count * 2;
+  if (at + 2 > fragments.ranges.length) {
+    const grown = new Int32Array(fragments.ranges.length * 2);
+    grown.set(fragments.ranges);
+    fragments.ranges = grown;
+  }
+  fragments.ranges[at] = start - fragments.base;
+  fragments.ranges[at + 1] = end - fragments.base;
+  fragments.count++;
+}
+
+/** The fields other than fragments, decoded by protobufjs as one message. */
+function decodeRest(restParts: Uint8Array[], restLength: number, uri: string): Record<string, unknown> {
   const restBytes = new Uint8Array(restLength);
   let offset = 0;
   for (const part of restParts) {
     restBytes.set(part, offset);
     offset += part.length;
   }
-  let rest: protobuf.Message & Record<string, unknown>;
   try {
-    rest = manifestType.decode(restBytes) as protobuf.Message & Record<string, unknown>;
+    return manifestType.decode(restBytes) as protobuf.Message & Record<string, unknown>;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new CorruptFileError(uri, `cannot decode the Manifest protobuf: ${reason}`, { cause: error });
   }
-  return { fragments: ranges, fragmentCount: count, rest };
 }
 
 /** protobufjs decodes 64-bit fields as long.js values (checked in proto-messages.ts). */
@@ -603,14 +663,15 @@ interface ManifestHead {
   transactionFile: string | null;
   indices: LanceIndex[];
   inlineTransaction: LanceTransaction | null;
-  fragments: Int32Array;
-  fragmentCount: number;
-  manifestBytes: Uint8Array;
+  fragments: FragmentRanges;
+  /** A cursor over the Manifest message, for its fragments (made once: a Buffer view is costly to make in a cold process). */
+  wire: Wire;
 }
 
-function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false): ManifestHead {
+function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false, previous: PreviousFragmentRun | null = null): ManifestHead {
   const { footer, manifestBytes } = manifestMessageBytes(bytes, uri);
-  const { fragments, fragmentCount, rest } = splitManifest(manifestBytes, uri, cleanupOnly);
+  const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
+  const { fragments, rest } = splitManifest(wire, uri, cleanupOnly, previous);
   assertReadable(u64(rest.reader_feature_flags), uri);
   const sectionOffset = (name: string, what: string): number | null => (has(rest, name) ? u64Safe(rest[name], `${what} offset`, uri) : null);
   const indexOffset = sectionOffset("index_section", "index section");
@@ -627,8 +688,7 @@ function readManifestHead(bytes: Uint8Array, uri: string, cleanupOnly = false): 
     indices,
     inlineTransaction,
     fragments,
-    fragmentCount,
-    manifestBytes,
+    wire,
   };
 }
 
@@ -642,11 +702,12 @@ export interface DecodedLanceManifestFile {
 export function decodeLanceManifestFile(bytes: Uint8Array, uri: string): DecodedLanceManifestFile {
   const head = readManifestHead(bytes, uri);
   const { rest } = head;
-  const wire = new Wire(head.manifestBytes, 0, head.manifestBytes.length, uri);
-  const fragments: LanceFragment[] = new Array(head.fragmentCount);
-  for (let i = 0; i < head.fragmentCount; i++) {
-    wire.pos = head.fragments[i * 2]!;
-    fragments[i] = toFragment(readRawFragment(wire, head.fragments[i * 2 + 1]!), uri);
+  const { wire } = head;
+  const { base, ranges, count } = head.fragments;
+  const fragments: LanceFragment[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    wire.pos = base + ranges[i * 2]!;
+    fragments[i] = toFragment(readRawFragment(wire, base + ranges[i * 2 + 1]!), uri);
   }
   const writer = rest.writer_version as { library: string; version: string } | null;
   const dataFormat = rest.data_format as { file_format: string; version: string } | null;
@@ -722,42 +783,47 @@ export class FragmentCache {
   readonly #buckets = new Map<number, { bytes: Buffer; share: FragmentShare }[]>();
   #size = 0;
   readonly limit: number;
-  /** The manifest decoded last: its bytes, its fragments' ranges (from its first fragment) and their shares. */
-  #last: { buf: Buffer; base: number; ranges: Int32Array; count: number; shares: FragmentShare[] } | null = null;
+  /** The manifest decoded last: its bytes, its fragments' ranges (relative to its first fragment's tag) and what they add up to. */
+  #last: { buf: Buffer; base: number; fragments: FragmentRanges; shares: ShareRun } | null = null;
   constructor(limit = 500_000) {
     this.limit = limit;
   }
 
+  /** The fragment run of the manifest decoded last, for splitManifest to take whole when it starts this one. */
+  previousRun(): PreviousFragmentRun | null {
+    const last = this.#last;
+    if (last === null || last.fragments.count === 0 || !last.fragments.contiguous) return null;
+    const { ranges, count } = last.fragments;
+    return { buf: last.buf, start: last.base, length: ranges[count * 2 - 1]!, ranges, count };
+  }
+
   /**
    * How many leading fragments of this manifest are, byte for byte, those of the manifest
-   * decoded last (their shares are then `sharedShares()`). A table's next version usually
-   * repeats its fragments and adds some: one comparison of the whole run replaces a lookup
-   * per fragment. The ranges must line up exactly, and every byte from the first fragment to
-   * the end of the run (the fragments and the tags between them) must be equal.
+   * decoded last (their shares are then the first of `sharedRun()`), when splitManifest could
+   * not take the whole run: the ranges must line up exactly, and every byte from the first
+   * fragment's tag to the end of the run (the fragments and the tags between them) must be equal.
    */
-  sharedPrefix(buf: Buffer, ranges: Int32Array, count: number): number {
+  sharedPrefix(buf: Buffer, fragments: FragmentRanges): number {
     const last = this.#last;
-    if (last === null || count === 0 || last.count === 0) return 0;
-    const base = ranges[0]!;
-    const max = Math.min(count, last.count);
+    const { base, ranges, count } = fragments;
+    if (last === null || count === 0 || last.fragments.count === 0) return 0;
+    const lastRanges = last.fragments.ranges;
+    const max = Math.min(count, last.fragments.count);
     let shared = 0;
-    while (shared < max && ranges[shared * 2]! - base === last.ranges[shared * 2] && ranges[shared * 2 + 1]! - base === last.ranges[shared * 2 + 1]) shared++;
+    while (shared < max && ranges[shared * 2] === lastRanges[shared * 2] && ranges[shared * 2 + 1] === lastRanges[shared * 2 + 1]) shared++;
     if (shared === 0) return 0;
-    const length = ranges[shared * 2 - 1]! - base;
+    const length = ranges[shared * 2 - 1]!;
     return buf.compare(last.buf, last.base, last.base + length, base, base + length) === 0 ? shared : 0;
   }
 
-  /** The shares of the manifest decoded last, in fragment order (valid for a `sharedPrefix`). */
-  sharedShares(): readonly FragmentShare[] {
-    return this.#last?.shares ?? [];
+  /** The shares of the manifest decoded last (valid for a `sharedPrefix` or a run splitManifest took). */
+  sharedRun(): ShareRun | null {
+    return this.#last?.shares ?? null;
   }
 
-  /** Remembers a decoded manifest for the next `sharedPrefix` (its bytes are kept, not copied: they are not written to). */
-  remember(buf: Buffer, ranges: Int32Array, count: number, shares: FragmentShare[]): void {
-    const base = count > 0 ? ranges[0]! : 0;
-    const relative = new Int32Array(count * 2);
-    for (let i = 0; i < count * 2; i++) relative[i] = ranges[i]! - base;
-    this.#last = { buf, base, ranges: relative, count, shares };
+  /** Remembers a decoded manifest for the next one (its bytes are kept, not copied: they are not written to). */
+  remember(buf: Buffer, fragments: FragmentRanges, shares: ShareRun): void {
+    this.#last = { buf, base: fragments.base, fragments, shares };
   }
   /** The share of the fragment whose wire bytes are `buf[start, end)`, if seen. */
   lookup(buf: Buffer, start: number, end: number): FragmentShare | undefined {
@@ -782,6 +848,53 @@ export class FragmentCache {
   }
   get size(): number {
     return this.#size;
+  }
+}
+
+/**
+ * A version's fragment shares in order, with their references laid end to end and their totals
+ * summed. The next version starts from a copy of this one when it repeats all its fragments
+ * (two array copies instead of a step per fragment: ~50K steps for 331 versions of up to 300
+ * fragments, most of them before the code is optimised), or from its first few.
+ */
+class ShareRun {
+  shares: FragmentShare[] = [];
+  references: FileReference[] = [];
+  unresolved: UnresolvedReference[] = [];
+  dataFiles = 0;
+  filesSize = 0;
+  deletionFiles = 0;
+  deletionRows = 0;
+  rows = 0;
+
+  /** A run starting with the first `count` shares of `from`. */
+  static prefixOf(from: ShareRun | null, count: number): ShareRun {
+    const run = new ShareRun();
+    if (from === null || count === 0) return run;
+    if (count === from.shares.length) {
+      run.shares = from.shares.slice();
+      run.references = from.references.slice();
+      run.unresolved = from.unresolved.slice();
+      run.dataFiles = from.dataFiles;
+      run.filesSize = from.filesSize;
+      run.deletionFiles = from.deletionFiles;
+      run.deletionRows = from.deletionRows;
+      run.rows = from.rows;
+      return run;
+    }
+    for (let i = 0; i < count; i++) run.add(from.shares[i]!);
+    return run;
+  }
+
+  add(share: FragmentShare): void {
+    this.shares.push(share);
+    for (let r = 0; r < share.references.length; r++) this.references.push(share.references[r]!);
+    for (let r = 0; r < share.unresolved.length; r++) this.unresolved.push(share.unresolved[r]!);
+    this.dataFiles += share.dataFiles;
+    this.filesSize += share.filesSize;
+    this.deletionFiles += share.deletionFiles;
+    this.deletionRows += share.deletionRows;
+    this.rows += share.rows;
   }
 }
 
@@ -840,55 +953,16 @@ function fragmentShare(raw: RawFragment, uri: string, tableUri: string): Fragmen
  * summarizeManifest / referencedFiles / config of the full decoding.
  */
 export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri: string, cache?: FragmentCache): LanceCleanupView {
-  const head = readManifestHead(bytes, uri, true);
-  const { rest, manifestBytes } = head;
-  const wire = new Wire(manifestBytes, 0, manifestBytes.length, uri);
-  let dataFiles = 0;
-  let filesSize = 0;
-  let deletionFiles = 0;
-  let deletionRows = 0;
-  let rows = 0;
-  const count = head.fragmentCount;
-  const shared = cache ? cache.sharedPrefix(wire.buf, head.fragments, count) : 0;
-  const sharedShares = shared > 0 ? cache!.sharedShares() : null;
-  const shares = new Array<FragmentShare>(count);
-  let referenceCount = 0;
-  let unresolvedCount = 0;
-  for (let i = 0; i < count; i++) {
-    let share: FragmentShare | undefined;
-    if (i < shared) share = sharedShares![i]!;
-    else {
-      const start = head.fragments[i * 2]!;
-      const end = head.fragments[i * 2 + 1]!;
-      share = cache?.lookup(wire.buf, start, end);
-      if (!share) {
-        wire.pos = start;
-        share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
-        cache?.store(wire.buf, start, end, share);
-      }
-    }
-    shares[i] = share;
-    referenceCount += share.references.length;
-    unresolvedCount += share.unresolved.length;
-    dataFiles += share.dataFiles;
-    filesSize += share.filesSize;
-    deletionFiles += share.deletionFiles;
-    deletionRows += share.deletionRows;
-    rows += share.rows;
-  }
-  // Sized once, filled by index: a for-of allocates an iterator and a result per step until the
-  // code is optimised, and a cold cleanup copies ~50K references (331 versions of up to 300
-  // fragments); growing the arrays push by push would copy them again.
-  const references = new Array<FileReference>(referenceCount);
-  const unresolved = new Array<UnresolvedReference>(unresolvedCount);
-  let referenceAt = 0;
-  let unresolvedAt = 0;
-  for (let i = 0; i < count; i++) {
-    const share = shares[i]!;
-    for (let r = 0; r < share.references.length; r++) references[referenceAt++] = share.references[r]!;
-    for (let r = 0; r < share.unresolved.length; r++) unresolved[unresolvedAt++] = share.unresolved[r]!;
-  }
-  cache?.remember(wire.buf, head.fragments, count, shares);
+  const head = readManifestHead(bytes, uri, true, cache?.previousRun() ?? null);
+  const { rest, wire, fragments } = head;
+  const shared = fragments.reused > 0 ? fragments.reused : cache ? cache.sharedPrefix(wire.buf, fragments) : 0;
+  const run = ShareRun.prefixOf(cache?.sharedRun() ?? null, shared);
+  for (let i = shared; i < fragments.count; i++)
+    run.add(shareOf(wire, fragments.base + fragments.ranges[i * 2]!, fragments.base + fragments.ranges[i * 2 + 1]!, uri, tableUri, cache));
+  cache?.remember(wire.buf, fragments, run);
+  // Copies: the run is the next version's start, and a caller may add to what it is given.
+  const references = run.references.slice();
+  const unresolved = run.unresolved.slice();
   for (const index of head.indices) {
     if (index.baseId === null && indexOwnsFolder(index.name)) references.push(...indexReferences(index, tableUri, unresolved));
   }
@@ -901,13 +975,13 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
     version: head.version,
     timestampNanos: head.timestampNanos,
     totals: {
-      total_fragments: head.fragmentCount,
-      total_data_files: dataFiles,
-      total_files_size: filesSize,
-      total_deletion_files: deletionFiles,
-      total_data_file_rows: rows + deletionRows,
-      total_deletion_file_rows: deletionRows,
-      total_rows: rows,
+      total_fragments: fragments.count,
+      total_data_files: run.dataFiles,
+      total_files_size: run.filesSize,
+      total_deletion_files: run.deletionFiles,
+      total_data_file_rows: run.rows + run.deletionRows,
+      total_deletion_file_rows: run.deletionRows,
+      total_rows: run.rows,
     },
     references,
     unresolved,
@@ -916,4 +990,14 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
     transactionFile: head.transactionFile,
     inlineTransaction: head.inlineTransaction,
   };
+}
+
+/** The share of the fragment at `buf[start, end)`: from the cache when seen in an earlier version, else decoded (and remembered). */
+function shareOf(wire: Wire, start: number, end: number, uri: string, tableUri: string, cache: FragmentCache | undefined): FragmentShare {
+  const known = cache?.lookup(wire.buf, start, end);
+  if (known) return known;
+  wire.pos = start;
+  const share = fragmentShare(readRawFragment(wire, end), uri, tableUri);
+  cache?.store(wire.buf, start, end, share);
+  return share;
 }

@@ -12,11 +12,11 @@ import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/
 import { decodeManifestFile } from "../../../lib/formats/lance/manifest-file.ts";
 import { toLanceManifest, toTransaction } from "../../../lib/formats/lance/manifest-model.ts";
 import { decodeLanceCleanupView, decodeLanceManifestFile, decodeLanceTransaction, FragmentCache } from "../../../lib/formats/lance/manifest-reader.ts";
-import { decodeTransaction } from "../../../lib/formats/lance/proto-messages.ts";
+import { decodeTransaction, lanceProtoRoot } from "../../../lib/formats/lance/proto-messages.ts";
 import { referencedFiles } from "../../../lib/formats/lance/snapshot-files.ts";
 import { summarizeManifest } from "../../../lib/formats/lance/summary.ts";
 import { buildLanceDataset, makeTempDir, removeDir, STANDARD_HISTORY, type LanceDataset } from "../../support/lance-datasets.ts";
-import { withGarbageManifest, withManifest } from "../../support/manifest-surgery.ts";
+import { withFieldOrder, withGarbageManifest, withManifest } from "../../support/manifest-surgery.ts";
 
 let dir: string;
 const datasets: LanceDataset[] = [];
@@ -191,6 +191,24 @@ describe("manifest-reader equals the toObject decoding", () => {
     }
     const renamedPaths = decodeLanceCleanupView(renamed, name, tableUriOf(name), cache).references.map((r) => r.path);
     expect(renamedPaths.some((path) => path.endsWith(`x${decodeLanceManifestFile(bytes, name).manifest.fragments[0]!.files[0]!.path.slice(-6)}`))).toBe(true);
+  });
+
+  it("through a cache: a run of fragments with another field among them is walked again, not taken whole", () => {
+    const [name, bytes] = [...manifests].find(([, b]) => decodeLanceManifestFile(b, "x").manifest.fragments.length >= 2)!;
+    const manifestType = lanceProtoRoot.lookupType("lance.table.Manifest");
+    const fragmentsField = manifestType.fields.fragments!.id;
+    const versionField = manifestType.fields.version!.id;
+    // The version field moved between the first two fragments: a version whose bytes repeat the
+    // last one's from the first fragment on must still have its version read from among them.
+    const interleaved = withFieldOrder(bytes, name, (fields) => {
+      const version = fields.filter((f) => f.field === versionField);
+      const others = fields.filter((f) => f.field !== versionField);
+      const firstFragment = others.findIndex((f) => f.field === fragmentsField);
+      return [...others.slice(0, firstFragment + 1), ...version, ...others.slice(firstFragment + 1)];
+    });
+    expect(decodeLanceManifestFile(interleaved, name).manifest.version).toBe(decodeLanceManifestFile(bytes, name).manifest.version);
+    const cache = new FragmentCache();
+    for (const manifest of [interleaved, interleaved, bytes, interleaved, bytes, bytes]) expectEqualDecodings(manifest, name, cache);
   });
 
   it("skips fields it does not read, as protobufjs does (newer writers' additions)", () => {

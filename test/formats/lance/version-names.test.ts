@@ -55,6 +55,21 @@ describe("Lance version file names", () => {
     expect(parseVersionName("99999999999999999999.manifest")).toBeNull();
   });
 
+  it("parses what BigInt arithmetic gives, at the edges of u64 and of safe integers", () => {
+    const U64_MAX = (1n << 64n) - 1n;
+    const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+    const byBigInt = (name: string) => {
+      const digits = /^(\d+)\.manifest$/.exec(name)![1]!;
+      const number = BigInt(digits);
+      const version = digits.length === 20 ? U64_MAX - number : number;
+      return number > U64_MAX || version < 0n || version > SAFE ? null : { version: Number(version), naming: digits.length === 20 ? "v2" : "v1" };
+    };
+    const versions = [0n, 1n, 9n, 10n, 9999999999n, 10000000000n, 10000000001n, 3709551615n, 3709551616n, SAFE - 1n, SAFE, SAFE + 1n, SAFE + 10000000000n, U64_MAX - 1n, U64_MAX];
+    const names = versions.flatMap((version) => [`${(U64_MAX - version).toString().padStart(20, "0")}.manifest`, `${version}.manifest`]);
+    names.push("18446744073709551616.manifest", "20000000000000000000.manifest", "000000000000001.manifest", "0000000000000000012.manifest");
+    for (const name of names) expect(parseVersionName(name), name).toEqual(byBigInt(name));
+  });
+
   it("parses keys only directly under _versions/", () => {
     expect(parseVersionKey("_versions/1.manifest")).toEqual({ version: 1, naming: "v1" });
     expect(parseVersionKey("tree/b/_versions/1.manifest")).toBeNull();
