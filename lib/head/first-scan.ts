@@ -36,7 +36,10 @@ export interface FirstScanOptions {
 interface ColdHead {
   stored: LoadedHead;
   format: TableFormat | undefined;
-  /** The latest version file, as the format's lookup finds it from the head's own (settles every request the lookup started). */
+  /**
+   * The latest version file, as the format's lookup finds it (from the head's own when the head
+   * named one), once every request the lookup started has ended; null when no lookup was started.
+   */
   latest: Promise<VersionFile | null> | null;
 }
 
@@ -62,7 +65,13 @@ async function readColdHead(store: ObjectStore, options: FirstScanOptions): Prom
     if (!(error instanceof StoreError)) throw error;
     stored = { state: "failed", problem: error.message };
   }
-  if (!latest && lookup) await lookup.settled();
+  // No version file to check from (no head, or one that is not this format's): the lookup already
+  // out answers the cold load's question, as loadTableState would ask it.
+  if (!latest && lookup) {
+    const started = lookup;
+    latest = started.latest().finally(() => started.settled());
+    latest.catch(() => undefined);
+  }
   return { stored, format, latest };
 }
 

@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { formatByName } from "../../lib/formats/index.ts";
+import { scanFromCold } from "../../lib/head/first-scan.ts";
 import { openTable } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
@@ -30,7 +31,7 @@ function toFirst(requests: readonly LoggedRequest[], isData: (r: LoggedRequest) 
   return { roundTrips: dependentRoundTrips(requests.filter((r) => r.start <= first!.start)), log };
 }
 
-async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: string, speculativeScan: boolean) {
+async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: string, speculativeScan: boolean, formatNamed = true) {
   const copy = await copyFixtureDir(formatName, fixture);
   try {
     const store = new LocalStore(copy.dir);
@@ -42,11 +43,18 @@ async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: str
     const dataStarted = () => requests.some(isDataGet);
     const hold = (what: string) => (speculativeScan && what.startsWith("LIST ") ? until(dataStarted, 3_000) : undefined);
     const requests: LoggedRequest[] = recordRequests(store, { hold });
-    const table = await openTable(store, { format, speculativeScan });
     let rows = 0;
-    for await (const batch of table.scan()) rows += batch.numRows;
+    if (formatNamed) {
+      const table = await openTable(store, { format, speculativeScan });
+      for await (const batch of table.scan()) rows += batch.numRows;
+      expect(table.current()?.source).toBe("head");
+    } else {
+      // As `lakewarden scan` without --format: the head names the format.
+      const states: string[] = [];
+      for await (const batch of scanFromCold(store, { checkedAt: Date.now(), onState: (state) => states.push(state.source) })) rows += batch.rows;
+      expect(states).toEqual(["head"]);
+    }
     expect(rows).toBeGreaterThan(0);
-    expect(table.current()?.source).toBe("head");
     return toFirst(requests, isDataGet);
   } finally {
     await copy.remove();
@@ -72,6 +80,16 @@ describe("cold openTable + scan of a current head: dependent round trips to the 
   it("delta delta-0.2.0 without it: three (the head's GET, the LIST from its version, then data)", async () => {
     const { roundTrips, log } = await roundTripsToFirstDataByte("delta", "delta-0.2.0", false);
     expect(roundTrips, log).toBe(3);
+  });
+
+  it("iceberg and delta without the format named (lakewarden scan's path): two", async () => {
+    for (const [format, fixture] of [
+      ["iceberg", "spark-bunnies"],
+      ["delta", "delta-0.2.0"],
+    ] as const) {
+      const { roundTrips, log } = await roundTripsToFirstDataByte(format, fixture, true, false);
+      expect(roundTrips, `${format}\n${log}`).toBe(2);
+    }
   });
 
   it("lance (LanceDB): two to the first read of a planned fragment (the head's GET beside the LIST of _versions/, then data)", async () => {

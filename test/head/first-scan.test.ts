@@ -134,6 +134,17 @@ describe("speculativeScan on a stale head: the stale state's reads are dropped a
     expect(warnings.map((w) => w.reason)).toEqual(["head-stale"]);
   });
 
+  it("no head at all: the cold load's answer (the lookup started beside the head's GET), the latest rows and one warning", async () => {
+    for (const format of ["delta", "iceberg"] as const) {
+      const { dir, after } = await staleHead(format, format === "delta" ? "overwrite" : "append");
+      await rm(join(dir, "_lakewarden"), { recursive: true, force: true });
+      const warnings: HeadWarning[] = [];
+      const table = await openTable(new LocalStore(dir), speculative(format, warnings));
+      expect(await rowsOf(table.scan()), format).toEqual(after);
+      expect(warnings.map((w) => w.reason)).toEqual(["head-missing"]);
+    }
+  });
+
   it("lakewarden scan on a stale delta head: the latest rows, and the warning once", async () => {
     const { dir, after } = await staleHead("delta", "replace");
     const run = await runLakewarden(["scan", dir, "--where", "id >= 110"]);
