@@ -112,6 +112,7 @@ export {
 export {
   AmbiguousFormatError,
   BranchLocationError,
+  CatalogPointerRequiredError,
   CatalogTableError,
   CorruptFileError,
   MaintenanceOptOutError,

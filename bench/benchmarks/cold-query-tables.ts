@@ -9,6 +9,8 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { formatByName } from "../../lib/formats/index.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { loadTableState } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { openStore } from "../../lib/store/open-store.ts";
@@ -72,6 +74,19 @@ function python(args: string[]): string {
   return execFileSync(toolPython(), [SCRIPT, ...args], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "inherit"] });
 }
 
+/**
+ * The format lakewarden reads `table` with, on local disk or on S3: Delta by its name; Iceberg at
+ * the metadata file pyiceberg's SQL catalog names (`localOpen`, `s3Open`), as `--metadata-location`
+ * binds it: a table whose metadata files a catalog names is never read by its newest file.
+ */
+export function readerFormat(table: QueryTable, storage: "local" | "s3"): TableFormat {
+  const format = formatByName(table.format);
+  if (table.format !== "iceberg") return format;
+  const [root, open] = storage === "local" ? [table.localDir, table.localOpen] : [table.s3Uri, table.s3Open];
+  if (!open.startsWith(`${root}/`)) throw new Error(`${open} is not under ${root}`);
+  return format.at!(open.slice(root.length + 1));
+}
+
 /** Both formats' tables of `files` data files, made (or found in the cache), uploaded, with heads. */
 export async function prepareQueryTables(cacheDir: string, s3: S3Env | null, files: number, log: (line: string) => void): Promise<QueryTable[]> {
   const tables: QueryTable[] = [];
@@ -93,8 +108,8 @@ export async function prepareQueryTables(cacheDir: string, s3: S3Env | null, fil
     }
     const { localOpen } = JSON.parse(await readFile(marker, "utf8")) as { localOpen: string };
     await rm(join(localDir, "_lakewarden"), { recursive: true, force: true });
-    await writeTableHead(openStore(localDir), HEAD_OPTIONS(files));
     const table: QueryTable = { format, files, partitions: partitionsOf(files), localDir, localOpen, s3Uri: s3?.uri(s3Key) ?? "", s3Key, s3Open: "" };
+    await writeTableHead(openStore(localDir), { ...HEAD_OPTIONS(files), format: readerFormat(table, "local") });
     if (s3) table.s3Open = await uploadTable(s3, table);
     tables.push(table);
   }
@@ -116,14 +131,16 @@ async function uploadTable(s3: S3Env, table: QueryTable): Promise<string> {
     await rm(`${table.localDir}-catalog/s3`, { recursive: true, force: true });
     open = (JSON.parse(python(["iceberg", table.localDir, table.s3Uri, s3.directEndpoint])) as { metadata: string }).metadata;
   }
+  table.s3Open = open;
   await s3.removePrefix(`${table.s3Key}/_lakewarden`);
   // The footers are read from the local copy (the same files): through the undelayed endpoint
   // fauxqs answers a suffix range longer than a small file with a 416 (the proxy fixes that up,
   // see s3-server.ts, but at 20 ms a read), which would leave every footer out of the head.
   const local = openStore(table.localDir);
-  const { format } = await loadTableState(local);
+  const { format } = await loadTableState(local, { format: readerFormat(table, "local") });
   await writeTableHead(openStore(table.s3Uri, { s3: { endpoint: s3.directEndpoint } }), {
     ...HEAD_OPTIONS(table.files),
+    format: readerFormat(table, "s3"),
     footerReader: (_store, path) => format.readDataFileFooter(local, path),
   });
   return open;

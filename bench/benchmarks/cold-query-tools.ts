@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { icebergManifests, icebergMetadata } from "icebird";
-import { formatByName } from "../../lib/formats/index.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { openTable } from "../../lib/head/loader.ts";
 import { toolPython } from "../../test/tools/python-env.ts";
 import type { ProxyRequest, S3Env } from "../harness/s3-env.ts";
@@ -28,16 +28,17 @@ export interface QueryRun {
 export type QueryTool = (runs: number, between: () => Promise<void>, after: (run: QueryRun) => Promise<void>) => Promise<void>;
 
 /**
- * The format is named, as a deltalake or pyiceberg user names it by the library they pick, and the
- * handle is opened for one scan (speculativeScan): the head's data files are read beside the check
- * that the head is current, as `lakewarden scan` reads them.
+ * The format is named, as a deltalake or pyiceberg user names it by the library they pick (an
+ * Iceberg table at the metadata file its catalog names, as pyiceberg is given it), and the handle
+ * is opened for one scan (speculativeScan): the head's data files are read beside the check that
+ * the head is current, as `lakewarden scan` reads them.
  */
-export function lakewardenTool(location: string, format: string, query: QuerySpec): QueryTool {
+export function lakewardenTool(location: string, format: TableFormat, query: QuerySpec): QueryTool {
   return async (runs, between, after) => {
     for (let i = 0; i < runs; i++) {
       await between();
       const start = performance.now();
-      const table = await openTable(location, { format: formatByName(format), speculativeScan: true });
+      const table = await openTable(location, { format, speculativeScan: true });
       let rows = 0;
       for await (const batch of table.scan({ filter: query.where })) rows += batch.numRows;
       await after({ ms: performance.now() - start, rows });

@@ -11,7 +11,7 @@ import type { Benchmark, BenchEnv } from "../harness/benchmark.ts";
 import { formatCount, formatMs, formatRatio, median } from "../harness/measure.ts";
 import type { BenchReport, MarkdownTable } from "../harness/report.ts";
 import type { S3Env } from "../harness/s3-env.ts";
-import { prepareQueryTables, querySpecs, type QuerySpec, type QueryTable } from "./cold-query-tables.ts";
+import { prepareQueryTables, querySpecs, readerFormat, type QuerySpec, type QueryTable } from "./cold-query-tables.ts";
 import { icebirdStateTool, lakewardenTool, pythonTool, roundTripsToData, type QueryTool } from "./cold-query-tools.ts";
 
 const FULL_FILES = [10, 100, 1_000, 10_000];
@@ -27,7 +27,7 @@ interface Method {
 }
 
 const METHODS: Method[] = [
-  { id: "lw-s3", label: "lakewarden", storage: "s3", tool: (t, q) => lakewardenTool(t.s3Uri, t.format, q) },
+  { id: "lw-s3", label: "lakewarden", storage: "s3", tool: (t, q) => lakewardenTool(t.s3Uri, readerFormat(t, "s3"), q) },
   {
     id: "writer-s3",
     label: "writer's reader",
@@ -35,7 +35,7 @@ const METHODS: Method[] = [
     tool: (t, q, s3, file) => (t.format === "delta" ? pythonTool("deltalake", t.s3Open, q, file, s3!.endpoint) : pythonTool("pyiceberg", t.s3Open, q, file, s3!.endpoint)),
   },
   { id: "icebird-s3", label: "icebird (table state only)", storage: "s3", stateOnly: true, tool: (t, _q, s3) => icebirdStateTool(t, s3!) },
-  { id: "lw-local", label: "lakewarden", storage: "local", tool: (t, q) => lakewardenTool(t.localDir, t.format, q) },
+  { id: "lw-local", label: "lakewarden", storage: "local", tool: (t, q) => lakewardenTool(t.localDir, readerFormat(t, "local"), q) },
   {
     id: "duckdb-local",
     label: "DuckDB",
@@ -139,7 +139,7 @@ function buildReport(env: BenchEnv, cells: Cell[]): BenchReport {
     note:
       "Median time of a cold query (a new table handle / client per run, nothing cached), its requests and its dependent " +
       "round trips up to the first data byte (requests in sequence, from the proxy's log: a request is one round trip " +
-      "deeper than the deepest one answered before it was sent), one run's counts. *lakewarden* = `openTable(uri, { format: formatByName(format), speculativeScan: true })` then " +
+      "deeper than the deepest one answered before it was sent), one run's counts. *lakewarden* = `openTable(uri, { format, speculativeScan: true })` (Iceberg: the format at the metadata file the catalog names, as pyiceberg is given it) then " +
       "`table.scan({ filter })` to the last Arrow batch; *writer's reader* = deltalake `DeltaTable(uri).to_pyarrow_table(filters=...)` " +
       "(Delta) or pyiceberg `StaticTable.from_metadata(location).scan(row_filter=...).to_arrow()` (Iceberg: given the metadata " +
       "location, so no catalog round trip); *icebird* 0.3.1 has no filters (its `icebergRead` reads every file in turn), so it is " +

@@ -13,9 +13,12 @@
  * metadata file its catalog names now (Glue's GetTable, the REST protocol's loadTable; never
  * cached), not of the file an event names (catalog-head.ts). An entry that cannot be used (not
  * found, access denied, credentials unreadable, not Iceberg, a pointer outside the table root) is
- * a failed head write: no head, one line, HeadWriteFailures, the messages retried.
+ * a failed head write: no head, one line, HeadWriteFailures, the messages retried. An Iceberg table
+ * whose metadata files are all catalog-named but that no catalog setting names gets no head either
+ * (its newest file may be a commit the catalog refused): one warning, the messages acknowledged,
+ * since a retry cannot succeed until the deployment names the catalog.
  */
-import { BranchLocationError, NoVersionYetError } from "../../lib/formats/errors.ts";
+import { BranchLocationError, CatalogPointerRequiredError, NoVersionYetError } from "../../lib/formats/errors.ts";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { TableFormat } from "../../lib/formats/table-format.ts";
@@ -128,6 +131,8 @@ function parseMessages(
   return { messages, commits, notified };
 }
 
+const CATALOG_NOT_CONFIGURED = "catalog-owned table with no catalog configured: no head";
+
 /** Writes every table's head; resolves to the tables that failed, with the reason. Never rejects. */
 async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedFiles, deps: OnCommitDependencies, now: () => number): Promise<Map<TableUri, string>> {
   const failed = new Map<TableUri, string>();
@@ -159,6 +164,12 @@ async function writeHeads(groups: TableCommits<MessageId>[], notified: NotifiedF
       if (error instanceof NoVersionYetError) {
         // A table just created (Iceberg without a snapshot): its first commit writes the head.
         deps.log.info("table with no version yet: no head", { ...attributes, reason: error.message });
+        return;
+      }
+      if (error instanceof CatalogPointerRequiredError) {
+        // Only its catalog can say which commit is current, and the deployment names none for it:
+        // every retry would be refused the same way, so the messages are acknowledged, not dead-lettered.
+        deps.log.warn(CATALOG_NOT_CONFIGURED, { ...attributes, reason: error.message });
         return;
       }
       const reason = errorSummary(error);

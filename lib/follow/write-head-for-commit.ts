@@ -4,6 +4,9 @@
  * rules make a late or duplicated notice harmless (it never moves the head back); this adds
  * the one case those rules do not cover: the named version file is already gone (cleanup
  * removed it before a late notice arrived), in which case the latest version gets the head.
+ * A table only its catalog can read (CatalogPointerRequiredError: Iceberg metadata files all
+ * catalog-named, no catalog given) gets no head: the Lambda acknowledges it with one line, serve
+ * sets it aside, since asking again is refused the same way.
  */
 import { NotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";

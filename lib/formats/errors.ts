@@ -27,6 +27,15 @@ export class UnsupportedFeatureError extends TableFormatError {}
  */
 export class MaintenanceOptOutError extends UnsupportedFeatureError {}
 
+/**
+ * Only the table's catalog can say which version is current (Iceberg metadata files all named
+ * `NNNNN-uuid`: the newest may be a commit the catalog never accepted), and the caller gave no
+ * catalog and no pointer: nothing is read past the listing. Asking again gives the same answer
+ * until the caller names the catalog, so a Lambda without one for the table acknowledges the
+ * request with one line instead of retrying it into the dead-letter queue.
+ */
+export class CatalogPointerRequiredError extends UnsupportedFeatureError {}
+
 /** The location holds no table of this format (no version files). */
 export class NotATableError extends TableFormatError {}
 

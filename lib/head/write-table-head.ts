@@ -61,8 +61,9 @@ export async function writeTableHead(store: ObjectStore, options: WriteTableHead
   const resolved = options.format ? { format: options.format, source: "named" as const } : named ? { format: named, source: "pinned" as const } : await findFormat(store);
   const format = resolved.format;
   await assertTableRoot(store, format, "a table has one head, at its root");
-  if (resolved.source === "detected") await pinFormat(store, format);
   const [stored, target] = await Promise.all([storedFirst ?? readStoredHead(store), targetVersionFile(store, format, options.version)]);
+  // Pinned once the table has shown a version to write for: a table the format refuses to read is left untouched.
+  if (resolved.source === "detected") await pinFormat(store, format);
   const previous = stored.state === "readable" ? stored.content : null;
   const previousHeadProblem = stored.state === "unreadable" ? stored.problem : null;
   const probe = stored.state === "missing" ? null : stored.probe;

@@ -6,7 +6,7 @@
  * newest version). Cleanup runs on a timer through the same pipeline as cleanup-table,
  * under the table's lease. Everything it does is reported as an event.
  */
-import { BranchLocationError } from "../formats/errors.ts";
+import { BranchLocationError, CatalogPointerRequiredError } from "../formats/errors.ts";
 import { watch, type FSWatcher } from "node:fs";
 import { hostname } from "node:os";
 import { sep } from "node:path";
@@ -28,7 +28,10 @@ import { TableFollower } from "./table-follower.ts";
 export type ServeEvent =
   | { type: "started"; location: string; tables: string[]; watching: "files" | "polling"; pollIntervalMs: number; cleanupEveryMs: number | null }
   | { type: "table-found"; table: string }
-  /** A folder that looked like a table but is a branch of one (its root's head and cleanup cover it). */
+  /**
+   * A folder that looked like a table but is a branch of one (its root's head and cleanup cover
+   * it), or a table only its catalog can read (serve is given no catalog): never looked at again.
+   */
   | { type: "table-ignored"; table: string; reason: string }
   /** action: created | replaced | skipped-same-version | skipped-newer-present (see lib/head). */
   | { type: "head"; table: string; version: number; action: string; bytes: number; durationMs: number; notifiedVersionGone: boolean }
@@ -75,8 +78,10 @@ export class LakeServer {
   private readonly options: ServeOptions;
   private readonly followers = new Map<string, TableFollower>();
   private readonly tableFormats = new Map<string, Promise<TableFormat>>();
-  /** Branch folders (Lance `tree/{branch}/`) seen and set aside: never followed or cleaned as tables. */
-  private readonly branchFolders = new Set<string>();
+  /** Folders seen and set aside (branch folders, Lance `tree/{branch}/`; catalog-owned tables): never followed or cleaned. */
+  private readonly setAside = new Set<string>();
+  /** Tables whose cleanup the format refuses until a catalog is named (said once): still followed. */
+  private readonly cleanupRefused = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly abort = new AbortController();
   private watcher: FSWatcher | null = null;
@@ -142,6 +147,7 @@ export class LakeServer {
     this.cleaning = (async () => {
       for (const table of this.tables) {
         if (this.abort.signal.aborted) return;
+        if (this.cleanupRefused.has(table)) continue;
         await this.cleanTable(table);
       }
     })().finally(() => (this.cleaning = null));
@@ -168,19 +174,23 @@ export class LakeServer {
         warnings: report.warnings,
       });
     } catch (error) {
-      if (error instanceof BranchLocationError) this.ignoreBranchFolder(table, error);
+      if (error instanceof BranchLocationError) this.setTableAside(table, error);
       else if (error instanceof LeaseHeldError) this.emit({ type: "cleanup-skipped", table: uri, reason: error.message });
-      else this.emit({ type: "cleanup-failed", table: uri, error: errorSummary(error) });
+      else if (error instanceof CatalogPointerRequiredError) {
+        // A table its format reads but cleans only through its catalog (a version hint beside catalog-named files).
+        this.cleanupRefused.add(table);
+        this.emit({ type: "cleanup-skipped", table: uri, reason: error.message });
+      } else this.emit({ type: "cleanup-failed", table: uri, error: errorSummary(error) });
     }
   }
 
-  /** A commit whose file names no single version: the follower hears of the latest. */
-  private async notifyLatest(table: string, follower: TableFollower): Promise<void> {
+  /** The follower looks for the table's latest version; a table only its catalog can read is set aside. */
+  private async lookForNews(table: string, follower: TableFollower): Promise<void> {
     try {
-      const latest = await (await this.formatOf(table)).latestVersionFile(this.tableStore(table));
-      if (latest) follower.notify(latest.version);
+      await follower.lookForNews(await this.formatOf(table));
     } catch (error) {
-      this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
+      if (error instanceof CatalogPointerRequiredError) this.setTableAside(table, error);
+      else this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
     }
   }
 
@@ -216,7 +226,7 @@ export class LakeServer {
             notifiedVersionGone: result.notifiedVersionGone,
           }),
         failed: (version, error) => {
-          if (error instanceof BranchLocationError) this.ignoreBranchFolder(table, error);
+          if (error instanceof BranchLocationError || error instanceof CatalogPointerRequiredError) this.setTableAside(table, error);
           else this.emit({ type: "head-failed", table: uri, version, error: errorSummary(error) });
         },
       });
@@ -225,19 +235,19 @@ export class LakeServer {
     return follower;
   }
 
-  /** The table's follower, created (and announced) on first sight; null for a branch folder set aside. */
+  /** The table's follower, created (and announced) on first sight; null for a folder set aside. */
   private addTable(table: string, announce: boolean): TableFollower | null {
-    if (this.branchFolders.has(table)) return null;
+    if (this.setAside.has(table)) return null;
     const known = this.followers.has(table);
     const follower = this.follower(table);
     if (!known && announce) this.emit({ type: "table-found", table: this.tableStore(table).uri });
     return follower;
   }
 
-  /** Stops following a branch's folder for good: it is served through its table's root. */
-  private ignoreBranchFolder(table: string, error: BranchLocationError): void {
-    if (this.branchFolders.has(table)) return;
-    this.branchFolders.add(table);
+  /** Stops following a folder for good, in one line: a branch's (served through its table's root), or a table only its catalog can read. */
+  private setTableAside(table: string, error: BranchLocationError | CatalogPointerRequiredError): void {
+    if (this.setAside.has(table)) return;
+    this.setAside.add(table);
     this.followers.delete(table);
     this.emit({ type: "table-ignored", table: this.tableStore(table).uri, reason: error.message });
   }
@@ -257,12 +267,7 @@ export class LakeServer {
     this.polling = (async () => {
       for (const [table, follower] of this.followers) {
         if (this.stopped) return;
-        try {
-          const latest = await (await this.formatOf(table)).latestVersionFile(this.tableStore(table));
-          if (latest) follower.notify(latest.version);
-        } catch (error) {
-          this.emit({ type: "error", message: `${this.tableStore(table).uri}: looking for new versions failed: ${errorSummary(error)}` });
-        }
+        await this.lookForNews(table, follower);
       }
     })().finally(() => (this.polling = null));
     return this.polling;
@@ -278,7 +283,7 @@ export class LakeServer {
         if (commit === null || commit.tableRoot.split("/").some((segment) => segment !== "" && isHiddenFolder(segment))) return;
         const follower = this.addTable(commit.tableRoot, true);
         if (follower && commit.version !== null) follower.notify(commit.version);
-        else if (follower) void this.notifyLatest(commit.tableRoot, follower);
+        else if (follower) void this.lookForNews(commit.tableRoot, follower);
       });
       this.watcher.on("error", (error) => this.emit({ type: "error", message: `watching ${root} failed: ${errorSummary(error)}; polling continues` }));
     } catch (error) {

@@ -7,14 +7,17 @@ entry's VersionId), or an Iceberg REST catalog (pyiceberg's RestCatalog) when IC
       min-snapshots-to-keep 1), then makes N appends of a few rows each, retrying a commit the
       catalog refuses (the entry moved) on the reloaded table; prints {"snapshots": [...],
       "retries": R, "metadata_location": ...}, each snapshot with the rows it reads as.
-  python catalog_table.py tag <database.table> <name> [--snapshot ID]
-      tags the given (default: current) snapshot.
+  python catalog_table.py tag <database.table> <name> [--snapshot ID] [--max-ref-age-ms MS]
+      tags the given (default: current) snapshot, kept MS at most when given.
+  python catalog_table.py set-property <database.table> <key> <value>
+      sets one table property by a commit through the catalog.
   python catalog_table.py files <database.table>
       prints {snapshot id: [every file it reaches: manifest list, manifests, data files]} for every
       snapshot of the current metadata, as pyiceberg reads them.
   python catalog_table.py read <database.table> [--version SNAPSHOT_ID ...]
       loads the table through Glue, reads each snapshot given by time travel, then the current one;
-      prints {"versions": [{"version", "rows", "checksum"}], "current": ID, "metadata_location": ...}.
+      prints {"versions": [{"version", "rows", "checksum"}], "current": ID, "snapshots": [ID, ...],
+      "refs": {name: ID}, "metadata_location": ...}.
   python catalog_table.py serve
       runs the commands above one after another, each a JSON array of its arguments on a line of
       stdin, each answered by one line of stdout: {"out": <what the command printed>} or
@@ -115,8 +118,16 @@ def tag(args) -> None:
     database, name = args.table.split(".", 1)
     table = catalog().load_table((database, name))
     snapshot = int(args.snapshot) if args.snapshot else table.current_snapshot().snapshot_id
-    table.manage_snapshots().create_tag(snapshot, args.name).commit()
+    table.manage_snapshots().create_tag(snapshot, args.name, max_ref_age_ms=args.max_ref_age_ms).commit()
     print(json.dumps({"tag": args.name, "version": str(snapshot)}))
+
+
+def set_property(args) -> None:
+    database, name = args.table.split(".", 1)
+    table = catalog().load_table((database, name))
+    with table.transaction() as transaction:
+        transaction.set_properties({args.key: args.value})
+    print(json.dumps({"metadata_location": catalog().load_table((database, name)).metadata_location}))
 
 
 def files(args) -> None:
@@ -141,7 +152,9 @@ def read(args) -> None:
         if table.snapshot_by_id(version) is None:
             raise LookupError(f"snapshot {version} is not in {table.metadata_location}")
         out.append({"version": str(version), **checksum(table.scan(snapshot_id=version).to_arrow())})
-    print(json.dumps({"versions": out, "current": str(current), "snapshots": [str(s.snapshot_id) for s in table.snapshots()], "metadata_location": table.metadata_location}))
+    snapshots = [str(s.snapshot_id) for s in table.snapshots()]
+    refs = {name: str(ref.snapshot_id) for name, ref in table.metadata.refs.items()}
+    print(json.dumps({"versions": out, "current": str(current), "snapshots": snapshots, "refs": refs, "metadata_location": table.metadata_location}))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -156,6 +169,11 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("table")
     t.add_argument("name")
     t.add_argument("--snapshot")
+    t.add_argument("--max-ref-age-ms", type=int)
+    p = commands.add_parser("set-property")
+    p.add_argument("table")
+    p.add_argument("key")
+    p.add_argument("value")
     f = commands.add_parser("files")
     f.add_argument("table")
     r = commands.add_parser("read")
@@ -165,7 +183,7 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"write": write, "tag": tag, "files": files, "read": read}
+COMMANDS = {"write": write, "tag": tag, "set-property": set_property, "files": files, "read": read}
 
 
 def serve() -> None:

@@ -78,7 +78,11 @@ const write = (table: string, commits: number, options: { direct?: boolean } = {
     options,
   );
 const read = (table: string, versions: readonly string[] = []) =>
-  py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
+  py<{ versions: Snapshot[]; current: string; snapshots: string[]; refs: Record<string, string>; metadata_location: string }>([
+    "read",
+    table,
+    ...versions.flatMap((v) => ["--version", v]),
+  ]);
 const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
 
 function location(table: string): string {
@@ -189,6 +193,23 @@ describe("Iceberg expiry through the Glue Data Catalog (pyiceberg writes, lakewa
     expect(timeline.records.map((r) => r.version_id)).toEqual(written.snapshots.map((s) => s.version));
   }, 120_000);
 
+  it("an expired tag (max-ref-age-ms) is dropped by the same UpdateTable commit, and the snapshot only it kept expires with the others", async () => {
+    const table = "sales.expired_tag";
+    const written = await write(table, 3);
+    const [oldest, , newest] = written.snapshots as [Snapshot, Snapshot, Snapshot];
+    await py(["tag", table, "before-migration", "--snapshot", oldest.version, "--max-ref-age-ms", String(RETAIN_MS)]);
+    expect((await read(table)).refs).toEqual({ main: newest.version, "before-migration": oldest.version });
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const report = await runCleanupThroughCatalog(openStore(location(table)), catalog.tableCatalog(nameOf(table)));
+    expect(report.status).toBe("completed");
+    const after = await read(table);
+    expect(after.refs).toEqual({ main: newest.version });
+    expect(after.snapshots).toEqual([newest.version]);
+    expect(after.versions).toEqual([newest]);
+    await checkFiles(table, before, after.snapshots);
+  }, 120_000);
+
   it("a tag keeps its snapshot: pyiceberg time-travels to it after the expiry", async () => {
     const table = "sales.tagged";
     const written = await write(table, 3);
@@ -291,6 +312,31 @@ describe("Iceberg expiry through the Glue Data Catalog (pyiceberg writes, lakewa
     const kept = await read(table, after.snapshots);
     expect(kept.versions).toHaveLength(after.snapshots.length + 1);
   }, 180_000);
+
+  it("an accepted commit a fresh load does not show (the entry pointed back at the old metadata at once): unconfirmed, nothing deleted", async () => {
+    const table = "race.rolled_back";
+    await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const keysBefore = await keysUnder(table);
+    const entryBefore = await catalog.table(nameOf(table));
+    // Another tool rolls the entry back to the metadata the plan read, right after Glue took lakewarden's update.
+    const seam = withHook(catalog.tableCatalog(nameOf(table)), "after-update", async () => {
+      await moto.glueClient.send(
+        new UpdateTableCommand({ DatabaseName: "race", TableInput: { Name: "rolled_back", TableType: "EXTERNAL_TABLE", Parameters: entryBefore.parameters } }),
+      );
+    });
+    const error = await runCleanupThroughCatalog(openStore(location(table)), seam).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogCommitError);
+    expect((error as CatalogCommitError).outcome).toBe("unconfirmed");
+    expect((error as Error).message.split("\n")).toHaveLength(1);
+    expect((error as Error).message).toMatch(/a fresh load names .*, which is not it nor written on top of it; nothing deleted/);
+    const keysAfter = await keysUnder(table);
+    for (const key of keysBefore) expect(keysAfter.has(key), key).toBe(true);
+    // pyiceberg still reads every snapshot of the metadata the entry names.
+    const after = await read(table);
+    expect(after.metadata_location).toBe(entryBefore.parameters.metadata_location);
+    expect((await read(table, after.snapshots)).versions).toHaveLength(after.snapshots.length + 1);
+  }, 120_000);
 
   it("a commit whose answer is lost (Glue applied it, then answered nothing): the run stops with every file in place; the next run finishes the job", async () => {
     const table = "sales.lost_answer";

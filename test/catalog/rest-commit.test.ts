@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RestCatalogTable } from "../../lib/catalog/iceberg-rest.ts";
 import { formatAtCatalogPointer } from "../../lib/formats/catalog.ts";
-import { CatalogCommitError } from "../../lib/formats/errors.ts";
+import { CatalogCommitError, MaintenanceOptOutError } from "../../lib/formats/errors.ts";
 import { runCleanupThroughCatalog } from "../../lib/maintenance/catalog-cleanup.ts";
 import { openStore } from "../../lib/store/open-store.ts";
 import { readTimeline } from "../../lib/versions/timeline.ts";
@@ -55,7 +55,11 @@ const write = (table: string, commits: number, options: { direct?: boolean } = {
     options,
   );
 const read = (table: string, versions: readonly string[] = []) =>
-  py<{ versions: Snapshot[]; current: string; snapshots: string[]; metadata_location: string }>(["read", table, ...versions.flatMap((v) => ["--version", v])]);
+  py<{ versions: Snapshot[]; current: string; snapshots: string[]; refs: Record<string, string>; metadata_location: string }>([
+    "read",
+    table,
+    ...versions.flatMap((v) => ["--version", v]),
+  ]);
 const filesOf = (table: string) => py<Record<string, string[]>>(["files", table]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -159,6 +163,33 @@ describe("Iceberg expiry through a REST catalog (the Iceberg project's server; p
     }
   }, 180_000);
 
+  it("a pyiceberg commit right after lakewarden's (applied, its answer not yet back): the fresh load shows lakewarden's under it, the expiry's deletes go ahead, both commits survive", async () => {
+    const table = "ns.after_commit";
+    const written = await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    let racer: Snapshot[] = [];
+    let raced = false;
+    server.afterCommit(async (request) => {
+      if (raced || !request.path.endsWith("/tables/after_commit") || !request.body.includes("remove-snapshots")) return;
+      raced = true;
+      racer = (await write(table, 1, { direct: true })).snapshots;
+    });
+    try {
+      const report = await runCleanupThroughCatalog(openStore(tableDir(table)), restTable(table));
+      expect(report.status).toBe("completed");
+      expect(report.catalog_replans).toEqual([]);
+      expect(racer).toHaveLength(1);
+      const after = await read(table);
+      expect(after.current).toBe(racer[0]!.version);
+      expect(after.snapshots.sort()).toEqual([written.snapshots.at(-1)!.version, racer[0]!.version].sort());
+      expect(after.versions.at(-1)!.rows).toBe(written.snapshots.at(-1)!.rows + 3);
+      await checkFiles(table, before, after.snapshots);
+    } finally {
+      server.afterCommit(null);
+    }
+  }, 180_000);
+
   it("a commit whose answer is lost (the catalog applied it, then answered nothing): stopped with every file in place; the next run finishes the job", async () => {
     const table = "ns.lost";
     const written = await write(table, 3);
@@ -200,4 +231,66 @@ describe("Iceberg expiry through a REST catalog (the Iceberg project's server; p
       );
     }
   }, 60_000);
+
+  it("an expired tag (max-ref-age-ms) is dropped in the same table commit (remove-snapshot-ref), and the snapshot only it kept expires with the others", async () => {
+    const table = "ns.tagged";
+    const written = await write(table, 3);
+    const [oldest, , newest] = written.snapshots as [Snapshot, Snapshot, Snapshot];
+    await py(["tag", table, "before-migration", "--snapshot", oldest.version, "--max-ref-age-ms", String(RETAIN_MS)]);
+    expect((await read(table)).refs).toEqual({ main: newest.version, "before-migration": oldest.version });
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const seen = server.requests.length;
+
+    const report = await runCleanupThroughCatalog(openStore(tableDir(table)), restTable(table));
+    expect(report.status).toBe("completed");
+    const commits = server.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/namespaces/ns/tables/tagged");
+    expect(commits).toHaveLength(1);
+    expect(commits[0]!.body).toContain('{"action":"remove-snapshot-ref","ref-name":"before-migration"}');
+
+    const after = await read(table);
+    expect(after.refs).toEqual({ main: newest.version });
+    expect(after.snapshots).toEqual([newest.version]);
+    expect(after.versions).toEqual([newest]);
+    await checkFiles(table, before, after.snapshots);
+  }, 180_000);
+
+  it("a table whose catalog says gc.enabled=false is left alone with one line: no commit sent, no file touched", async () => {
+    const table = "ns.no_gc";
+    await write(table, 3);
+    const { metadata_location: pointer } = await py<{ metadata_location: string }>(["set-property", table, "gc.enabled", "false"]);
+    await sleep(RETAIN_MS + 300);
+    const tableFiles = async () => [...(await filesUnder(table))].filter((file) => !file.includes("/_lakewarden/"));
+    const filesBefore = await tableFiles();
+    const seen = server.requests.length;
+    const error = await runCleanupThroughCatalog(openStore(tableDir(table)), restTable(table)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MaintenanceOptOutError);
+    expect((error as Error).message.split("\n")).toHaveLength(1);
+    expect((error as Error).message).toMatch(/gc\.enabled is false/);
+    expect(server.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/namespaces/ns/tables/no_gc")).toEqual([]);
+    // The run's own lease and receipt aside (under _lakewarden/), the table is as it was.
+    expect(await tableFiles()).toEqual(filesBefore);
+    expect((await read(table)).metadata_location).toBe(pointer);
+  }, 180_000);
+
+  it("a 5xx answer to a commit the catalog applied: the commit state is unknown, every file stays; the next run reads the table back and finishes the job", async () => {
+    const table = "ns.gateway";
+    const written = await write(table, 3);
+    await sleep(RETAIN_MS + 300);
+    const before = await filesOf(table);
+    const filesBefore = await filesUnder(table);
+    const store = openStore(tableDir(table));
+    server.loseNextCommitAnswer(503);
+    const error = await runCleanupThroughCatalog(store, restTable(table)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogCommitError);
+    expect((error as CatalogCommitError).outcome).toBe("unknown");
+    expect((error as Error).message).toMatch(/503/);
+    const filesAfter = await filesUnder(table);
+    for (const file of filesBefore) expect(filesAfter.has(file), file).toBe(true);
+    expect((await read(table)).snapshots).toEqual([written.snapshots.at(-1)!.version]);
+
+    const next = await runCleanupThroughCatalog(store, restTable(table));
+    expect(next.status).toBe("completed");
+    await checkFiles(table, before, [written.snapshots.at(-1)!.version]);
+  }, 180_000);
 });

@@ -29,6 +29,8 @@ const BUCKET = "glue-commits";
 const ATHENA_CATALOG_FILES = athenaCatalogFiles();
 const ORDERS = "warehouse/athena_orders";
 const REFUSED = "warehouse/athena_refused";
+/** One of the deployment's tables, but named in no catalog setting. */
+const UNCONFIGURED = "warehouse/athena_unconfigured";
 const { ACCEPTED, SECOND, THIRD } = ATHENA_CATALOG_FILES;
 
 let moto: MotoHandle;
@@ -58,7 +60,7 @@ beforeAll(async () => {
   Object.assign(process.env, moto.awsEnv, {
     AWS_ENDPOINT_URL_GLUE: glue.endpoint,
     LAKEWARDEN_TABLE_PREFIXES: JSON.stringify([uri("warehouse/")]),
-    LAKEWARDEN_TABLE_ROOTS: JSON.stringify([uri(ORDERS), uri(REFUSED)]),
+    LAKEWARDEN_TABLE_ROOTS: JSON.stringify([uri(ORDERS), uri(REFUSED), uri(UNCONFIGURED)]),
     LAKEWARDEN_GLUE_TABLES: JSON.stringify({
       [uri(ORDERS)]: { database: "sales", table: "orders" },
       [uri(REFUSED)]: { database: "sales", table: "refused" },
@@ -78,7 +80,7 @@ beforeAll(async () => {
   }) as unknown as SqsHandler;
   copy = await copyIcebergFixture("athena-example");
   await appendCatalogCommits(copy.dir, ATHENA_CATALOG_FILES);
-  for (const root of [ORDERS, REFUSED]) {
+  for (const root of [ORDERS, REFUSED, UNCONFIGURED]) {
     for (const key of await listFiles(copy.dir)) {
       await moto.s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${root}/${key}`, Body: await readFile(join(copy.dir, key)) }));
     }
@@ -251,6 +253,26 @@ describe("on-commit on an Iceberg table whose pointer the Glue Data Catalog owns
     expect(String(errors[0]!.attributes.error)).toMatch(line);
     expect(metrics.slice(metricsFrom)).toEqual([{ name: "HeadWriteFailures", value: 1 }]);
     expect(await objects(REFUSED)).toEqual(before);
+    expect([...before.keys()].filter((key) => key.includes("/_lakewarden/"))).toEqual([]);
+  });
+
+  it("acknowledges a catalog-named table no catalog setting names: one warning naming the settings, no head, no retry", async () => {
+    const before = await objects(UNCONFIGURED);
+    const [from, metricsFrom] = [logged.length, metrics.length];
+    // Retrying would be refused the same way until the deployment names the table's catalog: not failed, so never dead-lettered.
+    expect(await commitEvents(UNCONFIGURED, [SECOND, THIRD])).toEqual([]);
+    const lines = logged.slice(from);
+    expect(lines).toEqual([
+      {
+        level: "warn",
+        message: "catalog-owned table with no catalog configured: no head",
+        attributes: expect.objectContaining({ table: uri(UNCONFIGURED), messages: 2 }),
+      },
+    ]);
+    expect(String(lines[0]!.attributes.reason)).toContain(`metadata files are named NNNNN-uuid (newest metadata/${THIRD})`);
+    expect(String(lines[0]!.attributes.reason)).toContain("glueTables or restCatalogTables");
+    expect(metrics.slice(metricsFrom)).toEqual([]);
+    expect(await objects(UNCONFIGURED)).toEqual(before);
     expect([...before.keys()].filter((key) => key.includes("/_lakewarden/"))).toEqual([]);
   });
 });

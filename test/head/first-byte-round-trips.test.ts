@@ -31,11 +31,11 @@ function toFirst(requests: readonly LoggedRequest[], isData: (r: LoggedRequest) 
   return { roundTrips: dependentRoundTrips(requests.filter((r) => r.start <= first!.start)), log };
 }
 
-async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: string, speculativeScan: boolean, formatNamed = true) {
+async function roundTripsToFirstDataByte(formatName: FixtureFormat, fixture: string, speculativeScan: boolean, formatNamed = true, pointer?: string) {
   const copy = await copyFixtureDir(formatName, fixture);
   try {
     const store = new LocalStore(copy.dir);
-    const format = formatByName(formatName);
+    const format = pointer ? formatByName(formatName).at!(pointer) : formatByName(formatName);
     await writeTableHead(store, { format });
     // With speculativeScan the currency check is held until a data GET has started (or a few
     // seconds passed): on a busy machine planning may take longer than a round trip, and the
@@ -70,6 +70,12 @@ describe("cold openTable + scan of a current head: dependent round trips to the 
   it("iceberg spark-bunnies with speculativeScan: two", async () => {
     const { roundTrips, log } = await roundTripsToFirstDataByte("iceberg", "spark-bunnies", true);
     expect(roundTrips, log).toBe(2);
+  });
+
+  it("iceberg spark-bunnies at a catalog's pointer (its newest metadata file) with speculativeScan: two (the head's GET beside the pointer's HEAD, then data)", async () => {
+    const { roundTrips, log } = await roundTripsToFirstDataByte("iceberg", "spark-bunnies", true, true, "metadata/v5.metadata.json");
+    expect(roundTrips, log).toBe(2);
+    expect(log).toContain("HEAD metadata/v5.metadata.json");
   });
 
   it("delta delta-0.2.0 with speculativeScan: two (the head's GET, then the LIST from its version beside the data)", async () => {

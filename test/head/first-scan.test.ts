@@ -14,13 +14,16 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RecordBatch } from "apache-arrow";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { CatalogPointerRequiredError } from "../../lib/formats/errors.ts";
 import { formatByName } from "../../lib/formats/index.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { loadTableState, openTable } from "../../lib/head/loader.ts";
 import type { HeadWarning, OpenTableOptions } from "../../lib/head/loader.ts";
 import { writeTableHead } from "../../lib/head/write-table-head.ts";
 import { LocalStore } from "../../lib/store/local-store.ts";
 import { objectExists } from "../../lib/store/object-exists.ts";
 import { runLakewarden } from "../cli/run-executable.ts";
+import { catalogPointerFormat } from "../support/iceberg-fixtures.ts";
 import { isDataGet, recordRequests } from "../support/request-log.ts";
 import { toolPython } from "../tools/python-env.ts";
 
@@ -37,17 +40,32 @@ function writer(format: "delta" | "iceberg", dir: string, step: string): { rows:
 }
 
 /** A table written by `format`'s writer, a head for it, then `step` committed by the writer after the head: the head is stale. */
-async function staleHead(format: "delta" | "iceberg", step: string): Promise<{ dir: string; before: Row[]; after: Row[]; headFiles: string[] }> {
+interface StaleHead {
+  dir: string;
+  before: Row[];
+  after: Row[];
+  headFiles: string[];
+  /** The format a reader opens the table with after the step (Iceberg: at the metadata file pyiceberg's catalog names then). */
+  format: TableFormat;
+}
+
+/** The format at the metadata file the writer's catalog names (Iceberg), else by name: readers take a catalog's table at its pointer. */
+function readerFormat(format: "delta" | "iceberg", dir: string, written: { metadata?: string }): TableFormat {
+  return written.metadata ? catalogPointerFormat(dir, written.metadata) : formatByName(format);
+}
+
+async function staleHead(format: "delta" | "iceberg", step: string): Promise<StaleHead> {
   const root = await mkdtemp(join(tmpdir(), `lw-first-scan-${format}-`));
   roots.push(root);
   const written = join(root, "t");
   const before = writer(format, written, "create");
   // pyiceberg's SQL catalog puts the table under the warehouse; the metadata file names it.
   const dir = before.metadata ? dirname(dirname(fileURLToPath(before.metadata))) : written;
-  await writeTableHead(new LocalStore(dir), { format: formatByName(format) });
-  const headFiles = (await loadTableState(new LocalStore(dir))).snapshot.liveFiles.flatMap((f) => f.paths);
+  const atHead = readerFormat(format, dir, before);
+  await writeTableHead(new LocalStore(dir), { format: atHead });
+  const headFiles = (await loadTableState(new LocalStore(dir), { format: atHead })).snapshot.liveFiles.flatMap((f) => f.paths);
   const after = writer(format, written, step);
-  return { dir, before: before.rows, after: after.rows, headFiles };
+  return { dir, before: before.rows, after: after.rows, headFiles, format: readerFormat(format, dir, after) };
 }
 
 const byId = (a: Row, b: Row) => Number(a.id) - Number(b.id);
@@ -124,10 +142,10 @@ describe("speculativeScan on a stale head: the stale state's reads are dropped a
     for (const row of before) expect(rows.map((r) => r.id)).not.toContain(row.id);
   });
 
-  it("iceberg, appended to after the head: the latest snapshot's rows", async () => {
-    const { dir, before, after } = await staleHead("iceberg", "append");
+  it("iceberg, appended to after the head (read at the metadata file the catalog names now): the latest snapshot's rows", async () => {
+    const { dir, before, after, format } = await staleHead("iceberg", "append");
     const warnings: HeadWarning[] = [];
-    const table = await openTable(new LocalStore(dir), speculative("iceberg", warnings));
+    const table = await openTable(new LocalStore(dir), { ...speculative("iceberg", warnings), format });
     const rows = await rowsOf(table.scan({ filter: "id >= 5" }));
     expect(rows).toEqual(after.filter((r) => Number(r.id) >= 5));
     expect(rows.length).toBeGreaterThan(before.filter((r) => Number(r.id) >= 5).length);
@@ -136,13 +154,25 @@ describe("speculativeScan on a stale head: the stale state's reads are dropped a
 
   it("no head at all: the cold load's answer (the lookup started beside the head's GET), the latest rows and one warning", async () => {
     for (const format of ["delta", "iceberg"] as const) {
-      const { dir, after } = await staleHead(format, format === "delta" ? "overwrite" : "append");
+      const { dir, after, format: atPointer } = await staleHead(format, format === "delta" ? "overwrite" : "append");
       await rm(join(dir, "_lakewarden"), { recursive: true, force: true });
       const warnings: HeadWarning[] = [];
-      const table = await openTable(new LocalStore(dir), speculative(format, warnings));
+      const table = await openTable(new LocalStore(dir), { ...speculative(format, warnings), format: atPointer });
       expect(await rowsOf(table.scan()), format).toEqual(after);
       expect(warnings.map((w) => w.reason)).toEqual(["head-missing"]);
     }
+  });
+
+  it("a table whose catalog names its metadata files, opened without the pointer: refused as a cold load refuses it, no row given", async () => {
+    const { dir } = await staleHead("iceberg", "append");
+    const table = await openTable(new LocalStore(dir), speculative("iceberg", []));
+    const given: RecordBatch[] = [];
+    await expect(
+      (async () => {
+        for await (const batch of table.scan()) given.push(batch);
+      })(),
+    ).rejects.toBeInstanceOf(CatalogPointerRequiredError);
+    expect(given).toEqual([]);
   });
 
   it("lakewarden scan on a stale delta head: the latest rows, and the warning once", async () => {

@@ -93,8 +93,10 @@ afterAll(async () => {
   await removeDir(dir);
 });
 
-async function coldLoadOfCurrentHead(store: LocalStore, formatName: string) {
-  const format = formatByName(formatName);
+async function coldLoadOfCurrentHead(store: LocalStore, formatName: string, pointer?: string) {
+  const registered = formatByName(formatName);
+  // At a pointer: the format bound to the metadata file a catalog names (`--metadata-location`, `{ catalog }`).
+  const format = pointer === undefined ? registered : registered.at!(pointer);
   await writeTableHead(store, { format });
   const requests = recordRequests(store);
   const state = await loadTableState(store, { format });
@@ -110,7 +112,8 @@ describe("cold load of a current head: dependent round trips", () => {
 
   // Iceberg: the LIST of metadata/ and the version hint go out beside the head's GET, and the
   // listing alone shows the head's metadata file unchanged and newest: no metadata file is read.
-  for (const fixture of ["spark-bunnies", "athena-example", "legacy_v1", "hive_partitioned_table"]) {
+  // (Athena's catalog-named table is read at its catalog's pointer only: below.)
+  for (const fixture of ["spark-bunnies", "legacy_v1", "hive_partitioned_table"]) {
     it(`iceberg ${fixture}: one round trip, no metadata file read`, async () => {
       const copy = await copyFixtureDir("iceberg", fixture);
       try {
@@ -125,6 +128,20 @@ describe("cold load of a current head: dependent round trips", () => {
       }
     });
   }
+
+  // A table whose catalog names its metadata file (Athena's, catalog-named): the pointer's HEAD goes
+  // out beside the head's GET, and shows the head's file unchanged; no metadata file is read.
+  it("iceberg at a catalog's pointer (athena-example): one round trip, the pointer's HEAD and no metadata file read", async () => {
+    const copy = await copyFixtureDir("iceberg", "athena-example");
+    try {
+      const pointer = "metadata/00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json";
+      const { requests, roundTrips, log } = await coldLoadOfCurrentHead(new LocalStore(copy.dir), "iceberg", pointer);
+      expect(roundTrips, log.join("\n")).toBe(1);
+      expect(requests.map((r) => r.what).sort(), log.join("\n")).toEqual([`GET _lakewarden/head {"offset":0,"length":4194304}`, `HEAD ${pointer}`]);
+    } finally {
+      await copy.remove();
+    }
+  });
 
   // Delta: a LIST can only start after a key, and the log's tail is what is looked for, so the
   // head's version comes first: the head's GET, then one LIST from its version (no

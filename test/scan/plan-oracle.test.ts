@@ -19,6 +19,7 @@ import { openStore } from "../../lib/store/index.ts";
 import { formatFilter } from "../../lib/scan/expression.ts";
 import { planFiles } from "../../lib/scan/plan.ts";
 import { toolPython } from "../tools/python-env.ts";
+import { catalogPointerFormat } from "../support/iceberg-fixtures.ts";
 import { random, randomFilter } from "./random-filters.ts";
 import type { Samples } from "./random-filters.ts";
 
@@ -52,8 +53,10 @@ describe("plans against a full scan by the writer's reader", { timeout: 180_000 
       const tableDir = format === "iceberg" ? dirname(dirname(fileURLToPath(written.uri))) : dir;
 
       const store = openStore(tableDir);
-      await writeTableHead(store);
-      const table = await openTable(tableDir);
+      // The catalog names the current metadata file: the table is read at that pointer.
+      const atPointer = format === "iceberg" ? { format: catalogPointerFormat(tableDir, written.uri) } : {};
+      await writeTableHead(store, atPointer);
+      const table = await openTable(tableDir, atPointer);
       const state = await table.latest();
       expect(state.source).toBe("head");
       const fromManifest = { ...state, snapshot: await state.format.readSnapshot(store, state.snapshot.versionFile) };

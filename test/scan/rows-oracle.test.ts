@@ -20,6 +20,7 @@ import { scanValues } from "../../lib/scan/rows.ts";
 import { openStore } from "../../lib/store/index.ts";
 import type { ByteRange, ObjectStore } from "../../lib/store/object-store.ts";
 import { toolPython } from "../tools/python-env.ts";
+import { catalogPointerFormat } from "../support/iceberg-fixtures.ts";
 import { randomFilter, random } from "./random-filters.ts";
 import type { Samples } from "./random-filters.ts";
 
@@ -79,7 +80,9 @@ describe("rows against a full scan by the writer's reader", { timeout: 180_000 }
       const seed = 2000 + n;
       const written = JSON.parse(python(["write", format, dir, "--layout", layout, "--seed", String(seed)])) as { uri: string; samples: Samples };
       const tableDir = format === "iceberg" ? dirname(dirname(fileURLToPath(written.uri))) : dir;
-      await writeTableHead(openStore(tableDir));
+      // pyiceberg's SQL catalog names the current metadata file: the table is read at that pointer.
+      const atPointer = format === "iceberg" ? { format: catalogPointerFormat(tableDir, written.uri) } : {};
+      await writeTableHead(openStore(tableDir), atPointer);
 
       const rand = random(seed);
       const filters = Array.from({ length: PREDICATES_PER_TABLE }, () => randomFilter(written.samples, rand));
@@ -91,7 +94,7 @@ describe("rows against a full scan by the writer's reader", { timeout: 180_000 }
       };
 
       const reads: { key: string; range: ByteRange | undefined }[] = [];
-      const table = await openTable(recording(openStore(tableDir), reads));
+      const table = await openTable(recording(openStore(tableDir), reads), atPointer);
       const state = await table.latest();
       expect(state.source).toBe("head");
       const source = { ...state, store: table.store };

@@ -21,6 +21,7 @@ import { formatFilter } from "../../lib/scan/expression.ts";
 import { scanValues } from "../../lib/scan/rows.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { toolPython } from "../tools/python-env.ts";
+import { catalogPointerFormat } from "../support/iceberg-fixtures.ts";
 import { randomFilter, random } from "./random-filters.ts";
 import type { Samples } from "./random-filters.ts";
 
@@ -64,7 +65,9 @@ describe("plans and rows against DuckDB", { timeout: 180_000 }, () => {
       const seed = 3000 + n;
       const written = JSON.parse(python("scan_tables.py", ["write", format, dir, "--layout", layout, "--seed", String(seed)])) as { uri: string; samples: Samples };
       const tableDir = format === "iceberg" ? dirname(dirname(fileURLToPath(written.uri))) : dir;
-      await writeTableHead(openStore(tableDir));
+      // pyiceberg's SQL catalog names the current metadata file: the table is read at that pointer.
+      const atPointer = format === "iceberg" ? { format: catalogPointerFormat(tableDir, written.uri) } : {};
+      await writeTableHead(openStore(tableDir), atPointer);
 
       const rand = random(seed);
       const filters = Array.from({ length: PREDICATES_PER_TABLE }, () => randomFilter(written.samples, rand));
@@ -76,7 +79,7 @@ describe("plans and rows against DuckDB", { timeout: 180_000 }, () => {
         files: string[][];
       };
 
-      const table = await openTable(tableDir);
+      const table = await openTable(tableDir, atPointer);
       const state = await table.latest();
       expect(state.source).toBe("head");
       const source = { ...state, store: table.store };

@@ -7,12 +7,14 @@
 import { randomUUID } from "node:crypto";
 import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import avro from "avsc";
 import { avroMetadata, avroRead, icebergManifests, icebergMetadata } from "icebird";
 import { translateS3Url } from "icebird/src/fetch.js";
 import { bigintLongOptions } from "../../lib/formats/iceberg/avro.ts";
+import { icebergFormat } from "../../lib/formats/iceberg/iceberg-format.ts";
+import type { TableFormat } from "../../lib/formats/table-format.ts";
 import { parseJsonLossless, stringifyJsonLossless, type JsonValue } from "../../lib/formats/iceberg/lossless-json.ts";
 
 export const ICEBERG_FIXTURES_DIR = fileURLToPath(new URL("../../../shared/fixtures/iceberg/", import.meta.url));
@@ -31,6 +33,38 @@ export type IcebergFixture = (typeof ICEBERG_FIXTURES)[number];
 
 /** Fixtures a reader must refuse (README): a missing manifest list, paths outside the table. */
 export const BROKEN_FIXTURES: readonly IcebergFixture[] = ["equality_deletes-mytable", "big_query_error"];
+
+/**
+ * The metadata file the catalog names as current, for each fixture whose metadata files are
+ * catalog-named (Athena's `NNNNN-uuid`): a reader without it refuses the table.
+ */
+export const CATALOG_POINTERS: Partial<Record<IcebergFixture, string>> = {
+  "athena-example": "metadata/00001-aaf0d033-d06b-43c7-be60-67f83abd4aca.metadata.json",
+};
+
+/** What openIcebergTable is given for a fixture: its catalog's pointer, where it has one. */
+export function fixtureOpenOptions(name: IcebergFixture): { metadataKey?: string } {
+  const pointer = CATALOG_POINTERS[name];
+  return pointer === undefined ? {} : { metadataKey: pointer };
+}
+
+/** The Iceberg format a fixture is read with: bound to its catalog's pointer, where it has one. */
+export function fixtureFormat(name: IcebergFixture): TableFormat {
+  const pointer = CATALOG_POINTERS[name];
+  return pointer === undefined ? icebergFormat : icebergFormat.at!(pointer);
+}
+
+/**
+ * The Iceberg format bound to the metadata file a catalog names (a URI under `tableDir`, as
+ * pyiceberg's `metadata_location` gives it), as `--metadata-location` binds it: how a table whose
+ * metadata files a catalog names is read.
+ */
+export function catalogPointerFormat(tableDir: string, metadataUri: string): TableFormat {
+  const path = metadataUri.startsWith("file:") ? fileURLToPath(metadataUri) : metadataUri;
+  const key = relative(tableDir, path).split(sep).join("/");
+  if (key.startsWith("..")) throw new Error(`${metadataUri} is not under ${tableDir}`);
+  return icebergFormat.at!(key);
+}
 
 export function fixturePath(name: IcebergFixture): string {
   return join(ICEBERG_FIXTURES_DIR, name);

@@ -34,11 +34,47 @@ export interface IcebergRestServer {
   /** The warehouse folder (`file://…`): tables live under `<warehouse>/<namespace>/<table>`. */
   warehouse: string;
   requests: RestRequest[];
-  /** The next table commit (POST …/tables/{table}) is applied and its answer never sent. */
-  loseNextCommitAnswer(): void;
+  /**
+   * The next table commit (POST …/tables/{table}) is applied and its answer never sent; with
+   * `status`, answered with that server error instead (a gateway failing after the catalog applied it).
+   */
+  loseNextCommitAnswer(status?: number): void;
   /** Runs `hook` before each table commit is forwarded (null: none). */
   beforeCommit(hook: ((request: RestRequest) => Promise<void>) | null): void;
+  /** Runs `hook` once the server applied a table commit, before its answer goes back (null: none). */
+  afterCommit(hook: ((request: RestRequest) => Promise<void>) | null): void;
   stop(): Promise<void>;
+}
+
+/** What the pass-through does with a commit's answer: relay it, run a hook first, or lose it (dropped, or a status sent instead). */
+type AnswerHandling = { kind: "relay" } | { kind: "after"; hook: () => Promise<void> } | { kind: "lose"; status: number | null };
+
+/** Sends the server's `answer` on as `handling` says; resolves once it is done. */
+function relayAnswer(answer: IncomingMessage, response: ServerResponse, handling: AnswerHandling): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    answer.once("error", reject);
+    if (handling.kind === "relay") {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+      answer.once("end", resolve);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+    answer.once("end", () => {
+      const send = async () => {
+        if (handling.kind === "after") {
+          await handling.hook();
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          response.end(Buffer.concat(chunks));
+        } else if (handling.kind === "lose" && handling.status !== null) {
+          response.writeHead(handling.status, { "content-type": "application/json" });
+          response.end(JSON.stringify({ error: { message: "the gateway timed out", type: "ServiceUnavailableException", code: handling.status } }));
+        } else response.destroy();
+      };
+      send().then(resolve, reject);
+    });
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -87,8 +123,10 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
   }
 
   const requests: RestRequest[] = [];
-  let loseNext = false;
+  /** Whether the next commit's answer is lost, and the status sent instead (null: none, the connection dropped). */
+  let loseNext: { status: number | null } | null = null;
   let hook: ((request: RestRequest) => Promise<void>) | null = null;
+  let afterHook: ((request: RestRequest) => Promise<void>) | null = null;
   const isCommit = (request: RestRequest) => request.method === "POST" && /\/namespaces\/[^/]+\/tables\/[^/]+$/.test(request.path);
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -104,22 +142,13 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
     requests.push(recorded);
     const commit = isCommit(recorded);
     if (commit) await hook?.(recorded);
-    const lose = commit && loseNext;
-    if (lose) loseNext = false;
+    const lose = commit ? loseNext : null;
+    if (lose) loseNext = null;
+    const after = commit ? afterHook : null;
+    const handling: AnswerHandling = lose ? { kind: "lose", ...lose } : after ? { kind: "after", hook: () => after(recorded) } : { kind: "relay" };
     await new Promise<void>((resolve, reject) => {
       const forwarded = httpRequest({ host: "127.0.0.1", port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
-        if (lose) {
-          answer.resume();
-          answer.once("end", () => {
-            response.destroy();
-            resolve();
-          });
-          return;
-        }
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-        answer.once("end", resolve);
-        answer.once("error", reject);
+        relayAnswer(answer, response, handling).then(resolve, reject);
       });
       forwarded.once("error", reject);
       forwarded.end(payload);
@@ -138,8 +167,9 @@ export async function startIcebergRestServer(dir: string): Promise<IcebergRestSe
     directUri,
     warehouse: `file://${warehouseDir}`,
     requests,
-    loseNextCommitAnswer: () => void (loseNext = true),
+    loseNextCommitAnswer: (status) => void (loseNext = { status: status ?? null }),
     beforeCommit: (next) => void (hook = next),
+    afterCommit: (next) => void (afterHook = next),
     stop: async () => {
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));

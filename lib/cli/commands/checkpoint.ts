@@ -6,7 +6,7 @@ import { plural } from "../../text/human-units.ts";
 import type { ArchiveStatus } from "../../checkpoint/archive.ts";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
-import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { runCheckpoint } from "../../maintenance/run-checkpoint.ts";
 import type { CheckpointReport } from "../../maintenance/run-checkpoint.ts";
@@ -14,9 +14,9 @@ import { reportHistoryProblems } from "../history-problems.ts";
 
 export function registerCheckpointCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program.command("checkpoint").description("archive every version's summary into a checkpoint; deletes no data").argument("<table>", TABLE_ARGUMENT_HELP),
+    withCatalogOptions(program.command("checkpoint").description("archive every version's summary into a checkpoint; deletes no data").argument("<table>", TABLE_ARGUMENT_HELP)),
   ).action(async (table: string, options: OutputOptions) => {
-    const report = await runOnTable(table, options, io, (store) => runCheckpoint(store, formatOption(options, store)));
+    const report = await runOnTable(table, options, io, async (store) => runCheckpoint(store, await catalogFormatOption(options, store)));
     for (const warning of report.warnings) io.err(`lakewarden: warning: ${warning}\n`);
     if (options.json) printJson(io, report);
     else io.out(describe(report));

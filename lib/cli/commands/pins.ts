@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
 import { parseDurationFlag } from "../flags.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { textTable } from "../text-table.ts";
 import { resolveFormat } from "../../formats/index.ts";
@@ -22,19 +22,21 @@ interface PinFlags extends OutputOptions {
 
 export function registerPinCommands(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program
-      .command("pin")
-      .description("keep a version and its files from cleanup until the pin expires")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .argument("<version>", "the version to keep (a live version number)")
-      .requiredOption("--ttl <duration>", "how long the pin holds, e.g. 2h, 30m, 7d (renew it by pinning again)")
-      .option("--note <text>", "free text shown by pins list and in cleanup's reasons"),
+    withCatalogOptions(
+      program
+        .command("pin")
+        .description("keep a version and its files from cleanup until the pin expires")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .argument("<version>", "the version to keep (a live version number)")
+        .requiredOption("--ttl <duration>", "how long the pin holds, e.g. 2h, 30m, 7d (renew it by pinning again)")
+        .option("--note <text>", "free text shown by pins list and in cleanup's reasons"),
+    ),
   ).action(async (table: string, versionText: string, flags: PinFlags) => {
     const ttlMs = parseDurationFlag("--ttl", flags.ttl, { positive: true });
     const version = Number(versionText);
     if (!/^\d+$/.test(versionText) || !Number.isSafeInteger(version)) throw new UsageError(`<version> = ${JSON.stringify(versionText)} is not a version number`);
     const pin = await runOnTable(table, flags, io, async (store) => {
-      const format = formatOption(flags, store).format ?? (await resolveFormat(store));
+      const format = (await catalogFormatOption(flags, store)).format ?? (await resolveFormat(store));
       let file;
       try {
         file = await format.findVersionFile(store, version);

@@ -7,7 +7,7 @@ import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { formatBytes, plural } from "../../text/human-units.ts";
-import { printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP, formatOption } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { collectReportData } from "../../html-report/data.ts";
 import { renderReport } from "../../html-report/render.ts";
@@ -18,13 +18,15 @@ interface ReportFlags extends OutputOptions {
 
 export function registerReportCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program
-      .command("report")
-      .description("write one HTML file picturing the table's versions, storage and runs")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .requiredOption("-o, --output <file>", "the HTML file to write (replaced if it exists)"),
+    withCatalogOptions(
+      program
+        .command("report")
+        .description("write one HTML file picturing the table's versions, storage and runs")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .requiredOption("-o, --output <file>", "the HTML file to write (replaced if it exists)"),
+    ),
   ).action(async (table: string, flags: ReportFlags) => {
-    const data = await runOnTable(table, flags, io, (store) => collectReportData(store, formatOption(flags, store)));
+    const data = await runOnTable(table, flags, io, async (store) => collectReportData(store, await catalogFormatOption(flags, store)));
     const html = renderReport(data);
     await writeFile(flags.output, html);
     for (const warning of data.warnings) io.err(`lakewarden: warning: ${warning}\n`);

@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
-import { formatOption, printJson, runOnTable, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
+import { catalogFormatOption, printJson, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
 import { NotATableError } from "../../formats/errors.ts";
 import { readHistory } from "../../head/timeline-source.ts";
@@ -17,18 +17,20 @@ import type { VersionAt } from "../../versions/version-at.ts";
 
 export function registerVersionAtCommand(program: Command, { io }: ProgramContext): void {
   withOutputOptions(
-    program
-      .command("version-at")
-      .description("which version was current at a given time")
-      .argument("<table>", TABLE_ARGUMENT_HELP)
-      .argument("<time>", "now, ISO 8601 (e.g. 2026-11-29T14:55:00Z) or Unix milliseconds"),
+    withCatalogOptions(
+      program
+        .command("version-at")
+        .description("which version was current at a given time")
+        .argument("<table>", TABLE_ARGUMENT_HELP)
+        .argument("<time>", "now, ISO 8601 (e.g. 2026-11-29T14:55:00Z) or Unix milliseconds"),
+    ),
   ).action(async (table: string, time: string, options: OutputOptions) => {
     const nowMillis = Date.now();
     const atMillis = time.trim().toLowerCase() === "now" ? nowMillis : parseTimePoint(time);
     if (atMillis === null) throw new UsageError(`not a time: ${JSON.stringify(time)} (use now, ISO 8601 like 2026-11-29T14:55:00Z, or Unix milliseconds)`);
     const future = atMillis > nowMillis;
     const found = await runOnTable(table, options, io, async (store) => {
-      const timeline = await readHistory(store, formatOption(options, store));
+      const timeline = await readHistory(store, await catalogFormatOption(options, store));
       const format = timeline.format;
       if (timeline.records.length === 0) throw new NotATableError(store.uri, `not a ${format.name} table: no version files and no checkpoint`);
       const answer = versionAt(timeline.records, atMillis);

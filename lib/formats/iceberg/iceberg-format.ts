@@ -495,11 +495,12 @@ export const icebergFormat: TableFormat = defineFormat(icebergParts);
 /**
  * Every snapshot of the current metadata as a VersionRecord, read from the metadata alone (no
  * manifest is opened, so a table with a missing manifest list still lists its history), with
- * `is_tagged` from the main branch's tags. What `versions` needs of an Iceberg table; the
- * generic readVersionRecords reads every snapshot's manifests through readSnapshot instead.
+ * `is_tagged` from the main branch's tags; `pointer`: the metadata file a catalog names. What
+ * `versions` needs of an Iceberg table; the generic readVersionRecords reads every snapshot's
+ * manifests through readSnapshot instead.
  */
-export async function icebergVersionRecords(store: ObjectStore): Promise<VersionRecord[]> {
-  const table = await openIcebergTable(store);
+export async function icebergVersionRecords(store: ObjectStore, pointer?: string): Promise<VersionRecord[]> {
+  const table = await openIcebergTable(store, pointer === undefined ? {} : { metadataKey: pointer });
   const tagged = mainBranchTaggedVersions(icebergRefs(table.read.metadata, table.ordered));
   return snapshotRecords(table.read.metadata, store.uriOf(table.metadataKey)).map((r) => ({ ...r, is_tagged: tagged.has(r.version) }));
 }

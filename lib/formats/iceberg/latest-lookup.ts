@@ -11,12 +11,14 @@
  *
  * A table whose current metadata file a catalog or the user names (a pointer) never looks at the
  * listing: the named file's HEAD decides, the same way, so only the catalog's word is trusted.
+ * Without a pointer, a listing whose newest file is catalog-named is refused
+ * (CatalogPointerRequiredError): the newest may be a commit the catalog never accepted.
  */
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotATableError } from "../errors.ts";
 import { StartedRequests } from "../started-requests.ts";
 import type { LatestVersionLookup, VersionFile } from "../table-format.ts";
-import { lookAtMetadata, openIcebergTable, type OpenOptions } from "./table-state.ts";
+import { lookAtMetadata, openIcebergTable, unnamedCatalogPointerRefusal, type OpenOptions } from "./table-state.ts";
 import { rememberTable } from "./table-cache.ts";
 import { currentVersionFile } from "./version-files.ts";
 
@@ -29,7 +31,11 @@ export function startListedLookup(store: ObjectStore): LatestVersionLookup {
   return {
     latest: full,
     latestFrom: async (known) => {
-      const { latest: newest, hint } = await look;
+      const seen = await look;
+      // A catalog-named newest file is never vouched for by the listing: refused before `known` is compared.
+      const refusal = unnamedCatalogPointerRefusal(store, seen);
+      if (refusal) throw refusal;
+      const { latest: newest, hint } = seen;
       // A hint holding a file stem may name another file than the newest number: read it the long way.
       if (newest === null || (hint !== null && hint.sequence === null)) return full();
       return stillCurrent(known, newest) ?? full();
@@ -38,17 +44,22 @@ export function startListedLookup(store: ObjectStore): LatestVersionLookup {
   };
 }
 
-/** The lookup of a table at a named metadata file: one HEAD of that file, on first ask. */
+/**
+ * The lookup of a table at a named metadata file: one HEAD of that file, sent at once. The pointer
+ * is known before any head is read, so a head written for it is confirmed in the round trip of
+ * the head's own GET; a load that finds no usable head wastes that one HEAD, sent in parallel.
+ */
 export function startPointerLookup(store: ObjectStore, pointer: string): LatestVersionLookup {
   const requests = new StartedRequests();
+  // A failed HEAD (the file gone) is answered by the full read, which names the problem as latestVersionFile does.
+  const pointed = requests.add(store.head(pointer)).catch(() => null);
   let latest: Promise<VersionFile | null> | undefined;
   const full = () => (latest ??= requests.add(currentOrNull(store, { metadataKey: pointer })));
   return {
     latest: full,
     latestFrom: async (known) => {
       if (known.key !== pointer || known.currentInFile !== true) return full();
-      // A failed HEAD (the file gone) is answered by the full read, which names the problem as latestVersionFile does.
-      const info = await requests.add(store.head(pointer)).catch(() => null);
+      const info = await pointed;
       return (info && stillCurrent(known, info)) ?? full();
     },
     settled: () => requests.settled(),

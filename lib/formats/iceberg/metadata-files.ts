@@ -9,7 +9,7 @@
 import { gunzipSync } from "node:zlib";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { CorruptFileError, NotATableError, UnsupportedFeatureError } from "../errors.ts";
+import { CatalogPointerRequiredError, CorruptFileError, NotATableError } from "../errors.ts";
 import { METADATA_PREFIX, parseAnyMetadataKey, parseMetadataKey, parseVersionHint, VERSION_HINT_KEY, type MetadataFileName, type SequencedMetadataName } from "./metadata-names.ts";
 import { parseTableMetadata, type IcebergTableMetadata } from "./table-metadata.ts";
 
@@ -70,21 +70,21 @@ export function pickLatest(files: readonly SequencedMetadataFileInfo[], store: O
  * (Glue, Hive, REST) holds the pointer, and the highest-numbered file is only the newest one
  * written, not the current one: a commit whose swap the catalog refused, or whose writer died
  * before the swap, leaves such a file behind (Java keeps it when the commit state is unknown).
- * Cleaning against it would delete what the catalog's metadata still reaches, so cleanup and
- * orphan removal need the catalog's word, as iceberg-java's RemoveOrphanFiles always works from the
- * table the catalog loads. Reading (`versions`, `head`) still takes the newest file: it deletes nothing.
+ * Cleaning against it would delete what the catalog's metadata still reaches (iceberg-java's
+ * RemoveOrphanFiles always works from the table the catalog loads), and reading it would answer
+ * with a table state that never existed: both need the catalog's word.
  */
 export function refuseCatalogTable(store: ObjectStore, key: string): void {
   const refusal = catalogTableRefusal(store, key);
   if (refusal) throw refusal;
 }
 
-/** Why a table whose metadata files a catalog names cannot be cleaned by its newest file, or null. */
-export function catalogTableRefusal(store: ObjectStore, key: string): UnsupportedFeatureError | null {
+/** Why a table whose newest metadata file `key` a catalog names cannot be read or cleaned by it, or null. */
+export function catalogTableRefusal(store: ObjectStore, key: string): CatalogPointerRequiredError | null {
   if (parseMetadataKey(key)?.naming !== "catalog") return null;
-  return new UnsupportedFeatureError(
+  return new CatalogPointerRequiredError(
     store.uri,
-    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; pass --metadata-location with the metadata file the catalog names (or expire through the catalog: --glue-table or --catalog with --catalog-table, and the deployment's glueTables or restCatalogTables setting for the cleanup Lambda); nothing written or deleted`,
+    `metadata files are named NNNNN-uuid (newest ${key}): a catalog owns which one is current, and the newest may be a commit it never accepted; give the catalog's word: --glue-table <database.table>, or --catalog <uri> with --catalog-table <namespace.table> (openTable(location, { catalog }) in code), or pass --metadata-location with the metadata file the catalog names (a deployment: its glueTables or restCatalogTables setting); nothing read past the listing, nothing written or deleted`,
   );
 }
 

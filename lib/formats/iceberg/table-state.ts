@@ -5,8 +5,16 @@
  */
 import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
-import { CorruptFileError, NotATableError } from "../errors.ts";
-import { latestMetadataFile, readMetadataFile, readVersionHint, type ReadMetadata, type SequencedMetadataFileInfo, type VersionHint } from "./metadata-files.ts";
+import { CorruptFileError, NotATableError, type CatalogPointerRequiredError } from "../errors.ts";
+import {
+  catalogTableRefusal,
+  latestMetadataFile,
+  readMetadataFile,
+  readVersionHint,
+  type ReadMetadata,
+  type SequencedMetadataFileInfo,
+  type VersionHint,
+} from "./metadata-files.ts";
 import { METADATA_PREFIX, VERSION_HINT_KEY, versionHintKeys } from "./metadata-names.ts";
 import { icebergPathResolver, type IcebergPathResolver } from "./table-paths.ts";
 import { orderSnapshots, type OrderedSnapshots } from "./versions.ts";
@@ -40,8 +48,21 @@ export async function lookAtMetadata(store: ObjectStore): Promise<MetadataLook> 
   return { latest, hint };
 }
 
+/**
+ * Why the newest metadata file of a table without a named pointer cannot be taken as current, or
+ * null: every version name is catalog-named (a `v<N>` file would have been chosen instead) and no
+ * version hint says a file-system writer keeps the pointer. Only the catalog knows then.
+ */
+export function unnamedCatalogPointerRefusal(store: ObjectStore, look: MetadataLook): CatalogPointerRequiredError | null {
+  if (look.hint !== null || look.latest === null) return null;
+  return catalogTableRefusal(store, look.latest.key);
+}
+
+/** The table at its current metadata file: `options.metadataKey` when given, else the newest by the listing and the hint (refused when only a catalog can say). */
 export async function openIcebergTable(store: ObjectStore, options: OpenOptions = {}): Promise<IcebergTable> {
   const { latest, hint } = options.metadataKey !== undefined ? { latest: null, hint: await readVersionHint(store) } : (options.look ?? (await lookAtMetadata(store)));
+  const refusal = options.metadataKey === undefined ? unnamedCatalogPointerRefusal(store, { latest, hint }) : null;
+  if (refusal) throw refusal;
   const hinted = options.metadataKey === undefined && hint !== null && hint.sequence === null ? await hintedMetadataKey(store, hint.text) : null;
   const metadataKey = options.metadataKey ?? hinted ?? latest?.key;
   if (metadataKey === undefined) throw new NotATableError(store.uri, `not an Iceberg table: no metadata files under ${METADATA_PREFIX}`);

@@ -3,7 +3,8 @@
  * REST catalog write them): the catalog holds the pointer, and the highest-numbered file may be a
  * commit it never accepted (a writer that died, or whose commit state was unknown, after writing
  * the file). Cleanup without --metadata-location is refused with one line saying what to pass,
- * dry run alike, nothing written or deleted; reading (versions, head) works without it.
+ * dry run alike, nothing written or deleted; reading is refused alike
+ * (test/cli/catalog-named-readers.test.ts).
  */
 import { copyFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
@@ -76,16 +77,5 @@ describe("Iceberg cleanup on a table with catalog-named metadata only", () => {
     const report = await removeOrphanFiles(new LocalStore(dir), { metadataKey: ACCEPTED });
     expect(report.metadataKey).toBe(ACCEPTED);
     expect(await fileExists(dir, UNACCEPTED)).toBe(true);
-  });
-
-  it("still lists versions and writes and shows the head without --metadata-location", async () => {
-    const dir = await athena();
-    const versions = await cli("versions", dir, "--json");
-    expect(versions.code, versions.stderr).toBe(0);
-    expect(JSON.parse(versions.stdout).length).toBeGreaterThan(0);
-    const write = await cli("head", "write", dir, "--json");
-    expect(write.code, write.stderr).toBe(0);
-    const show = await cli("head", "show", dir, "--json");
-    expect(show.code, show.stderr).toBe(0);
   });
 });

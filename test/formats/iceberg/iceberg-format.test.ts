@@ -15,9 +15,11 @@ import { icebergFormat, icebergVersionRecords } from "../../../lib/formats/icebe
 import { PreconditionFailedError, openStore } from "../../../lib/store/index.ts";
 import {
   appendSnapshot,
+  CATALOG_POINTERS,
   BROKEN_FIXTURES,
   copyIcebergFixture,
   fileExists,
+  fixtureFormat,
   fixturePath,
   ICEBERG_FIXTURES,
   icebirdLiveFiles,
@@ -83,21 +85,23 @@ describe("versions are the current metadata's snapshots", () => {
     it(`${name}: one version file per snapshot, latest = current snapshot, records from the metadata alone`, async () => {
       const dir = fixturePath(name);
       const store = openStore(dir);
+      // Athena's catalog-named table is read at its catalog's pointer.
+      const format = fixtureFormat(name);
       const expected = await snapshotsByTextPass(join(dir, "metadata", await currentMetadataName(dir)));
-      const files = await icebergFormat.listVersionFiles(store);
+      const files = await format.listVersionFiles(store);
       expect(files.map((f) => f.id).sort()).toEqual(expected.map((s) => s.id).sort());
       expect(new Set(files.map((f) => f.key)).size).toBe(1);
       const currentText = (await readFile(join(dir, files[0]!.key), "utf8")).replace(/("current-snapshot-id"\s*:\s*)(-?\d+)/, '$1"$2"');
       const current = (JSON.parse(currentText) as { "current-snapshot-id": string })["current-snapshot-id"];
-      expect((await icebergFormat.latestVersionFile(store))?.id).toBe(current);
-      const records = await icebergVersionRecords(store);
+      expect((await format.latestVersionFile(store))?.id).toBe(current);
+      const records = await icebergVersionRecords(store, CATALOG_POINTERS[name]);
       expect(records.map((r) => r.version_id)).toEqual(files.map((f) => f.id));
       expect(records.map((r) => r.version)).toEqual(files.map((f) => f.version));
       for (const r of records) {
         const s = expected.find((e) => e.id === r.version_id)!;
         expect([r.parent_ids, r.timestamp_millis]).toEqual([s.parent === null ? [] : [s.parent], s.timestampMs]);
       }
-      expect(await icebergFormat.findVersionFile(store, files.at(-1)!.version)).toEqual(files.at(-1));
+      expect(await format.findVersionFile(store, files.at(-1)!.version)).toEqual(files.at(-1));
     });
   }
 });
@@ -107,8 +111,9 @@ describe("the current snapshot's state for the head", () => {
     it(`${name}: live files and the files section equal icebird's; raw is the metadata file; every reference exists`, async () => {
       const dir = fixturePath(name);
       const store = openStore(dir);
-      const latest = (await icebergFormat.latestVersionFile(store))!;
-      const snapshot = await icebergFormat.readSnapshot(store, latest);
+      const format = fixtureFormat(name);
+      const latest = (await format.latestVersionFile(store))!;
+      const snapshot = await format.readSnapshot(store, latest);
       const theirs = await icebirdLiveFiles(dir, await currentMetadataName(dir));
       expect(snapshot.liveFiles.map((f) => f.paths[0]).sort()).toEqual(theirs.filter((f) => f.content === 0).map((f) => f.key));
       expect(snapshot.liveFiles.map((f) => f.physicalRows).reduce((a, b) => a + b, 0)).toBe(Number(theirs.filter((f) => f.content === 0).reduce((a, f) => a + f.recordCount, 0n)));
