@@ -84,6 +84,7 @@ export type { ScanOptions, ValueBatch } from "./scan/rows.ts";
 export type {
   ColumnFacts,
   DeleteKind,
+  FileFacts,
   FileToRead,
   RowBatch,
   RowReader,

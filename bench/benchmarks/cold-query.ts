@@ -139,7 +139,7 @@ function buildReport(env: BenchEnv, cells: Cell[]): BenchReport {
     note:
       "Median time of a cold query (a new table handle / client per run, nothing cached), its requests and its dependent " +
       "round trips up to the first data byte (requests in sequence, from the proxy's log: a request is one round trip " +
-      "deeper than the deepest one answered before it was sent), one run's counts. *lakewarden* = `openTable(uri, { format: formatByName(format) })` then " +
+      "deeper than the deepest one answered before it was sent), one run's counts. *lakewarden* = `openTable(uri, { format, speculativeScan: true })` (Iceberg: the format at the metadata file the catalog names, as pyiceberg is given it) then " +
       "`table.scan({ filter })` to the last Arrow batch; *writer's reader* = deltalake `DeltaTable(uri).to_pyarrow_table(filters=...)` " +
       "(Delta) or pyiceberg `StaticTable.from_metadata(location).scan(row_filter=...).to_arrow()` (Iceberg: given the metadata " +
       "location, so no catalog round trip); *icebird* 0.3.1 has no filters (its `icebergRead` reads every file in turn), so it is " +

@@ -121,9 +121,12 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
       const offsets = data.valueOffsets as Int32Array;
       const bytes = data.values as Uint8Array;
       checkOffsets(offsets, offset, length, bytes.length, table, column);
-      // Copies: the decoded views point into the whole body buffer, which callers may drop.
+      // The column's bytes copied once, each value a view of the copy: the buffer decoded from may
+      // be the whole body, which callers may drop; a copy per value cost a 10,000-footer head ~10 ms.
+      const base = offsets[offset]!;
+      const own = bytes.slice(base, offsets[offset + length]!);
       for (let i = 0; i < length; i++) {
-        out[at + i] = isValid(bitmap, offset + i) ? bytes.slice(offsets[offset + i]!, offsets[offset + i + 1]!) : null;
+        out[at + i] = isValid(bitmap, offset + i) ? own.subarray(offsets[offset + i]! - base, offsets[offset + i + 1]! - base) : null;
       }
       return;
     }

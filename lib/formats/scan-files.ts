@@ -48,6 +48,15 @@ export interface ColumnFacts {
   matches?: (value: ScanValue) => boolean;
 }
 
+/**
+ * A file's facts asked column by column, for a format that decodes them only when a filter names
+ * the column: the cheapest first (a partition value before bounds), since the planner stops at
+ * the first fact that rules the file out.
+ */
+export interface FileFacts {
+  of(column: string): Iterable<ColumnFacts>;
+}
+
 /** How a delete file removes rows. */
 export type DeleteKind = "position-deletes" | "equality-deletes" | "deletion-vector";
 
@@ -76,8 +85,8 @@ export interface ScanDataFile {
   size: number;
   /** Rows stored, deleted ones included, when known. */
   rows: number | null;
-  /** Facts that hold for every row; several entries for one column all hold. */
-  facts: ColumnFacts[];
+  /** Facts that hold for every row; several entries for one column all hold. A list, or asked per column (FileFacts). */
+  facts: readonly ColumnFacts[] | FileFacts;
   /** Indexes into ScanFiles.deleteFiles of the delete files that apply to this file. */
   deletes: number[];
   /** The format's partition, in words, for people (`part=a`, `bucket(id, 4)=3`); empty when unpartitioned. */

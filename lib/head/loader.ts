@@ -42,7 +42,7 @@ import { liveFileColumnsFrom } from "./sectioned-content.ts";
 import type { HeadIdentity, LiveFileColumns } from "./sectioned-content.ts";
 import { HEAD_KEY } from "./stored-head.ts";
 import type { PlanOptions, ScanPlan } from "../scan/plan.ts";
-import type { ScanOptions } from "../scan/rows.ts";
+import type { ScanOptions, ValueBatch } from "../scan/rows.ts";
 import type { RecordBatch } from "apache-arrow";
 
 export const DEFAULT_VERSION_CHECK_INTERVAL_MS = 1000;
@@ -107,9 +107,19 @@ export interface OpenTableOptions {
    * catalog refused or never heard back from).
    */
   catalog?: TableCatalog;
+  /**
+   * With `format` (and no catalog): openTable makes no request, and when the handle's first call
+   * is `scan()`, the head's state is planned and its first data files read while the check that
+   * the head is current is still out: two dependent round trips to the first data byte on every
+   * format (Delta can list its log from the head's version only once the head is read: three
+   * otherwise). No row reaches the caller before the check confirms the head; a head it does not
+   * confirm has its reads dropped and the scan is planned again from the latest version
+   * (lib/head/first-scan.ts). Any other first call loads as usual.
+   */
+  speculativeScan?: boolean;
 }
 
-/** Opens a table and cold-loads its current state. */
+/** Opens a table and cold-loads its current state (with `speculativeScan`, on its first call). */
 export async function openTable(location: string | ObjectStore, options: OpenTableOptions = {}): Promise<TableHandle> {
   const store = typeof location === "string" ? openStore(location, options.store) : location;
   if (options.catalog) {
@@ -121,7 +131,7 @@ export async function openTable(location: string | ObjectStore, options: OpenTab
   }
   if (options.format) {
     const handle = new TableHandle(store, { ...options, format: options.format });
-    await handle.latest();
+    if (!options.speculativeScan) await handle.latest();
     return handle;
   }
   // The first load finds the format (from the head, the pin or detection); the handle keeps it.
@@ -142,6 +152,8 @@ export class TableHandle {
   private state: TableState | null = null;
   private inflight: Promise<TableState> | null = null;
   private readonly pins = new Set<ReaderPin>();
+  /** Opened with `speculativeScan` and nothing loaded or asked yet: a first scan() may read before the check. */
+  private coldScan: boolean;
 
   constructor(store: ObjectStore, options: OpenTableOptions & { format: TableFormat }) {
     const interval = options.versionCheckInterval ?? DEFAULT_VERSION_CHECK_INTERVAL_MS;
@@ -153,6 +165,7 @@ export class TableHandle {
     this.codecs = options.codecs ?? headCodecs;
     this.onWarning = options.onWarning;
     this.now = options.now ?? Date.now;
+    this.coldScan = options.speculativeScan === true && !options.catalog;
   }
 
   /** The table's format (with a catalog: read at the pointer the catalog named at the last check). */
@@ -180,6 +193,7 @@ export class TableHandle {
 
   /** Checks now, whatever the interval. Concurrent calls share one check. */
   refresh(): Promise<TableState> {
+    this.coldScan = false;
     this.inflight ??= this.check().finally(() => {
       this.inflight = null;
     });
@@ -227,7 +241,20 @@ export class TableHandle {
   async *scan(options: ScanOptions = {}): AsyncGenerator<RecordBatch> {
     // Loaded on first use, like plan(): no Lambda that opens tables reads rows.
     const [{ scanValues }, { toRecordBatch }] = await Promise.all([import("../scan/rows.ts"), import("../scan/arrow-batches.ts")]);
-    for await (const batch of scanValues({ ...(await this.latest()), store: this.store }, options)) yield toRecordBatch(batch);
+    const batches = this.takeColdScan() ? this.scanFromCold(options) : scanValues({ ...(await this.latest()), store: this.store }, options);
+    for await (const batch of batches) yield toRecordBatch(batch);
+  }
+
+  /** True once: for the first call of a handle opened with `speculativeScan`, when nothing was loaded or asked before it. */
+  private takeColdScan(): boolean {
+    const cold = this.coldScan && this.state === null && this.inflight === null;
+    this.coldScan = false;
+    return cold;
+  }
+
+  private async *scanFromCold(options: ScanOptions): AsyncGenerator<ValueBatch> {
+    const { scanFromCold } = await import("./first-scan.ts");
+    yield* scanFromCold(this.store, { format: this.format, codecs: this.codecs, checkedAt: this.now(), onState: (state) => this.adopt(state) }, options);
   }
 
   /** Releases every pin this handle still holds. The handle can still read afterwards. */
@@ -323,6 +350,8 @@ export interface LoadTableStateOptions {
   checkedAt?: number;
   /** The latest version file, when the caller has just listed it (saves the LIST). */
   latest?: VersionFile;
+  /** The head, when the caller has just read it (saves the GET). */
+  head?: LoadedHead;
 }
 
 /** One cold load: the head and the latest version in parallel, the manifest only when needed. */
@@ -381,7 +410,7 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
   };
   let stored: LoadedHead;
   try {
-    stored = await getHead(store, codecs, isCurrent);
+    stored = options.head ?? (await getHead(store, codecs, isCurrent));
   } finally {
     // What the lookups started is waited for before the load returns (their answers unused by a wrong guess).
     for (const lookup of lookups.values()) started.push(lookup.settled());
@@ -392,26 +421,7 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
   if (!latest) throw await noVersionError(store, format);
   const headUri = store.uriOf(HEAD_KEY);
 
-  if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) {
-    const { content } = stored;
-    return {
-      format,
-      version: content.tableVersion,
-      source: "head",
-      warning: null,
-      snapshot: content.snapshot,
-      // Getters: a sectioned head decodes these sections only when they are read.
-      get recentVersions() {
-        return content.recentVersions;
-      },
-      get footers() {
-        return content.footers;
-      },
-      codec: stored.probe.header?.codec ?? null,
-      checkedAt,
-      liveFileColumns: () => content.liveFileColumns?.() ?? liveFileColumnsFrom(content.snapshot.liveFiles),
-    };
-  }
+  if (stored.state === "readable" && headDescribesFile(stored.content, latest, format.name)) return headState(format, stored, checkedAt);
 
   const warning = fallbackWarning(stored, latest, headUri, format.name);
   const snapshot = await format.readSnapshot(store, latest);
@@ -426,6 +436,28 @@ async function loadState(store: ObjectStore, options: LoadTableStateOptions, sta
     codec: stored.state === "readable" || stored.state === "not-current" ? (stored.probe.header?.codec ?? null) : null,
     checkedAt,
     liveFileColumns: () => liveFileColumnsFrom(snapshot.liveFiles),
+  };
+}
+
+/** The state a readable head holds, as a current head's load returns it. */
+export function headState(format: TableFormat, stored: Extract<LoadedHead, { state: "readable" }>, checkedAt: number): TableState {
+  const { content } = stored;
+  return {
+    format,
+    version: content.tableVersion,
+    source: "head",
+    warning: null,
+    snapshot: content.snapshot,
+    // Getters: a sectioned head decodes these sections only when they are read.
+    get recentVersions() {
+      return content.recentVersions;
+    },
+    get footers() {
+      return content.footers;
+    },
+    codec: stored.probe.header?.codec ?? null,
+    checkedAt,
+    liveFileColumns: () => content.liveFileColumns?.() ?? liveFileColumnsFrom(content.snapshot.liveFiles),
   };
 }
 

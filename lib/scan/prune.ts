@@ -4,7 +4,7 @@
  * match; anything else (a missing count, a NaN the bounds do not cover, a value that does not
  * compare) keeps it.
  */
-import type { ColumnFacts, ScanValue } from "../formats/scan-files.ts";
+import type { ColumnFacts, FileFacts, ScanValue } from "../formats/scan-files.ts";
 import { compareValues } from "../formats/scan-values.ts";
 import type { BoundFilter } from "./bind.ts";
 
@@ -62,7 +62,7 @@ function refutes(fact: ColumnFacts, leaf: Leaf): boolean {
 }
 
 /** False only when the facts prove no row of the file matches `filter`. */
-export function mayMatch(filter: BoundFilter, facts: readonly ColumnFacts[]): boolean {
+export function mayMatch(filter: BoundFilter, facts: readonly ColumnFacts[] | FileFacts): boolean {
   switch (filter.kind) {
     case "and":
       return mayMatch(filter.left, facts) && mayMatch(filter.right, facts);
@@ -73,7 +73,12 @@ export function mayMatch(filter: BoundFilter, facts: readonly ColumnFacts[]): bo
     case "unknown":
       return true;
     default:
-      for (const fact of facts) if (fact.column === filter.column.name && refutes(fact, filter)) return false;
+      // Facts asked per column (FileFacts) come cheapest first: the first that refutes ends it.
+      if ("of" in facts) {
+        for (const fact of facts.of(filter.column.name)) if (refutes(fact, filter)) return false;
+      } else {
+        for (const fact of facts) if (fact.column === filter.column.name && refutes(fact, filter)) return false;
+      }
       return true;
   }
 }

@@ -1,14 +1,15 @@
 /**
  * `lakewarden scan <table> [--where <expr>] [--columns a,b] [--limit n]`: the rows matching a
  * filter, one JSON object a line (lib/scan/json-rows.ts says how each type is written), read
- * from the table's state as a reader loads it: the head's plan, its inline footers, deletes applied.
+ * from the table's state as a reader loads it: the head's plan, its inline footers, deletes applied,
+ * the first data read started beside the check that the head is current (lib/head/first-scan.ts).
  */
 import type { Command } from "commander";
 import type { ProgramContext } from "../program.ts";
 import { UsageError } from "../errors.ts";
 import { catalogFormatOption, runOnTable, withCatalogOptions, withOutputOptions, TABLE_ARGUMENT_HELP } from "../table-command.ts";
 import type { OutputOptions } from "../table-command.ts";
-import { loadTableState } from "../../head/loader.ts";
+import type { TableState } from "../../head/loader.ts";
 import { FilterSyntaxError } from "../../scan/expression.ts";
 import { WHERE_HELP, whereFilter } from "./files.ts";
 
@@ -53,11 +54,14 @@ export function registerScanCommand(program: Command, { io }: ProgramContext): v
     const columns = columnsOf(options.columns);
     const limit = limitOf(options.limit);
     await runOnTable(table, options, io, async (store) => {
-      const state = await loadTableState(store, await catalogFormatOption(options, store));
-      if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
-      const [{ scanValues }, { jsonValue }] = await Promise.all([import("../../scan/rows.ts"), import("../../scan/json-rows.ts")]);
+      const [{ scanFromCold }, { jsonValue }] = await Promise.all([import("../../head/first-scan.ts"), import("../../scan/json-rows.ts")]);
+      // The head's state is read beside the check that it is current (two round trips to data); no row is printed before the check.
+      const onState = (state: TableState) => {
+        if (state.warning) io.err(`lakewarden: warning: ${state.warning.message}\n`);
+      };
+      const cold = { ...(await catalogFormatOption(options, store)), checkedAt: Date.now(), onState };
       try {
-        for await (const batch of scanValues({ ...state, store }, { filter, columns, limit })) {
+        for await (const batch of scanFromCold(store, cold, { filter, columns, limit })) {
           const lines: string[] = [];
           for (let i = 0; i < batch.rows; i++) {
             lines.push(JSON.stringify(Object.fromEntries(batch.columns.map((c) => [c.name, jsonValue(c, batch.values.get(c.name)![i]!)]))));

@@ -50,7 +50,7 @@ import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } fro
 import type { DeltaTotals } from "./head-state.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { formatsWrittenAlongside } from "./uniform.ts";
-import { deltaScanFiles } from "./scan-files.ts";
+import { deltaScanFiles } from "./scan-file-view.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
 

@@ -1,6 +1,7 @@
 /**
- * A Delta version's live files as a scan planner needs them (lib/formats/scan-files.ts), from the
- * head's `delta_adds` and `delta_metadata` sections alone:
+ * What a Delta version's live files say to a scan planner (lib/formats/scan-files.ts), from the
+ * head's `delta_adds` and `delta_metadata` sections alone (scan-file-view.ts reads the adds and
+ * asks these as a query needs them):
  *   - columns of metaData.schemaString (top level), in the planner's types;
  *   - per add, facts from its partition values (PROTOCOL.md "Partition Value Serialization") and
  *     its stats (numRecords, minValues, maxValues, nullCount; the struct form `stats_parsed` where
@@ -10,7 +11,7 @@
  * truncated (Spark keeps a 32-character prefix), timestamps kept to milliseconds, numbers JSON
  * cannot hold exactly, decimals, and anything in the struct form but plain numbers, strings and booleans.
  */
-import type { ColumnFacts, ScanColumn, ScanDataFile, ScanDeleteFile, ScanFiles, ScanType, ScanValue } from "../scan-files.ts";
+import type { ScanColumn, ScanType, ScanValue } from "../scan-files.ts";
 import type { TableSnapshot } from "../table-format.ts";
 import { daysOf, timestampMicros, unscaledDecimal } from "../scan-values.ts";
 
@@ -51,7 +52,7 @@ function scanType(type: unknown): { type: ScanType; scale?: number; formatType: 
   return { type: simple[type] ?? "other", formatType: type };
 }
 
-type Cell = string | number | boolean | bigint | null;
+export type Cell = string | number | boolean | bigint | null;
 
 export function sectionColumns(snapshot: TableSnapshot, name: string): Record<string, Cell[]> {
   return (snapshot.sections?.find((s) => s.name === name)?.columns ?? {}) as Record<string, Cell[]>;
@@ -66,7 +67,7 @@ export function parseJson(value: Cell | undefined): unknown {
   }
 }
 
-const numberOf = (v: Cell | undefined): number | null =>
+export const numberOf = (v: Cell | undefined): number | null =>
   typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : null;
 
 export function columnsOf(snapshot: TableSnapshot): DeltaColumn[] {
@@ -111,7 +112,7 @@ export function partitionValue(column: ScanColumn, text: string): ScanValue | un
 }
 
 /** A min or max stat as a bound of the column: undefined when it may not bound every row. */
-function statBound(column: ScanColumn, value: unknown, side: "lower" | "upper", structForm: boolean): ScanValue | undefined {
+export function statBound(column: ScanColumn, value: unknown, side: "lower" | "upper", structForm: boolean): ScanValue | undefined {
   switch (column.type) {
     case "int":
       return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : undefined;
@@ -138,77 +139,9 @@ function statBound(column: ScanColumn, value: unknown, side: "lower" | "upper", 
   }
 }
 
-interface Stats {
+export interface Stats {
   numRecords?: unknown;
   minValues?: Record<string, unknown>;
   maxValues?: Record<string, unknown>;
   nullCount?: Record<string, unknown>;
-}
-
-export function deltaScanFiles(snapshot: TableSnapshot): ScanFiles {
-  const columns = columnsOf(snapshot);
-  const metadata = sectionColumns(snapshot, "delta_metadata");
-  const partitionColumns = new Set((parseJson(metadata.partition_columns?.[0]) ?? []) as string[]);
-  const adds = sectionColumns(snapshot, "delta_adds");
-  const count = adds.path?.length ?? 0;
-  const dataFiles: ScanDataFile[] = [];
-  const deleteFiles: ScanDeleteFile[] = [];
-  for (let i = 0; i < count; i++) {
-    const fromJson = parseJson(adds.stats?.[i]) as Stats | null;
-    const structForm = fromJson === null;
-    const stats = fromJson ?? (parseJson(adds.stats_parsed?.[i]) as Stats | null) ?? {};
-    const rows = typeof stats.numRecords === "number" && Number.isSafeInteger(stats.numRecords) ? stats.numRecords : null;
-    const partitionValues = (parseJson(adds.partition_values?.[i]) ?? {}) as Record<string, string | null>;
-    const facts: ColumnFacts[] = [];
-    const words: string[] = [];
-    for (const { column, key } of columns) {
-      if (partitionColumns.has(column.name)) {
-        const text = partitionValues[key] ?? partitionValues[column.name];
-        words.push(`${column.name}=${text ?? "null"}`);
-        if (text === null) {
-          if (rows !== null) facts.push({ column: column.name, valueCount: rows, nullCount: rows });
-        } else if (text !== undefined) {
-          const v = partitionValue(column, text);
-          if (v !== undefined) facts.push({ column: column.name, lower: v, upper: v, nullCount: 0, ...(column.type === "float" ? { nanCount: 0 } : {}) });
-        }
-        continue;
-      }
-      if (column.type === "other") continue;
-      const fact: ColumnFacts = { column: column.name };
-      const nulls = stats.nullCount?.[key];
-      if (typeof nulls === "number" && Number.isSafeInteger(nulls)) fact.nullCount = nulls;
-      if (rows !== null && fact.nullCount !== undefined) fact.valueCount = rows;
-      const lower = statBound(column, stats.minValues?.[key], "lower", structForm);
-      const upper = statBound(column, stats.maxValues?.[key], "upper", structForm);
-      if (lower !== undefined) fact.lower = lower;
-      if (upper !== undefined) fact.upper = upper;
-      if (Object.keys(fact).length > 1) facts.push(fact);
-    }
-    const applying: number[] = [];
-    const storage = adds.dv_storage_type?.[i];
-    if (typeof storage === "string") {
-      applying.push(deleteFiles.length);
-      deleteFiles.push({
-        path: typeof adds.dv_key?.[i] === "string" ? (adds.dv_key[i] as string) : null,
-        kind: "deletion-vector",
-        rows: numberOf(adds.dv_cardinality?.[i]),
-        size: numberOf(adds.dv_size_in_bytes?.[i]),
-        offset: numberOf(adds.dv_offset?.[i]),
-        length: numberOf(adds.dv_size_in_bytes?.[i]),
-        inline: storage === "i" ? String(adds.dv_path_or_inline?.[i] ?? "") : null,
-        storage,
-      });
-    }
-    const key = adds.key?.[i];
-    dataFiles.push({
-      paths: [typeof key === "string" ? key : String(adds.path?.[i])],
-      fileFormat: "parquet",
-      size: numberOf(adds.size?.[i]) ?? 0,
-      rows,
-      facts,
-      deletes: applying,
-      partition: words.join(", "),
-    });
-  }
-  return { columns: columns.map((c) => c.column), dataFiles, deleteFiles };
 }

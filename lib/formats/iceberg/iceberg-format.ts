@@ -66,7 +66,7 @@ import { rememberTable, tableAt } from "./table-cache.ts";
 import { branchOfSnapshots, snapshotRecord, snapshotRecords } from "./versions.ts";
 import { currentVersionFile, versionFilesOf } from "./version-files.ts";
 import { startListedLookup, startPointerLookup } from "./latest-lookup.ts";
-import { icebergScanFiles } from "./scan-files.ts";
+import { icebergScanFiles } from "./scan-file-view.ts";
 
 export const ICEBERG_MANAGED_PREFIXES = [METADATA_PREFIX, DATA_PREFIX] as const;
 

@@ -1,6 +1,7 @@
 /**
- * An Iceberg snapshot's live files as a scan planner needs them (lib/formats/scan-files.ts), from
- * the head's `iceberg_files` section and the metadata JSON alone:
+ * What an Iceberg snapshot's live files say to a scan planner (lib/formats/scan-files.ts), from
+ * the head's `iceberg_files` section and the metadata JSON alone (scan-file-view.ts reads the
+ * section and asks these as a query needs them):
  *   - columns of the snapshot's schema (top level), in the planner's types;
  *   - per data file, facts from its metrics (value, null and NaN counts, lower and upper bounds
  *     decoded from Iceberg's single-value binary form, by the byte length actually written so a
@@ -8,15 +9,14 @@
  *     partition (spec "Partition Transforms": identity, bucket, truncate, year, month, day, hour);
  *   - which delete files apply to it (spec "Scan Planning": position deletes and deletion vectors
  *     by referenced file, or by partition and sequence number; equality deletes by sequence
- *     number and partition, or everywhere when their spec is unpartitioned).
+ *     number and partition, or everywhere when their spec is unpartitioned: scan-file-view.ts).
  * Anything unsure (an unknown transform, a bound whose length fits no type) gives no fact.
  */
 import { gunzipSync } from "node:zlib";
-import type { ColumnFacts, ScanColumn, ScanDataFile, ScanDeleteFile, ScanFiles, ScanType, ScanValue } from "../scan-files.ts";
+import type { ColumnFacts, ScanColumn, ScanType, ScanValue } from "../scan-files.ts";
 import type { TableSnapshot } from "../table-format.ts";
 import { parseJsonLossless } from "./lossless-json.ts";
 import type { JsonValue } from "./lossless-json.ts";
-import { FILES_SECTION } from "./live-files.ts";
 import type { JsonObject } from "./table-metadata.ts";
 import { bucketOf } from "./bucket-hash.ts";
 
@@ -101,18 +101,15 @@ export function snapshotSchemaId(json: JsonObject, snapshotId: string): number |
 
 // --- single-value binary form (spec Appendix D) ---
 
-function le(bytes: Uint8Array, n: number): bigint {
-  let v = 0n;
-  for (let i = n - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
-  return BigInt.asIntN(n * 8, v);
-}
-
 function bigEndianSigned(bytes: Uint8Array): bigint {
   if (bytes.length === 0) return 0n;
   let v = 0n;
   for (const b of bytes) v = (v << 8n) | BigInt(b);
   return BigInt.asIntN(bytes.length * 8, v);
 }
+
+/** Strict: a bound that is not UTF-8 bounds nothing (reused: a decode that throws leaves it ready for the next). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Decodes a bound for a column; undefined when its length fits none of the type's encodings. */
 export function decodeBound(column: ScanColumn, bytes: Uint8Array): ScanValue | undefined {
@@ -124,9 +121,10 @@ export function decodeBound(column: ScanColumn, bytes: Uint8Array): ScanValue | 
     case "time":
     case "timestamp":
     case "timestamptz":
-      return bytes.length === 4 || bytes.length === 8 ? le(bytes, bytes.length) : undefined;
+      if (bytes.length === 4) return BigInt(view.getInt32(0, true));
+      return bytes.length === 8 ? view.getBigInt64(0, true) : undefined;
     case "date":
-      return bytes.length === 4 ? Number(le(bytes, 4)) : undefined;
+      return bytes.length === 4 ? view.getInt32(0, true) : undefined;
     case "float":
       if (bytes.length === 4) return view.getFloat32(0, true);
       if (bytes.length === 8) return view.getFloat64(0, true);
@@ -135,7 +133,7 @@ export function decodeBound(column: ScanColumn, bytes: Uint8Array): ScanValue | 
       return bytes.length > 0 ? bigEndianSigned(bytes) : undefined;
     case "string": {
       try {
-        return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+        return UTF8.decode(bytes);
       } catch {
         return undefined;
       }
@@ -217,7 +215,7 @@ function truncateString(value: string, width: number): string {
 }
 
 /** What a partition value says of its source column in every row of the file, or null for nothing. */
-function partitionFacts(field: SpecField, column: ScanColumn, value: unknown, rows: number | null): ColumnFacts | null {
+export function partitionFacts(field: SpecField, column: ScanColumn, value: unknown, rows: number | null): ColumnFacts | null {
   const transform = field.transform;
   if (transform === "void") return null;
   if (value === null || value === undefined) {
@@ -265,57 +263,31 @@ function partitionFacts(field: SpecField, column: ScanColumn, value: unknown, ro
   return null;
 }
 
-// --- the section ---
+// --- the section's metrics (live-files.ts mapJson: field id -> count, or hex of a bound) ---
 
-type Cell = string | number | boolean | bigint | null;
-
-const cell = (columns: Record<string, unknown[]>, name: string, i: number): Cell => (columns[name]?.[i] ?? null) as Cell;
-
-function intOf(value: Cell): number | null {
-  if (typeof value === "number") return value;
-  if (typeof value === "bigint") return Number(value);
-  if (typeof value === "string" && /^-?\d+$/.test(value)) return Number(value);
-  return null;
+/** One column's entries in a file's metric maps, as the section holds them (absent: undefined). */
+export interface MetricEntries {
+  values: unknown;
+  nulls: unknown;
+  nans: unknown;
+  lower: unknown;
+  upper: unknown;
 }
 
-function seqOf(value: Cell): bigint {
-  if (typeof value === "bigint") return value;
-  if (typeof value === "number") return BigInt(value);
-  if (typeof value === "string" && /^-?\d+$/.test(value)) return BigInt(value);
-  return 0n;
-}
-
-function jsonMap(value: Cell): Record<string, unknown> {
-  if (typeof value !== "string") return {};
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    return parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-const countOf = (map: Record<string, unknown>, id: number): number | undefined => {
-  const v = map[String(id)];
-  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : undefined;
-  return n;
-};
+const countOf = (v: unknown): number | undefined => (typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : undefined);
 
 /** Metrics facts of one column: counts and bounds, as recorded. */
-function metricFacts(
-  field: Field,
-  maps: { values: Record<string, unknown>; nulls: Record<string, unknown>; nans: Record<string, unknown>; lower: Record<string, unknown>; upper: Record<string, unknown> },
-): ColumnFacts | null {
+export function metricFacts(field: Field, entries: MetricEntries): ColumnFacts | null {
   const facts: ColumnFacts = { column: field.name };
-  const valueCount = countOf(maps.values, field.id);
-  const nullCount = countOf(maps.nulls, field.id);
-  const nanCount = countOf(maps.nans, field.id);
+  const valueCount = countOf(entries.values);
+  const nullCount = countOf(entries.nulls);
+  const nanCount = countOf(entries.nans);
   if (valueCount !== undefined) facts.valueCount = valueCount;
   if (nullCount !== undefined) facts.nullCount = nullCount;
   if (nanCount !== undefined) facts.nanCount = nanCount;
-  const bound = (hex: unknown): ScanValue | undefined => (typeof hex === "string" && /^([0-9a-f]{2})*$/.test(hex) ? decodeBound(field.column, hexBytes(hex)) : undefined);
-  const lower = bound(maps.lower[String(field.id)]);
-  const upper = bound(maps.upper[String(field.id)]);
+  const bound = (hex: unknown): ScanValue | undefined => (typeof hex === "string" && /^([0-9a-f]{2})*$/.test(hex) ? decodeBound(field.column, Buffer.from(hex, "hex")) : undefined);
+  const lower = bound(entries.lower);
+  const upper = bound(entries.upper);
   // A NaN bound (older writers) bounds nothing.
   if (lower !== undefined && !(typeof lower === "number" && Number.isNaN(lower))) facts.lower = lower;
   if (upper !== undefined && !(typeof upper === "number" && Number.isNaN(upper))) facts.upper = upper;
@@ -327,101 +299,6 @@ export function namesFile(reference: string, key: string, rawPath: string): bool
   return reference === rawPath || reference === key || reference.endsWith(`/${key}`);
 }
 
-interface Entry {
-  index: number;
-  key: string;
-  content: number;
-  specId: number;
-  partition: string;
-  seq: bigint;
-  rows: number | null;
-}
-
-type Columns = Record<string, unknown[]>;
-
-function entriesOf(columns: Columns): Entry[] {
-  const entries: Entry[] = [];
-  for (let i = 0; i < (columns.path?.length ?? 0); i++) {
-    entries.push({
-      index: i,
-      key: String(cell(columns, "path", i)),
-      content: intOf(cell(columns, "content", i)) ?? 0,
-      specId: intOf(cell(columns, "partition_spec_id", i)) ?? 0,
-      partition: String(cell(columns, "partition", i) ?? "[]"),
-      seq: seqOf(cell(columns, "sequence_number", i)),
-      rows: intOf(cell(columns, "record_count", i)),
-    });
-  }
-  return entries;
-}
-
-function deleteFileOf(columns: Columns, e: Entry, byId: Map<number, Field>): ScanDeleteFile {
-  const format = String(cell(columns, "file_format", e.index) ?? "").toLowerCase();
-  const ids = cell(columns, "equality_ids", e.index);
-  const equalityIds = typeof ids === "string" ? (JSON.parse(ids) as number[]) : [];
-  return {
-    path: e.key,
-    kind: e.content === 2 ? "equality-deletes" : format === "puffin" ? "deletion-vector" : "position-deletes",
-    rows: e.rows,
-    size: intOf(cell(columns, "file_size_in_bytes", e.index)),
-    ...(e.content === 2 ? { equalityColumns: equalityIds.map((id) => byId.get(id)?.name ?? `#${id}`) } : {}),
-    offset: intOf(cell(columns, "content_offset", e.index)),
-    length: intOf(cell(columns, "content_size_in_bytes", e.index)),
-    storage: format,
-  };
-}
-
-/** Indexes of the delete files that apply to data file `e` (spec "Scan Planning"). */
-function deletesApplying(columns: Columns, e: Entry, deletes: readonly Entry[], unpartitioned: (specId: number) => boolean): number[] {
-  const applying: number[] = [];
-  deletes.forEach((d, i) => {
-    const referenced = cell(columns, "referenced_data_file", d.index);
-    if (d.content === 1) {
-      if (typeof referenced === "string") {
-        if (namesFile(referenced, e.key, e.key)) applying.push(i);
-      } else if (d.seq >= e.seq && d.specId === e.specId && d.partition === e.partition) {
-        applying.push(i);
-      }
-    } else if (d.content === 2) {
-      if (d.seq > e.seq && (unpartitioned(d.specId) || (d.specId === e.specId && d.partition === e.partition))) applying.push(i);
-    }
-  });
-  return applying;
-}
-
-/** Facts of one data file: its metrics, then its partition values; and the partition in words. */
-function dataFileFacts(columns: Columns, e: Entry, fields: readonly Field[], byId: Map<number, Field>, spec: readonly SpecField[]): { facts: ColumnFacts[]; words: string } {
-  const maps = {
-    values: jsonMap(cell(columns, "value_counts", e.index)),
-    nulls: jsonMap(cell(columns, "null_value_counts", e.index)),
-    nans: jsonMap(cell(columns, "nan_value_counts", e.index)),
-    lower: jsonMap(cell(columns, "lower_bounds", e.index)),
-    upper: jsonMap(cell(columns, "upper_bounds", e.index)),
-  };
-  const facts: ColumnFacts[] = [];
-  for (const field of fields) {
-    if (field.column.type === "other") continue;
-    const f = metricFacts(field, maps);
-    if (f) facts.push(f);
-  }
-  const words: string[] = [];
-  let values: { field_id?: number; name?: string; value?: unknown }[] = [];
-  try {
-    values = JSON.parse(e.partition) as typeof values;
-  } catch {
-    values = [];
-  }
-  for (const value of values) {
-    const field = spec.find((f) => f.fieldId === value.field_id);
-    const source = field ? byId.get(field.sourceId) : undefined;
-    words.push(`${value.name ?? "?"}=${value.value === null || value.value === undefined ? "null" : String(value.value)}`);
-    if (!field || !source || source.column.type === "other") continue;
-    const f = partitionFacts(field, source.column, value.value, e.rows);
-    if (f) facts.push(f);
-  }
-  return { facts, words: words.join(", ") };
-}
-
 /** The schema a scan of the snapshot reads with, and the metadata JSON. */
 export function scanSchema(snapshot: TableSnapshot): { json: JsonObject; fields: Field[] } {
   const json = metadataJson(snapshot.raw);
@@ -430,29 +307,4 @@ export function scanSchema(snapshot: TableSnapshot): { json: JsonObject; fields:
   // every Iceberg reader); an older one with the schema it was written with.
   const current = String(json["current-snapshot-id"] ?? "") === snapshotId;
   return { json, fields: schemaOf(json, current ? null : snapshotSchemaId(json, snapshotId)) };
-}
-
-export function icebergScanFiles(snapshot: TableSnapshot): ScanFiles {
-  const { json, fields } = scanSchema(snapshot);
-  const byId = new Map(fields.map((f) => [f.id, f]));
-  const specs = specsOf(json);
-  const columns = (snapshot.sections?.find((s) => s.name === FILES_SECTION)?.columns ?? {}) as Columns;
-  const entries = entriesOf(columns);
-  const deletes = entries.filter((e) => e.content !== 0);
-  const unpartitioned = (specId: number) => (specs.get(specId) ?? []).every((f) => f.transform === "void");
-  const dataFiles: ScanDataFile[] = entries
-    .filter((e) => e.content === 0)
-    .map((e) => {
-      const { facts, words } = dataFileFacts(columns, e, fields, byId, specs.get(e.specId) ?? []);
-      return {
-        paths: [e.key],
-        fileFormat: String(cell(columns, "file_format", e.index) ?? "").toLowerCase(),
-        size: intOf(cell(columns, "file_size_in_bytes", e.index)) ?? 0,
-        rows: e.rows,
-        facts,
-        deletes: deletesApplying(columns, e, deletes, unpartitioned),
-        partition: words,
-      };
-    });
-  return { columns: fields.map((f) => f.column), dataFiles, deleteFiles: deletes.map((e) => deleteFileOf(columns, e, byId)) };
 }

@@ -27,8 +27,10 @@ interface IcebergReadView {
   fields: Map<string, Field>;
   byId: Map<number, Field>;
   specs: Map<number, SpecField[]>;
-  /** Each file's spec and partition (the head's JSON) and path as written, by key. */
-  files: Map<string, { specId: number; partition: string; rawPath: string }>;
+  /** Each file's row in the section, by key (a number per file: a cold query reads a few of 10,000). */
+  rows: Map<string, number>;
+  /** The section's columns: a file's spec, partition (the head's JSON) and path as written, by row. */
+  columns: Record<string, unknown[]>;
   /** Delete files read once per snapshot: every data file they apply to shares them. */
   positionDeletes: Map<string, Promise<Map<string, number[]>>>;
   equalityDeletes: Map<string, Promise<Set<string>>>;
@@ -41,19 +43,14 @@ function viewOf(snapshot: TableSnapshot): IcebergReadView {
   if (view) return view;
   const { json, fields } = scanSchema(snapshot);
   const columns = (snapshot.sections?.find((s) => s.name === FILES_SECTION)?.columns ?? {}) as Record<string, unknown[]>;
-  const files = new Map<string, { specId: number; partition: string; rawPath: string }>();
-  for (let i = 0; i < (columns.path?.length ?? 0); i++) {
-    files.set(String(columns.path![i]), {
-      specId: Number(columns.partition_spec_id?.[i] ?? 0),
-      partition: String(columns.partition?.[i] ?? "[]"),
-      rawPath: String(columns.file_path?.[i] ?? columns.path![i]),
-    });
-  }
+  const rows = new Map<string, number>();
+  for (let i = 0; i < (columns.path?.length ?? 0); i++) rows.set(String(columns.path![i]), i);
   view = {
     fields: new Map(fields.map((f) => [f.name, f])),
     byId: new Map(fields.map((f) => [f.id, f])),
     specs: specsOf(json),
-    files,
+    rows,
+    columns,
     positionDeletes: new Map(),
     equalityDeletes: new Map(),
   };
@@ -154,13 +151,13 @@ function equalityKeysOf(store: ObjectStore, view: IcebergReadView, d: ScanDelete
 
 /** The value an identity partition gives a field the file does not hold; null when none does. */
 function identityValue(view: IcebergReadView, key: string, field: Field): ScanValue | null {
-  const file = view.files.get(key);
-  const spec = file ? (view.specs.get(file.specId) ?? []) : [];
+  const row = view.rows.get(key);
+  const spec = row === undefined ? [] : (view.specs.get(Number(view.columns.partition_spec_id?.[row] ?? 0)) ?? []);
   const identity = spec.find((f) => f.sourceId === field.id && f.transform === "identity");
-  if (!file || !identity) return null;
+  if (row === undefined || !identity) return null;
   let values: { field_id?: number; value?: unknown }[] = [];
   try {
-    values = JSON.parse(file.partition) as typeof values;
+    values = JSON.parse(String(view.columns.partition?.[row] ?? "[]")) as typeof values;
   } catch {
     return null;
   }
@@ -192,7 +189,8 @@ export async function readIcebergRows(store: ObjectStore, snapshot: TableSnapsho
   const values = await readFields(parquet, needed, (field) => identityValue(view, key, field));
 
   const deleted = new Set<number>();
-  const rawPath = view.files.get(key)?.rawPath ?? key;
+  const row = view.rows.get(key);
+  const rawPath = row === undefined ? key : String(view.columns.file_path?.[row] ?? view.columns.path![row]);
   for (const byFile of positionFiles) {
     for (const [reference, positions] of byFile) if (namesFile(reference, key, rawPath)) for (const p of positions) deleted.add(p);
   }
