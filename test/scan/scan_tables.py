@@ -363,3 +363,7 @@ if __name__ == "__main__":
         rows(fmt, root, sys.argv[4])
     else:
         match(fmt, root, sys.argv[4])
+    # deltalake 1.6 can abort in its native teardown at interpreter exit ("terminate called without
+    # an active exception") after to_pyarrow_table, failing a run whose answer is already printed.
+    sys.stdout.flush()
+    os._exit(0)
