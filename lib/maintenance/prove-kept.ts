@@ -71,7 +71,8 @@ export interface ProveKeptOptions {
   verifyData?: boolean;
 }
 
-const DEFAULT_CONCURRENCY = 16;
+/** Requests in flight: what remains to read (metadata, files with no recorded size) is few enough to ask for at once, under the S3 client's 50 sockets. */
+const DEFAULT_CONCURRENCY = 32;
 /** Roles of the files a version is read through (as opposed to the data it reads). */
 const METADATA_ROLES: ReadonlySet<string> = new Set(["commit", "checkpoint", "metadata", "sidecar", "manifest-list", "manifest"]);
 const PROBLEMS_NAMED = 3;
