@@ -11,6 +11,7 @@
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { CleanupProgress } from "./progress.ts";
+import { listRanged } from "./ranged-listing.ts";
 import type { PageCodec, SpillArea } from "./spill.ts";
 import { SpillList, decodeJson, encodeJson } from "./spill.ts";
 
@@ -130,13 +131,17 @@ interface PrefixWalk {
 
 /**
  * The walk of every prefix from `from` on, each one's first page asked for now: one round trip
- * for a table's small folders instead of one after another (a prefix's later pages still follow
- * its earlier ones). A first page no one waits for (the run stopped before its prefix) fails quietly.
+ * for a table's small folders instead of one after another. On a store a page is a round trip
+ * away from (S3), a big folder's pages go out several at a time (ranged-listing.ts); a local
+ * folder is read whole anyway. A first page no one waits for (the run stopped before its
+ * prefix) fails quietly.
  */
 function startWalks(store: ObjectStore, prefixes: readonly string[], from: ListingCursor): PrefixWalk[] {
+  const remote = !store.uri.startsWith("file:");
   return prefixes.slice(from.prefixIndex).map((prefix, i) => {
     const after = i === 0 ? from.after : null;
-    const pages = store.list(prefix, after !== null ? { startAfter: after } : {})[Symbol.asyncIterator]();
+    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, after !== null ? { startAfter: after } : {});
+    const pages = listing[Symbol.asyncIterator]();
     const first = pages.next();
     first.catch(() => undefined);
     return { pages, first };
