@@ -75,10 +75,11 @@ export interface CleanupReport {
   removal_commit: RemovalCommit | null;
   /**
    * The proof made before the first delete that every kept version reads whole from what will
-   * remain (prove-kept.ts): files looked up, HEADs, files read for their content, and why the
+   * remain (prove-kept.ts): files looked up, HEADs, files read for their content, data files
+   * proven by the size their versions record (not read; `verifyData` reads them), and why the
    * content proof was skipped (null: it ran). null: the run stopped or failed before it.
    */
-  proof: { files_checked: number; files_headed: number; files_read: number; content_skipped: string | null } | null;
+  proof: { files_checked: number; files_headed: number; files_read: number; files_proven_by_size: number; content_skipped: string | null } | null;
   reference_check: ReferenceCheck | null;
   checkpoint: ArchiveResult | null;
   checkpoints_pruned: string[];

@@ -51,6 +51,13 @@ export interface RunCleanupOptions {
   /** Back-off settings and injected clock/sleep for the delete pacer (tests). */
   deletePacing?: DeletePacing;
   manifestConcurrency?: number;
+  /**
+   * The deep proof (`cleanup --verify-data`): before deleting, read the end of every data,
+   * deletion and index file that only kept versions need for its file format's magic, not only
+   * those whose versions record no size. A request per such file; by default a file whose
+   * version records its size is proven by the listing showing that size.
+   */
+  verifyData?: boolean;
   maxReplans?: number;
   /** Runs after one whose removal commit lost to another writer's commit, each planned afresh on the new base (default 3). */
   maxCommitReplans?: number;

@@ -164,7 +164,7 @@ export async function replan(run: CleanupRun, listed: ListedPlan): Promise<Settl
  */
 export async function prove(run: CleanupRun, plan: DeletePlan): Promise<KeptStateProof> {
   run.progress.stage("proving kept versions");
-  const proof = await proveKeptState(run.store, run.format, plan);
+  const proof = await proveKeptState(run.store, run.format, plan, { verifyData: run.options.verifyData === true });
   await run.lease?.renewIfDue();
   return proof;
 }

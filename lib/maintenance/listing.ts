@@ -11,6 +11,7 @@
 import type { TableFormat } from "../formats/table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { CleanupProgress } from "./progress.ts";
+import { listRanged } from "./ranged-listing.ts";
 import type { PageCodec, SpillArea } from "./spill.ts";
 import { SpillList, decodeJson, encodeJson } from "./spill.ts";
 
@@ -104,15 +105,45 @@ export async function listManagedFilesFrom(store: ObjectStore, format: TableForm
   const from = options.from ?? LISTING_START;
   if (from.done) return { objects, cursor: from };
   const prefixes = format.managedPrefixes;
-  // Prefixes are listed one after another: each is a paged walk already.
-  for (let index = from.prefixIndex; index < prefixes.length; index++) {
-    let after = index === from.prefixIndex ? from.after : null;
-    for await (const object of store.list(prefixes[index]!, after !== null ? { startAfter: after } : {})) {
-      if (options.shouldStop?.()) return { objects, cursor: { prefixIndex: index, after, done: false } };
-      objects.push(object);
-      after = object.key;
-      options.progress?.advance(1);
+  const walks = startWalks(store, prefixes, from);
+  try {
+    // Taken in prefix order, as listed one after another, though every prefix's first page was asked for at once.
+    for (let index = from.prefixIndex; index < prefixes.length; index++) {
+      const walk = walks[index - from.prefixIndex]!;
+      let after = index === from.prefixIndex ? from.after : null;
+      for (let next = await walk.first; !next.done; next = await walk.pages.next()) {
+        if (options.shouldStop?.()) return { objects, cursor: { prefixIndex: index, after, done: false } };
+        objects.push(next.value);
+        after = next.value.key;
+        options.progress?.advance(1);
+      }
     }
+  } finally {
+    for (const walk of walks) void walk.pages.return?.(undefined).catch(() => undefined);
   }
   return { objects, cursor: { prefixIndex: prefixes.length, after: null, done: true } };
+}
+
+interface PrefixWalk {
+  pages: AsyncIterator<ObjectInfo>;
+  first: Promise<IteratorResult<ObjectInfo>>;
+}
+
+/**
+ * The walk of every prefix from `from` on, each one's first page asked for now: one round trip
+ * for a table's small folders instead of one after another. On a store a page is a round trip
+ * away from (S3), a big folder's pages go out several at a time (ranged-listing.ts); a local
+ * folder is read whole anyway. A first page no one waits for (the run stopped before its
+ * prefix) fails quietly.
+ */
+function startWalks(store: ObjectStore, prefixes: readonly string[], from: ListingCursor): PrefixWalk[] {
+  const remote = !store.uri.startsWith("file:");
+  return prefixes.slice(from.prefixIndex).map((prefix, i) => {
+    const after = i === 0 ? from.after : null;
+    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, after !== null ? { startAfter: after } : {});
+    const pages = listing[Symbol.asyncIterator]();
+    const first = pages.next();
+    first.catch(() => undefined);
+    return { pages, first };
+  });
 }

@@ -9,12 +9,15 @@
  *      its version recorded;
  *   3. whenever the run is about to delete or commit anything, the files kept versions are read
  *      through are whole by the format's own reading of them (TableFormat.proveFile): every
- *      commit, checkpoint (part), sidecar, manifest list and manifest decodes to its end; and every
- *      data, deletion or index file that only kept versions need ends with its file format's
- *      magic. A data file a removed version needs as well is not read: if it is damaged, that
- *      version is as broken as the kept one, so removing it loses nothing readable; and reading
- *      every shared file on every run would cost a request per live file (a million on a large
- *      table) where the files written since the versions being removed are what is new.
+ *      commit, checkpoint (part), sidecar, manifest list and manifest decodes to its end. A data,
+ *      deletion or index file whose version records its size was proven present and whole in
+ *      length by step 2 with no request of its own; one whose version records no size (a Lance
+ *      deletion file, a Delta deletion vector) is read, as every one is with `verifyData`, by the
+ *      magic its file format ends with. Data files are immutable, written once under a unique
+ *      name: what a same-size overwrite would take to slip through is not worth a request per
+ *      file on every run (docs/cleanup.md, "What the proof reads"). A data file a removed version
+ *      needs as well is never read: if it is damaged, that version is as broken as the kept one,
+ *      so removing it loses nothing readable.
  *
  * Any problem stops the run before anything is written or deleted, with one line naming the file,
  * the versions that need it and the versions that are still whole. The post-delete check
@@ -55,6 +58,8 @@ export interface KeptStateProof {
   filesHeaded: number;
   /** Files read by the format's proof of their content (metadata always, data only kept versions need). */
   filesRead: number;
+  /** Data, deletion and index files only kept versions need, proven by their listed size alone (not read). */
+  filesProvenBySize: number;
   /** Why the content proof was skipped, when it was (null: it ran). */
   contentSkipped: string | null;
 }
@@ -62,9 +67,12 @@ export interface KeptStateProof {
 export interface ProveKeptOptions {
   /** Requests in flight at once (HEADs and content reads). */
   concurrency?: number;
+  /** The deep proof: read every data, deletion and index file only kept versions need, sized or not. */
+  verifyData?: boolean;
 }
 
-const DEFAULT_CONCURRENCY = 16;
+/** Requests in flight: what remains to read (metadata, files with no recorded size) is few enough to ask for at once, under the S3 client's 50 sockets. */
+const DEFAULT_CONCURRENCY = 32;
 /** Roles of the files a version is read through (as opposed to the data it reads). */
 const METADATA_ROLES: ReadonlySet<string> = new Set(["commit", "checkpoint", "metadata", "sidecar", "manifest-list", "manifest"]);
 const PROBLEMS_NAMED = 3;
@@ -136,10 +144,15 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
   const changes = plan.files.toDelete.length > 0 || removalCommitDue(format, processed);
   const contentSkipped = problems.length > 0 ? "the files are missing or of the wrong size" : !changes ? "nothing to delete" : null;
   let filesRead = 0;
+  let filesProvenBySize = 0;
   if (contentSkipped === null) {
-    const readable = [...kept.all()].filter(
-      (reference) => !isFolder(reference) && found.has(reference.path) && (METADATA_ROLES.has(reference.kind) || !processed.removed.lookup(reference.path)),
-    );
+    const readable: Reference[] = [];
+    for (const reference of kept.all()) {
+      if (isFolder(reference) || !found.has(reference.path)) continue;
+      const read = contentRead(reference, processed, options.verifyData === true);
+      if (read === "read") readable.push(reference);
+      else if (read === "by size") filesProvenBySize++;
+    }
     await inParallel(readable, concurrency, async (reference) => {
       filesRead++;
       const problem = await format.proveFile(store, fileReferenceOf(reference), found.get(reference.path)!);
@@ -148,7 +161,19 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
   }
 
   if (problems.length > 0) throw brokenStateError(store.uri, processed, problems);
-  return { filesChecked: kept.size, filesHeaded, filesRead, contentSkipped };
+  return { filesChecked: kept.size, filesHeaded, filesRead, filesProvenBySize, contentSkipped };
+}
+
+/**
+ * How the content of a kept file (present, at the size its version records) is proven: metadata
+ * is read, being what the versions are read through; a data file that a removed version names
+ * too is not (removing that version loses nothing its damage had not); one whose size its
+ * version records is proven by the size step 2 checked, unless the deep proof reads it.
+ */
+function contentRead(reference: Reference, processed: ProcessedManifests, verifyData: boolean): "read" | "by size" | "shared" {
+  if (METADATA_ROLES.has(reference.kind)) return "read";
+  if (processed.removed.lookup(reference.path)) return "shared";
+  return verifyData || reference.size === undefined ? "read" : "by size";
 }
 
 /**

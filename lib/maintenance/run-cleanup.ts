@@ -106,10 +106,19 @@ async function cleanTable(run: CleanupRun, got: Reached): Promise<Ending> {
   const gone = mergeStats(commit.stats, deletion.outcome.stats).versionsRemoved;
   const after = (got.checkpointAfter = await archive(run, start, plan.processed, { gone, earlier: before }));
   if (guard.due()) return stop("after writing the checkpoint, before pruning", deleted);
-  got.intentsArchived = await settleIntents(run, start, ownIntent, deletion.outcome, after);
-  got.pruned = await pruneCheckpoints(run, after);
-  got.receiptsPruned = await pruneReceipts(run, start);
-  got.progressCleared = await clearChain(run, start);
+  // The tidy-ups after the checkpoint touch files of their own and none guards another: one round
+  // trip for all four, each finished (or failed) before the receipt and the lease's release.
+  const [intents, pruned, receipts, cleared] = await Promise.allSettled([
+    settleIntents(run, start, ownIntent, deletion.outcome, after),
+    pruneCheckpoints(run, after),
+    pruneReceipts(run, start),
+    clearChain(run, start),
+  ]);
+  if (intents.status === "fulfilled") got.intentsArchived = intents.value;
+  if (pruned.status === "fulfilled") got.pruned = pruned.value;
+  if (receipts.status === "fulfilled") got.receiptsPruned = receipts.value;
+  if (cleared.status === "fulfilled") got.progressCleared = cleared.value;
+  for (const step of [intents, pruned, receipts, cleared]) if (step.status === "rejected") throw step.reason;
   return { status: "completed" };
 }
 
@@ -194,12 +203,11 @@ async function cleanupOnce(store: ObjectStore, options: RunCleanupOptions): Prom
   } finally {
     run.progress.finish();
     if (lease && report) {
-      try {
-        report.receipt = await writeReceipt(store, run.key, receiptOf(report));
-      } catch (error) {
-        report.warnings.push(`receipt not written: ${(error as Error).message}`);
-      }
-      if (!(await lease.release())) report.warnings.push("lease not released: it expires by itself");
+      // The receipt is a record of the run, not a step a next run waits for: written beside the release.
+      const [receipt, released] = await Promise.allSettled([writeReceipt(store, run.key, receiptOf(report)), lease.release()]);
+      if (receipt.status === "fulfilled") report.receipt = receipt.value;
+      else report.warnings.push(`receipt not written: ${(receipt.reason as Error).message}`);
+      if (released.status === "rejected" || !released.value) report.warnings.push("lease not released: it expires by itself");
       report.requests = diffCounts(store.stats.snapshot(), requestsBefore);
     }
     spill.dispose();

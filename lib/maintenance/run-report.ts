@@ -92,7 +92,13 @@ export function reportOf(run: CleanupRun, got: Reached, ended: Ended, requestsBe
     replans: got.replans ?? [],
     removal_commit: removalCommitOf(run, processed, got.commit ?? null),
     proof: got.proof
-      ? { files_checked: got.proof.filesChecked, files_headed: got.proof.filesHeaded, files_read: got.proof.filesRead, content_skipped: got.proof.contentSkipped }
+      ? {
+          files_checked: got.proof.filesChecked,
+          files_headed: got.proof.filesHeaded,
+          files_read: got.proof.filesRead,
+          files_proven_by_size: got.proof.filesProvenBySize,
+          content_skipped: got.proof.contentSkipped,
+        }
       : null,
     reference_check: deletion?.referenceCheck ?? null,
     checkpoint: checkpoint?.archived.result ?? null,

@@ -222,7 +222,25 @@ describe("lakewarden cleanup budget and pacing flags", () => {
       expect(bad.stderr).toMatch(new RegExp(`^lakewarden: ${args[0]} = `));
     }
     const help = await cli("cleanup", "--help");
+    expect(help.stdout).toContain("--verify-data");
     expect(help.stdout).toContain("--max-duration <duration>");
     expect(help.stdout).toContain("--max-delete-rate <keys-per-second>");
+  });
+});
+
+describe("lakewarden cleanup --verify-data", () => {
+  it("reads the data files only kept versions need, which the default proof proves by their recorded sizes", async () => {
+    const { tableUri } = await table(HISTORY);
+    const proofOf = async (...flags: string[]) => {
+      const run = await cli("cleanup", tableUri, "--older-than", "0s", "--allow-short-retention", "--dry-run", "--json", ...flags);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as CleanupReport).proof!;
+    };
+    const standard = await proofOf();
+    const deep = await proofOf("--verify-data");
+    expect(standard.content_skipped).toBeNull();
+    expect(standard.files_proven_by_size).toBeGreaterThan(0);
+    expect(deep.files_proven_by_size).toBe(0);
+    expect(deep.files_read).toBe(standard.files_read + standard.files_proven_by_size);
   });
 });

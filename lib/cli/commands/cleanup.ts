@@ -52,6 +52,7 @@ interface CleanupFlags extends OutputOptions {
   maxDeleteRate?: string;
   maxDuration?: string;
   minWork?: string;
+  verifyData?: boolean;
 }
 
 export function registerCleanupCommand(program: Command, { io }: ProgramContext): void {
@@ -71,6 +72,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
         .option("--max-duration <duration>", "stop cleanly after this long (e.g. 10m); the next run resumes")
         .option("--min-work <objects>", "with --max-duration: objects of new work before it may stop (default 1)")
         .option("--max-delete-rate <keys-per-second>", "delete at most this many keys per second (default: no limit)")
+        .option("--verify-data", "the deep proof: read the end of each data file kept versions alone need")
         .option("--allow-superseded-metadata", "with --metadata-location: clean by it even if newer metadata exists")
         .option(SHORT_RETENTION_FLAG, "allow --older-than below 7 days")
         .option(SHORT_SAFETY_WINDOW_FLAG, "allow --safety-window below 1 hour"),
@@ -106,6 +108,7 @@ export function registerCleanupCommand(program: Command, { io }: ProgramContext)
           ...(maxDeleteRate !== undefined ? { maxDeleteRate } : {}),
           ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
           ...(minWorkPerRun !== undefined ? { minWorkPerRun } : {}),
+          ...(flags.verifyData ? { verifyData: true } : {}),
           signal: controller.signal,
           progress: io.interactive && !flags.json ? terminalProgress() : undefined,
         };

@@ -231,13 +231,14 @@ export function blockOn(reachable: Reachable, uri: string, when: string): void {
  * The commit alone: checks, builds and writes `v<N+1>.metadata.json` create-only (then the
  * version hint where the table has one). Returns the key written (null on a dry run) and the
  * keys the old metadata reached that the new one does not, for the caller to delete after.
+ * `reader`: the manifests' reader to ask (default: a new one, which reads each of them again).
  */
 export async function writeExpiryCommit(
   table: IcebergTable,
   plan: Pick<ExpiryPlan, "expire" | "dropRefs">,
   now: Date,
   retention: TableRetention,
-  options: { dryRun: boolean },
+  options: { dryRun: boolean; reader?: IcebergFileReader },
 ): Promise<{ key: string | null; toDelete: string[] }> {
   const { store } = table;
   const { metadata } = table.read;
@@ -261,7 +262,8 @@ export async function writeExpiryCommit(
   const nextKey = nextHadoopMetadataKey(table.read.file.name);
   const nextMetadata = decodeTableMetadata(next, store.uriOf(nextKey));
 
-  const reader = new IcebergFileReader(store);
+  // Manifests never change once written: a reader that decoded them this run (cleanup's scan) is not asked twice.
+  const reader = options.reader ?? new IcebergFileReader(store);
   const hasHint = table.versionHint !== null;
   const before = await reachableFiles(reader, metadata, table.metadataKey, table.resolve, hasHint);
   const after = await reachableFiles(reader, nextMetadata, nextKey, table.resolve, hasHint);

@@ -283,7 +283,7 @@ async function commitRemoval(store: ObjectStore, input: CommitRemovalInput): Pro
   const retention = tableRetention(table.read.metadata.properties, store.uriOf(input.base.key));
   const expiry = expiryOf(table, input, retention);
   if (expiry === null) return { key: input.base.key };
-  const written = await writeExpiryCommit(table, expiry, input.now, retention, { dryRun: false });
+  const written = await writeExpiryCommit(table, expiry, input.now, retention, { dryRun: false, reader: readerFor(store) });
   return { key: written.key! };
 }
 

@@ -32,6 +32,15 @@ export async function damageFile(path: string, damage: Damage): Promise<void> {
   }
 }
 
+/**
+ * A same-size overwrite of a data, deletion or index file whose version records its size passes
+ * the listing's size check, and the default proof reads no more of such a file (docs/cleanup.md,
+ * "What the proof reads"): the matrices run that case with the deep proof, which reads its end.
+ */
+export function deepProofFor(damage: Damage, sizedContentFile: boolean): { verifyData?: true } {
+  return damage === "random bytes" && sizedContentFile ? { verifyData: true } : {};
+}
+
 /** Every version counts as old and every unreferenced file as unproven-but-old: the most a cleanup could delete. */
 export function aggressive(now = new Date(Date.now() + 400 * 86_400_000)) {
   return { settings: { olderThanMs: 86_400_000, retainVersions: 1, safetyWindowMs: 86_400_000 }, now: () => now };
@@ -49,7 +58,11 @@ export interface CleanupOutcome {
 }
 
 /** The dry run, then the run, on the damaged table, and what each did. */
-export async function cleanDamaged(tableDir: string, format: TableFormat, options: { settings?: object; now?: () => Date } = aggressive()): Promise<CleanupOutcome> {
+export async function cleanDamaged(
+  tableDir: string,
+  format: TableFormat,
+  options: { settings?: object; now?: () => Date; verifyData?: boolean } = aggressive(),
+): Promise<CleanupOutcome> {
   const base = { format, ...options };
   const dry = await runCleanup(new LocalStore(tableDir), { ...base, dryRun: true }).then(
     (report) => ({

@@ -18,7 +18,7 @@ import { deltaFormat } from "../../../lib/formats/delta/delta-format.ts";
 import { copyFixture } from "../../support/fixtures.ts";
 import { oracleLiveFiles } from "../../formats/delta/duckdb-oracle.ts";
 import { appendCommit, setAllTimes } from "../../formats/delta/log-surgery.ts";
-import { DAMAGES, cleanDamaged, damageFile, verdict } from "./damage.ts";
+import { DAMAGES, cleanDamaged, damageFile, deepProofFor, verdict } from "./damage.ts";
 import type { Damage } from "./damage.ts";
 
 const DAY = 86_400_000;
@@ -148,7 +148,8 @@ describe("damage matrix: Delta (Spark and Databricks write, DuckDB reads)", () =
     const before = new Map<number, string>();
     for (const version of versions) before.set(version, await readVersion(dir, version));
     await damageFile(join(dir, target), damage);
-    const outcome = await cleanDamaged(dir, deltaFormat, {});
+    // The log records every data file's size (`add.size`); a deletion vector's file has none of its own.
+    const outcome = await cleanDamaged(dir, deltaFormat, deepProofFor(damage, roleCase.role === "data"));
     const problems = await verdict(
       outcome,
       async (kept) => {

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { icebergFormat } from "../../../lib/formats/iceberg/iceberg-format.ts";
 import { copyIcebergFixture, fileExists, icebirdLiveFiles, icebirdMetadataFiles, snapshotsByTextPass } from "../../support/iceberg-fixtures.ts";
 import { buildHistory, currentMetadataName } from "../../support/iceberg-histories.ts";
-import { DAMAGES, cleanDamaged, damageFile, verdict } from "./damage.ts";
+import { DAMAGES, cleanDamaged, damageFile, deepProofFor, verdict } from "./damage.ts";
 import type { Damage } from "./damage.ts";
 
 const DAY = 86_400_000;
@@ -91,7 +91,8 @@ describe("damage matrix: Iceberg (Spark writes, icebird and DuckDB read)", () =>
       const before = await readSnapshots(copy.dir);
       const target = await fileOf(copy.dir, role);
       await damageFile(join(copy.dir, target), damage);
-      const outcome = await cleanDamaged(copy.dir, icebergFormat, { now: () => new Date(NOW) });
+      // Manifests record every data and delete file's size (`file_size_in_bytes`).
+      const outcome = await cleanDamaged(copy.dir, icebergFormat, { now: () => new Date(NOW), ...deepProofFor(damage, role === "data" || role === "position deletes") });
       const problems = await verdict(outcome, async () => {
         const after = await readSnapshots(copy.dir);
         return [...after]

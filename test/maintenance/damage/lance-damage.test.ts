@@ -16,7 +16,7 @@ import { buildLanceDataset, makeTempDir, removeDir } from "../../support/lance-d
 import type { DatasetStep } from "../../support/lance-datasets.ts";
 import { copyTree, listTree, readContents } from "../lance-checks.ts";
 import type { TableContents } from "../lance-checks.ts";
-import { DAMAGES, aggressive, cleanDamaged, damageFile, verdict } from "./damage.ts";
+import { DAMAGES, aggressive, cleanDamaged, damageFile, deepProofFor, verdict } from "./damage.ts";
 import type { Damage } from "./damage.ts";
 
 /**
@@ -84,7 +84,12 @@ describe("damage matrix: Lance (LanceDB writes, LanceDB reads)", () => {
     const tableDir = join(dbUri, "t.lance");
     const target = await fileOf(tableDir, role);
     await damageFile(join(tableDir, target), damage);
-    const outcome = await cleanDamaged(tableDir, lanceFormat, { ...aggressive(), settings: { ...aggressive().settings, retainVersions: RETAINED } });
+    const sized = role === "data" || role === "index file";
+    const outcome = await cleanDamaged(tableDir, lanceFormat, {
+      ...aggressive(),
+      settings: { ...aggressive().settings, retainVersions: RETAINED },
+      ...deepProofFor(damage, sized),
+    });
     const problems = await verdict(outcome, async (versions) => {
       const after = await readContents(dbUri).catch(() => null);
       if (!after) return ["LanceDB cannot open the table"];
