@@ -30,8 +30,7 @@ export class ReferenceTable {
   /** The sequence encoded last (see encodeSequence): its chunks, how many it held, its runs; let go by `endScan`. */
   private lastChunks: ReferenceSequence["chunks"] | null = null;
   private lastCount = 0;
-  private lastRuns: Int32Array = new Int32Array(0);
-  private lastEnds: Int32Array = new Int32Array(0);
+  private lastRuns: BuiltRuns = { runs: [], ends: [] };
   /** Where each chunk of `lastChunks` starts in a version's list, known for the first `offsetsKnown` + 1. */
   private offsets = new Int32Array(1);
   private offsetsKnown = 0;
@@ -124,7 +123,7 @@ export class ReferenceTable {
       const most = Math.min(count, this.lastCount);
       if (last === chunks) shared = most;
       else while (shared < most && chunks[shared] === last[shared]) shared++;
-      runs.startWithPrefixOf(this.lastRuns, this.lastEnds, this.offsets[shared]!);
+      runs.startWithPrefixOf(this.lastRuns, this.offsets[shared]!);
     }
     if (last !== chunks) {
       this.lastChunks = chunks;
@@ -146,12 +145,10 @@ export class ReferenceTable {
     }
     for (const reference of sequence.extra) runs.add(this.nextId(runs, reference));
     this.lastCount = count;
-    const built = runs.finish();
-    this.lastRuns = built.runs;
-    this.lastEnds = built.ends;
+    this.lastRuns = runs.finish();
     // A plain list encoded next is not compared with this one's (never made) list.
     this.lastList = [];
-    return new VersionReferences(this, this.lastRuns, runs.count);
+    return new VersionReferences(this, Int32Array.from(this.lastRuns.runs), runs.count);
   }
 
   /** The next id of the run being built when `reference` continues it (consecutive versions mostly repeat the last one's list), else the path's. */
@@ -165,8 +162,7 @@ export class ReferenceTable {
     this.lastList = [];
     this.lastIds = new Int32Array(0);
     this.lastChunks = null;
-    this.lastRuns = new Int32Array(0);
-    this.lastEnds = new Int32Array(0);
+    this.lastRuns = { runs: [], ends: [] };
     this.offsetsKnown = 0;
   }
 
@@ -197,12 +193,15 @@ export class ReferenceTable {
   }
 }
 
-/** Runs of ids, built id by id after a prefix taken whole: a run grows while the next id follows it. */
+/**
+ * Runs of ids, built id by id after a prefix taken whole: a run grows while the next id follows it.
+ * Plain arrays, not typed ones: one per version, short-lived, and a typed array's own buffer made
+ * the cleanup benchmark's old generation grow into a full collection (issue 27).
+ */
 class RunBuilder {
   /** Closed runs as (start, length) pairs, and where each ends in the list. */
-  private runs = new Int32Array(64);
-  private ends = new Int32Array(32);
-  private closed = 0;
+  private runs: number[] = [];
+  private ends: number[] = [];
   private start = -1;
   private length = 0;
   /** How many ids were added. */
@@ -230,8 +229,9 @@ class RunBuilder {
    * `finish` gave them): the runs before the cut copied whole, not walked (a version of a table
    * that grew one fragment a commit is a run per fragment), the one it cuts left open.
    */
-  startWithPrefixOf(runs: Int32Array, ends: Int32Array, length: number): void {
+  startWithPrefixOf(built: BuiltRuns, length: number): void {
     if (length <= 0) return;
+    const { runs, ends } = built;
     let low = 0;
     let high = ends.length - 1;
     while (low < high) {
@@ -239,42 +239,32 @@ class RunBuilder {
       if (ends[middle]! >= length) high = middle;
       else low = middle + 1;
     }
-    this.reserve(low);
-    this.runs.set(runs.subarray(0, low * 2));
-    this.ends.set(ends.subarray(0, low));
-    this.closed = low;
+    this.runs = runs.slice(0, low * 2);
+    this.ends = ends.slice(0, low);
     const before = low > 0 ? ends[low - 1]! : 0;
     this.start = runs[low * 2]!;
     this.length = length - before;
     this.count = length;
   }
 
-  finish(): { runs: Int32Array; ends: Int32Array } {
+  finish(): BuiltRuns {
     this.close();
-    return { runs: this.runs.slice(0, this.closed * 2), ends: this.ends.slice(0, this.closed) };
+    return { runs: this.runs, ends: this.ends };
   }
 
   /** Closes the open run, which ends where everything added so far does. */
   private close(): void {
     if (this.length === 0) return;
-    this.reserve(this.closed + 1);
-    this.runs[this.closed * 2] = this.start;
-    this.runs[this.closed * 2 + 1] = this.length;
-    this.ends[this.closed] = this.count;
-    this.closed++;
+    this.runs.push(this.start, this.length);
+    this.ends.push(this.count);
     this.length = 0;
   }
+}
 
-  private reserve(runs: number): void {
-    if (this.ends.length >= runs) return;
-    const size = Math.max(runs, this.ends.length * 2);
-    const grownRuns = new Int32Array(size * 2);
-    grownRuns.set(this.runs.subarray(0, this.closed * 2));
-    this.runs = grownRuns;
-    const grownEnds = new Int32Array(size);
-    grownEnds.set(this.ends.subarray(0, this.closed));
-    this.ends = grownEnds;
-  }
+/** A version's runs of ids as (start, length) pairs, and where each run ends in its list. */
+interface BuiltRuns {
+  runs: number[];
+  ends: number[];
 }
 
 /** One version's references: runs of ids into its scan's table. */
