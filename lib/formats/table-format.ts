@@ -20,13 +20,13 @@
  */
 import type { ListedKey, ObjectInfo, ObjectStore } from "../store/object-store.ts";
 import type { VersionRecord } from "../model/version-record.ts";
-import type { FileReference, FileRole } from "../model/file-reference.ts";
+import type { FileReference, FileRole, ReferenceSequence } from "../model/file-reference.ts";
 import type { Refs } from "../model/refs.ts";
 import type { DataFileFooterReader } from "./data-file-footer.ts";
 import type { RowReader, ScanFiles } from "./scan-files.ts";
 import type { TableCatalog } from "./catalog-commit.ts";
 
-export type { FileReference, FileRole } from "../model/file-reference.ts";
+export type { FileReference, FileRole, ReferenceSequence } from "../model/file-reference.ts";
 export type { Branch, Refs, RefRetention, Tag } from "../model/refs.ts";
 
 /**
@@ -148,6 +148,8 @@ export interface ReadSnapshotOptions {
 export interface CleanupView {
   record: VersionRecord;
   referencedFiles: FileReference[];
+  /** The same references as runs of chunks shared between versions (see ReferenceSequence), where the format has them: the pipeline then reads these, not `referencedFiles`. */
+  referenceSequence?: ReferenceSequence;
   unresolvedReferences: UnresolvedReference[];
   config: Record<string, string>;
 }

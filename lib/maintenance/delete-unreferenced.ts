@@ -190,11 +190,15 @@ function isSet(mask: Uint8Array, index: number): boolean {
   return (mask[index >> 3]! & (1 << (index & 7))) !== 0;
 }
 
-/** Removed versions that have a commit file again (under a name this run did not delete). */
+/**
+ * Removed versions that have a commit file again (under a name this run did not delete). Keys
+ * only, no stat per file (a local disk's listing would stat every version file): a key listed
+ * but gone by now counts as alive, which only holds deletes back.
+ */
 async function versionsAliveAgain(store: ObjectStore, format: TableFormat, processed: ProcessedManifests, deletedKeys: ReadonlySet<string>): Promise<number[]> {
   const removed = new Set(processed.plan.removed);
   const alive = new Set<number>();
-  for (const file of await format.listVersionFiles(store)) {
+  for (const file of await format.listVersionKeys(store)) {
     if (removed.has(file.version) && !deletedKeys.has(file.key)) alive.add(file.version);
   }
   return [...alive].sort((a, b) => a - b);

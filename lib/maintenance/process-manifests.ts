@@ -102,7 +102,8 @@ export async function readManifests(store: ObjectStore, format: TableFormat, opt
     options.progress?.advance(1);
     if (found === null) return null;
     const { file, view } = found;
-    return { file, record: view.record, references: table.encode(view.referencedFiles), unresolved: view.unresolvedReferences, config: view.config, round };
+    const references = view.referenceSequence ? table.encodeSequence(view.referenceSequence) : table.encode(view.referencedFiles);
+    return { file, record: view.record, references, unresolved: view.unresolvedReferences, config: view.config, round };
   });
   table.endScan();
   for (const version of read) if (version !== null) scan.set(version.file.version, version);

@@ -9,7 +9,7 @@
  * is held is a cost per file. Reading a version back yields the same references, in the same
  * order, as the format gave (equal by path, role and size).
  */
-import type { FileReference } from "../model/file-reference.ts";
+import type { FileReference, ReferenceSequence } from "../model/file-reference.ts";
 import { relativeKeyProblem } from "../model/table-path.ts";
 
 /** Every distinct reference a scan met, by id in the order first met. */
@@ -27,6 +27,13 @@ export class ReferenceTable {
   /** The list encoded last and its ids, place by place (see encode); let go by `endScan`. */
   private lastList: readonly FileReference[] = [];
   private lastIds = new Int32Array(0);
+  /** The sequence encoded last (see encodeSequence): its chunks, how many it held, its runs; let go by `endScan`. */
+  private lastChunks: ReferenceSequence["chunks"] | null = null;
+  private lastCount = 0;
+  private lastRuns: BuiltRuns = { runs: [], ends: [] };
+  /** Where each chunk of `lastChunks` starts in a version's list, known for the first `offsetsKnown` + 1. */
+  private offsets = new Int32Array(1);
+  private offsetsKnown = 0;
 
   get size(): number {
     return this.references.length;
@@ -99,10 +106,64 @@ export class ReferenceTable {
     return new VersionReferences(this, Int32Array.from(runs), list.length);
   }
 
+  /**
+   * `sequence` as runs of ids, its list never made: the chunks it shares with the sequence encoded
+   * last (the same chunk objects at the same places: a prefix of the same `chunks`, whose first
+   * entries never change, or of another array) take that one's runs, cut where they end; only the
+   * others are walked.
+   */
+  encodeSequence(sequence: ReferenceSequence): VersionReferences {
+    const { chunks, count } = sequence;
+    const runs = new RunBuilder();
+    // The chunks this version shares with the last one: all of the shorter when it is the same array; else
+    // those at the same places (versions read out of order: the next one started an array of its own).
+    let shared = 0;
+    const last = this.lastChunks;
+    if (last !== null) {
+      const most = Math.min(count, this.lastCount);
+      if (last === chunks) shared = most;
+      else while (shared < most && chunks[shared] === last[shared]) shared++;
+      runs.startWithPrefixOf(this.lastRuns, this.offsets[shared]!);
+    }
+    if (last !== chunks) {
+      this.lastChunks = chunks;
+      // Where the chunks start is known as far as they are the last array's.
+      this.offsetsKnown = shared;
+    }
+    if (this.offsets.length < count + 1) {
+      const grown = new Int32Array(Math.max(count + 1, this.offsets.length * 2));
+      grown.set(this.offsets.subarray(0, this.offsetsKnown + 1));
+      this.offsets = grown;
+    }
+    for (let c = shared; c < count; c++) {
+      const references = chunks[c]!.references;
+      for (let r = 0; r < references.length; r++) runs.add(this.nextId(runs, references[r]!));
+      if (c >= this.offsetsKnown) {
+        this.offsets[c + 1] = this.offsets[c]! + references.length;
+        this.offsetsKnown = c + 1;
+      }
+    }
+    for (const reference of sequence.extra) runs.add(this.nextId(runs, reference));
+    this.lastCount = count;
+    this.lastRuns = runs.finish();
+    // A plain list encoded next is not compared with this one's (never made) list.
+    this.lastList = [];
+    return new VersionReferences(this, Int32Array.from(this.lastRuns.runs), runs.count);
+  }
+
+  /** The next id of the run being built when `reference` continues it (consecutive versions mostly repeat the last one's list), else the path's. */
+  private nextId(runs: RunBuilder, reference: FileReference): number {
+    const next = runs.next();
+    return next >= 0 && next < this.references.length && sameReference(this.references[next]!, reference) ? next : this.idOf(reference);
+  }
+
   /** A scan's reads are done: the last list (a whole version's references, the format's objects) is not held past it. */
   endScan(): void {
     this.lastList = [];
     this.lastIds = new Int32Array(0);
+    this.lastChunks = null;
+    this.lastRuns = { runs: [], ends: [] };
+    this.offsetsKnown = 0;
   }
 
   private idOf(reference: FileReference): number {
@@ -130,6 +191,80 @@ export class ReferenceTable {
     this.references.push(reference.size !== undefined ? { path: reference.path, role: reference.role, size: reference.size } : { path: reference.path, role: reference.role });
     return this.references.length - 1;
   }
+}
+
+/**
+ * Runs of ids, built id by id after a prefix taken whole: a run grows while the next id follows it.
+ * Plain arrays, not typed ones: one per version, short-lived, and a typed array's own buffer made
+ * the cleanup benchmark's old generation grow into a full collection (issue 27).
+ */
+class RunBuilder {
+  /** Closed runs as (start, length) pairs, and where each ends in the list. */
+  private runs: number[] = [];
+  private ends: number[] = [];
+  private start = -1;
+  private length = 0;
+  /** How many ids were added. */
+  count = 0;
+
+  /** The id that would continue the current run, or -1 before the first. */
+  next(): number {
+    return this.length > 0 ? this.start + this.length : -1;
+  }
+
+  add(id: number): void {
+    if (this.length > 0 && id === this.start + this.length) {
+      this.length++;
+      this.count++;
+      return;
+    }
+    this.close();
+    this.start = id;
+    this.length = 1;
+    this.count++;
+  }
+
+  /**
+   * Starts with the ids of the first `length` places of another version's runs (`ends` as
+   * `finish` gave them): the runs before the cut copied whole, not walked (a version of a table
+   * that grew one fragment a commit is a run per fragment), the one it cuts left open.
+   */
+  startWithPrefixOf(built: BuiltRuns, length: number): void {
+    if (length <= 0) return;
+    const { runs, ends } = built;
+    let low = 0;
+    let high = ends.length - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (ends[middle]! >= length) high = middle;
+      else low = middle + 1;
+    }
+    this.runs = runs.slice(0, low * 2);
+    this.ends = ends.slice(0, low);
+    const before = low > 0 ? ends[low - 1]! : 0;
+    this.start = runs[low * 2]!;
+    this.length = length - before;
+    this.count = length;
+  }
+
+  finish(): BuiltRuns {
+    this.close();
+    return { runs: this.runs, ends: this.ends };
+  }
+
+  /** Closes the open run, which ends where everything added so far does. */
+  private close(): void {
+    if (this.length === 0) return;
+    this.runs.push(this.start, this.length);
+    this.ends.push(this.count);
+    this.length = 0;
+  }
+}
+
+/** A version's runs of ids as (start, length) pairs, and where each run ends in its list. */
+interface BuiltRuns {
+  runs: number[];
+  ends: number[];
 }
 
 /** One version's references: runs of ids into its scan's table. */

@@ -17,3 +17,18 @@ export interface FileReference {
   /** Bytes, when the format records it (undefined = unknown). */
   size?: number;
 }
+
+/**
+ * A version's references as runs of shared chunks, for a format whose consecutive versions name
+ * mostly the same files (Lance: a chunk per fragment): the first `count` chunks of `chunks`, each
+ * chunk's references in order, then `extra`. `chunks` may be shared with other versions of the
+ * same read and grow at its end (by other versions), but its first `count` entries never change:
+ * so a reader that met `chunks` before knows the ids of a prefix without walking it, and no flat
+ * list is made per version (at 100,000 fragments an 800 KB array each, which only a full
+ * collection frees: scale-cleanup.md).
+ */
+export interface ReferenceSequence {
+  chunks: readonly { readonly references: readonly FileReference[] }[];
+  count: number;
+  extra: readonly FileReference[];
+}

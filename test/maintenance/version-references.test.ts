@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FileReference } from "../../lib/model/file-reference.ts";
+import type { FileReference, ReferenceSequence } from "../../lib/model/file-reference.ts";
 import { ReferenceTable } from "../../lib/maintenance/version-references.ts";
 
 /** Versions as a growing Lance table names them: every fragment so far, one added a version, every third one compacted away. */
@@ -112,5 +112,73 @@ describe("ReferenceTable: what versions name, held once per file", () => {
     const table = new ReferenceTable();
     const given = { path: "data/x.lance", role: "data", size: 5, extra: "not the pipeline's" };
     expect(table.encode([given]).list()).toEqual([{ path: "data/x.lance", role: "data", size: 5 }]);
+  });
+});
+
+describe("ReferenceTable.encodeSequence: versions as runs of shared chunks", () => {
+  type Chunk = { references: FileReference[] };
+  const chunk = (f: number, withDeletion = false): Chunk => ({
+    references: [{ path: `data/${f}.lance`, role: "data", size: 1000 + f }, ...(withDeletion ? [{ path: `_deletions/${f}.arrow`, role: "delete" }] : [])],
+  });
+  const listOf = (sequence: ReferenceSequence) => [...sequence.chunks.slice(0, sequence.count).flatMap((c) => c.references), ...sequence.extra];
+
+  /** Versions as Lance's reader gives them: one array of chunks grown version by version, a new one after a fragment changes. */
+  function growingSequences(): ReferenceSequence[] {
+    const sequences: ReferenceSequence[] = [];
+    let chunks: Chunk[] = [];
+    for (let v = 1; v <= 60; v++) {
+      if (v % 10 === 0) {
+        // A delete: fragment v / 10 gains a deletion file, so a new array starts from the chunks before it.
+        const changed = v / 10;
+        chunks = [...chunks.slice(0, changed), chunk(changed, true), ...chunks.slice(changed + 1)];
+      } else chunks.push(chunk(100 + v));
+      const extra: FileReference[] = [{ path: `_transactions/${v}.txn`, role: "transaction" }];
+      sequences.push({ chunks, count: chunks.length, extra });
+    }
+    return sequences;
+  }
+
+  it("reads every version back as its list, whichever order the versions are encoded in, mixed with plain lists", () => {
+    const sequences = growingSequences();
+    for (const stride of [1, 7, 13]) {
+      const table = new ReferenceTable();
+      const order = sequences.map((_, i) => i).sort((a, b) => ((a * stride) % 61) - ((b * stride) % 61));
+      const held = order.map((i) => {
+        const sequence = sequences[i]!;
+        return { i, references: i % 5 === 4 ? table.encode(listOf(sequence)) : table.encodeSequence(sequence) };
+      });
+      for (const { i, references } of held) {
+        expect(references.list()).toEqual(listOf(sequences[i]!));
+        expect(references.length).toBe(listOf(sequences[i]!).length);
+      }
+    }
+  });
+
+  it("versions in arrays of their own that share chunk objects (read out of order) read back as their lists", () => {
+    const base = [chunk(1), chunk(2), chunk(3)];
+    const longer = [...base, chunk(4), chunk(5)];
+    const other = [...base.slice(0, 2), chunk(3, true), chunk(6)];
+    const table = new ReferenceTable();
+    const sequences: ReferenceSequence[] = [
+      { chunks: longer, count: 5, extra: [] },
+      { chunks: base, count: 3, extra: [{ path: "_transactions/3.txn", role: "transaction" }] },
+      { chunks: other, count: 4, extra: [] },
+      { chunks: longer, count: 4, extra: [{ path: "_transactions/4.txn", role: "transaction" }] },
+      { chunks: other, count: 2, extra: [] },
+    ];
+    const held = sequences.map((sequence) => table.encodeSequence(sequence));
+    for (const [i, references] of held.entries()) expect(references.list()).toEqual(listOf(sequences[i]!));
+  });
+
+  it("a version with fewer chunks than the last one of the same array takes only its own prefix", () => {
+    const chunks = [chunk(1), chunk(2), chunk(3), chunk(4)];
+    const table = new ReferenceTable();
+    const four = table.encodeSequence({ chunks, count: 4, extra: [{ path: "_transactions/4.txn", role: "transaction" }] });
+    const two = table.encodeSequence({ chunks, count: 2, extra: [{ path: "data/9.lance", role: "data" }] });
+    chunks.push(chunk(5));
+    const five = table.encodeSequence({ chunks, count: 5, extra: [] });
+    expect(four.list().map((r) => r.path)).toEqual(["data/1.lance", "data/2.lance", "data/3.lance", "data/4.lance", "_transactions/4.txn"]);
+    expect(two.list().map((r) => r.path)).toEqual(["data/1.lance", "data/2.lance", "data/9.lance"]);
+    expect(five.list().map((r) => r.path)).toEqual(["data/1.lance", "data/2.lance", "data/3.lance", "data/4.lance", "data/5.lance"]);
   });
 });

@@ -5,7 +5,19 @@
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { ADMITTED, NOTHING_KEPT_TOGETHER } from "../table-format.ts";
-import type { CleanupView, FileRole, ListedVersion, Refs, TableFormat, TableSnapshot, VersionFile, VersionKeysAndRefs } from "../table-format.ts";
+import type {
+  CleanupView,
+  FileReference,
+  FileRole,
+  ListedVersion,
+  ReferenceSequence,
+  Refs,
+  TableFormat,
+  TableSnapshot,
+  UnresolvedReference,
+  VersionFile,
+  VersionKeysAndRefs,
+} from "../table-format.ts";
 import { defineFormat } from "../define-format.ts";
 import { compareKeys } from "../../store/keys.ts";
 import { listKeys, type ListedKey } from "../../store/list-keys.ts";
@@ -15,7 +27,7 @@ import { CorruptFileError } from "../errors.ts";
 import { proveLanceFile } from "./prove-file.ts";
 import { readLanceDataFileFooter } from "./data-file-footer.ts";
 import type { LanceManifest, LanceTransaction } from "./manifest-model.ts";
-import type { FragmentCache } from "./manifest-reader.ts";
+import type { FragmentCache, LanceCleanupView } from "./manifest-reader.ts";
 import { loadManifestReader } from "./load-manifest-reader.ts";
 import { readLanceCleanupVersion, readLanceVersion } from "./read-version.ts";
 import { REFS_PREFIX, readLanceRefs } from "./refs.ts";
@@ -248,12 +260,28 @@ async function readForCleanup(store: ObjectStore, file: VersionFile, scan?: obje
   // Cleanup reads every byte of a manifest: one GET of the listed size, not the tail and then the rest.
   const { view, transaction } = await readLanceCleanupVersion(store, file.key, file.size, await fragmentCacheOf(scan ?? store), { whole: true });
   if (view.version !== file.version) throw new CorruptFileError(store.uriOf(file.key), `manifest says version ${view.version} but its file name says ${file.version}`);
-  return {
-    record: toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)),
-    referencedFiles: view.references,
-    unresolvedReferences: view.unresolved,
-    config: view.config,
-  };
+  return new LanceCleanupRead(toVersionRecord(view, view.totals, transaction, store.uriOf(file.key)), view);
+}
+
+/** A version as cleanup reads it: the list of its references is made only if read (the pipeline reads the sequence). */
+class LanceCleanupRead implements CleanupView {
+  readonly record: VersionRecord;
+  readonly referenceSequence: ReferenceSequence;
+  readonly unresolvedReferences: UnresolvedReference[];
+  readonly config: Record<string, string>;
+  readonly #view: LanceCleanupView;
+
+  constructor(record: VersionRecord, view: LanceCleanupView) {
+    this.record = record;
+    this.referenceSequence = view.sequence;
+    this.unresolvedReferences = view.unresolved;
+    this.config = view.config;
+    this.#view = view;
+  }
+
+  get referencedFiles(): FileReference[] {
+    return this.#view.references;
+  }
 }
 
 function classify(key: string): FileRole | null {

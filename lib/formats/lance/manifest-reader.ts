@@ -15,7 +15,7 @@
  */
 import { Buffer } from "node:buffer";
 import type protobuf from "protobufjs";
-import type { FileReference, UnresolvedReference } from "../table-format.ts";
+import type { FileReference, ReferenceSequence, UnresolvedReference } from "../table-format.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
 import type { VersionTotals } from "../../model/version-record.ts";
 import { assertReadable } from "./feature-flags.ts";
@@ -748,8 +748,10 @@ export interface LanceCleanupView {
   version: number;
   timestampNanos: bigint;
   totals: VersionTotals;
-  /** Root-relative keys of every file the version references (as snapshot-files.ts `referencedFiles`). */
+  /** Root-relative keys of every file the version references (as snapshot-files.ts `referencedFiles`); made from `sequence` when first read. */
   references: FileReference[];
+  /** The same references as a run of fragment shares held with the versions decoded after it (no list per version). */
+  sequence: ReferenceSequence;
   /** Paths the version names that are not keys under the root. */
   unresolved: UnresolvedReference[];
   config: Record<string, string>;
@@ -799,7 +801,7 @@ export class FragmentCache {
 
   /**
    * How many leading fragments of this manifest are, byte for byte, those of the manifest
-   * decoded last (their shares are then the first of `sharedRun()`), when splitManifest could
+   * decoded last (their shares are then the first of `takeSharedRun()`), when splitManifest could
    * not take the whole run: the ranges must line up exactly, and every byte from the first
    * fragment's tag to the end of the run (the fragments and the tags between them) must be equal.
    */
@@ -816,9 +818,15 @@ export class FragmentCache {
     return buf.compare(last.buf, last.base, last.base + length, base, base + length) === 0 ? shared : 0;
   }
 
-  /** The shares of the manifest decoded last (valid for a `sharedPrefix` or a run splitManifest took). */
-  sharedRun(): ShareRun | null {
-    return this.#last?.shares ?? null;
+  /**
+   * The shares of the manifest decoded last (valid for a `sharedPrefix` or a run splitManifest
+   * took), handed over: the next version's run grows from them in place, and the cache forgets
+   * them until `remember` (a decode that fails midway leaves nothing half-grown to reuse).
+   */
+  takeSharedRun(): ShareRun | null {
+    const shares = this.#last?.shares ?? null;
+    this.#last = null;
+    return shares;
   }
 
   /** Remembers a decoded manifest for the next one (its bytes are kept, not copied: they are not written to). */
@@ -852,14 +860,12 @@ export class FragmentCache {
 }
 
 /**
- * A version's fragment shares in order, with their references laid end to end and their totals
- * summed. The next version starts from a copy of this one when it repeats all its fragments
- * (two array copies instead of a step per fragment: ~50K steps for 331 versions of up to 300
- * fragments, most of them before the code is optimised), or from its first few.
+ * A version's fragment shares in order, with their totals summed. The next version takes this one
+ * over when it repeats all its fragments (no step per fragment: ~50K steps for 331 versions of up
+ * to 300 fragments, most of them before the code is optimised), or starts from its first few.
  */
 class ShareRun {
   shares: FragmentShare[] = [];
-  references: FileReference[] = [];
   unresolved: UnresolvedReference[] = [];
   dataFiles = 0;
   filesSize = 0;
@@ -867,14 +873,17 @@ class ShareRun {
   deletionRows = 0;
   rows = 0;
 
-  /** A run starting with the first `count` shares of `from`. */
+  /**
+   * A run starting with the first `count` shares of `from`, which it may take over (`from` is
+   * not used again). All of them: its arrays, grown in place, not copies. The shares below a
+   * version's count never change, which is what lets its view keep them as its ReferenceSequence.
+   */
   static prefixOf(from: ShareRun | null, count: number): ShareRun {
     const run = new ShareRun();
     if (from === null || count === 0) return run;
     if (count === from.shares.length) {
-      run.shares = from.shares.slice();
-      run.references = from.references.slice();
-      run.unresolved = from.unresolved.slice();
+      run.shares = from.shares;
+      run.unresolved = from.unresolved;
       run.dataFiles = from.dataFiles;
       run.filesSize = from.filesSize;
       run.deletionFiles = from.deletionFiles;
@@ -888,7 +897,6 @@ class ShareRun {
 
   add(share: FragmentShare): void {
     this.shares.push(share);
-    for (let r = 0; r < share.references.length; r++) this.references.push(share.references[r]!);
     for (let r = 0; r < share.unresolved.length; r++) this.unresolved.push(share.unresolved[r]!);
     this.dataFiles += share.dataFiles;
     this.filesSize += share.filesSize;
@@ -956,22 +964,24 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
   const head = readManifestHead(bytes, uri, true, cache?.previousRun() ?? null);
   const { rest, wire, fragments } = head;
   const shared = fragments.reused > 0 ? fragments.reused : cache ? cache.sharedPrefix(wire.buf, fragments) : 0;
-  const run = ShareRun.prefixOf(cache?.sharedRun() ?? null, shared);
+  const run = ShareRun.prefixOf(cache?.takeSharedRun() ?? null, shared);
   for (let i = shared; i < fragments.count; i++)
     run.add(shareOf(wire, fragments.base + fragments.ranges[i * 2]!, fragments.base + fragments.ranges[i * 2 + 1]!, uri, tableUri, cache));
   cache?.remember(wire.buf, fragments, run);
-  // Copies: the run is the next version's start, and a caller may add to what it is given.
-  const references = run.references.slice();
+  // The run's shares as they are now (the next version may grow the array, never change these); a copy of
+  // the unresolved ones: the run is the next version's start, and a caller may add to what it is given.
+  const extra: FileReference[] = [];
   const unresolved = run.unresolved.slice();
   for (const index of head.indices) {
-    if (index.baseId === null && indexOwnsFolder(index.name)) references.push(...indexReferences(index, tableUri, unresolved));
+    if (index.baseId === null && indexOwnsFolder(index.name)) extra.push(...indexReferences(index, tableUri, unresolved));
   }
   if (head.transactionFile !== null) {
     const resolved = resolveUnder(TRANSACTIONS_PREFIX, head.transactionFile, tableUri);
-    if ("key" in resolved) references.push({ path: resolved.key, role: "transaction" });
+    if ("key" in resolved) extra.push({ path: resolved.key, role: "transaction" });
     else unresolved.push(resolved);
   }
-  return {
+  return new SequenceCleanupView({
+    sequence: { chunks: run.shares, count: run.shares.length, extra },
     version: head.version,
     timestampNanos: head.timestampNanos,
     totals: {
@@ -983,13 +993,54 @@ export function decodeLanceCleanupView(bytes: Uint8Array, uri: string, tableUri:
       total_deletion_file_rows: run.deletionRows,
       total_rows: run.rows,
     },
-    references,
     unresolved,
     config: { ...(rest.config as Record<string, string>) },
     branch: has(rest, "branch") ? (rest.branch as string) : null,
     transactionFile: head.transactionFile,
     inlineTransaction: head.inlineTransaction,
-  };
+  });
+}
+
+/** A cleanup view whose list of references is made from its sequence when first read (cleanup reads the sequence; a head, the list). */
+class SequenceCleanupView implements LanceCleanupView {
+  readonly version: number;
+  readonly timestampNanos: bigint;
+  readonly totals: VersionTotals;
+  readonly sequence: ReferenceSequence;
+  readonly unresolved: UnresolvedReference[];
+  readonly config: Record<string, string>;
+  readonly branch: string | null;
+  readonly transactionFile: string | null;
+  readonly inlineTransaction: LanceTransaction | null;
+  #references: FileReference[] | null = null;
+
+  constructor(fields: Omit<LanceCleanupView, "references">) {
+    this.version = fields.version;
+    this.timestampNanos = fields.timestampNanos;
+    this.totals = fields.totals;
+    this.sequence = fields.sequence;
+    this.unresolved = fields.unresolved;
+    this.config = fields.config;
+    this.branch = fields.branch;
+    this.transactionFile = fields.transactionFile;
+    this.inlineTransaction = fields.inlineTransaction;
+  }
+
+  get references(): FileReference[] {
+    this.#references ??= listOf(this.sequence);
+    return this.#references;
+  }
+}
+
+/** A sequence's references as one list, in order. */
+function listOf(sequence: ReferenceSequence): FileReference[] {
+  const list: FileReference[] = [];
+  for (let c = 0; c < sequence.count; c++) {
+    const references = sequence.chunks[c]!.references;
+    for (let r = 0; r < references.length; r++) list.push(references[r]!);
+  }
+  for (const reference of sequence.extra) list.push(reference);
+  return list;
 }
 
 /** The share of the fragment at `buf[start, end)`: from the cache when seen in an earlier version, else decoded (and remembered). */

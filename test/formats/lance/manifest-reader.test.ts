@@ -9,6 +9,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CorruptFileError, UnsupportedFeatureError } from "../../../lib/formats/errors.ts";
+import type { FileReference, ReferenceSequence } from "../../../lib/model/file-reference.ts";
 import { decodeManifestFile } from "../../../lib/formats/lance/manifest-file.ts";
 import { toLanceManifest, toTransaction } from "../../../lib/formats/lance/manifest-model.ts";
 import { decodeLanceCleanupView, decodeLanceManifestFile, decodeLanceTransaction, FragmentCache } from "../../../lib/formats/lance/manifest-reader.ts";
@@ -60,7 +61,11 @@ function expectEqualDecodings(bytes: Uint8Array, uri: string, cache?: FragmentCa
   const full = decodeLanceManifestFile(bytes, uri);
   expect(full.manifest).toStrictEqual(expected.manifest);
   expect(full.inlineTransaction).toStrictEqual(expected.inlineTransaction);
-  const view = decodeLanceCleanupView(bytes, uri, tableUriOf(uri), cache);
+  const decoded = decodeLanceCleanupView(bytes, uri, tableUriOf(uri), cache);
+  const { sequence, ...view } = { ...decoded, references: decoded.references };
+  // The references as one list and as the sequence the pipeline reads are the same.
+  const listed = [...sequence.chunks.slice(0, sequence.count).flatMap((chunk) => chunk.references), ...sequence.extra];
+  expect(listed).toStrictEqual(expected.references.files);
   expect(view).toStrictEqual({
     version: expected.manifest.version,
     timestampNanos: expected.manifest.timestampNanos,
@@ -186,11 +191,36 @@ describe("manifest-reader equals the toObject decoding", () => {
     const changedLast = withManifest(bytes, name, (manifest) => {
       manifest.fragments.at(-1)!.physical_rows = "77";
     });
+    const sequences: { sequence: ReferenceSequence; expected: FileReference[] }[] = [];
     for (const manifest of [bytes, appended, bytes, renamed, bytes, changedLast, appended, changedLast]) {
       expectEqualDecodings(manifest, name, cache);
+      sequences.push({ sequence: decodeLanceCleanupView(manifest, name, tableUriOf(name), cache).sequence, expected: reference(manifest, name).references.files });
     }
+    // A version's sequence still says its references after later versions grew the chunks it shares with them.
+    for (const { sequence, expected } of sequences)
+      expect([...sequence.chunks.slice(0, sequence.count).flatMap((chunk) => chunk.references), ...sequence.extra]).toStrictEqual(expected);
     const renamedPaths = decodeLanceCleanupView(renamed, name, tableUriOf(name), cache).references.map((r) => r.path);
     expect(renamedPaths.some((path) => path.endsWith(`x${decodeLanceManifestFile(bytes, name).manifest.fragments[0]!.files[0]!.path.slice(-6)}`))).toBe(true);
+  });
+
+  it("through a cache: a version that fails to decode after taking the last one's run leaves nothing half-grown for the next", () => {
+    const [name, written] = [...manifests].find(([, b]) => decodeLanceManifestFile(b, "x").manifest.fragments.length >= 2)!;
+    // Encoded as the versions below are, so their runs of fragments start with its bytes.
+    const bytes = withManifest(written, name, () => {});
+    type Fragments = Parameters<Parameters<typeof withManifest>[2]>[0]["fragments"];
+    const extra = (fragments: Fragments, id: string, path: string) => ({ ...fragments[0]!, id, files: [{ ...fragments[0]!.files[0]!, path }], deletion_file: null });
+    const appended = withManifest(bytes, name, (manifest) => {
+      manifest.fragments.push(extra(manifest.fragments, "9000", "appended.lance"));
+    });
+    // The same append, then a fragment that cannot be read: the run of `bytes` was taken and grown by one before the error.
+    const failing = withManifest(bytes, name, (manifest) => {
+      const unreadable = { ...extra(manifest.fragments, "9001", "other.lance"), deletion_file: { file_type: 7, read_version: "1", id: "2", num_deleted_rows: "1" } };
+      manifest.fragments.push(extra(manifest.fragments, "9000", "appended.lance"), unreadable);
+    });
+    const cache = new FragmentCache();
+    expectEqualDecodings(bytes, name, cache);
+    expect(errorOf(() => decodeLanceCleanupView(failing, name, tableUriOf(name), cache))).toBeInstanceOf(UnsupportedFeatureError);
+    for (const manifest of [appended, bytes, appended]) expectEqualDecodings(manifest, name, cache);
   });
 
   it("through a cache: a run of fragments with another field among them is walked again, not taken whole", () => {
