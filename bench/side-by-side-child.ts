@@ -8,8 +8,9 @@
  *
  * Every version committed before `cutoffMs` may go (older-than and the safety window both
  * `now - cutoffMs`, the short-setting guards acknowledged, the latest version kept), the same
- * instant every peer is told. Its libraries (the AWS SDK on S3, Lance's manifest reader) load
- * before the clock, as the peers import theirs first.
+ * instant every peer is told. Its libraries (Lance's manifest reader) load before the clock, as
+ * the peers import theirs first. On S3 the store is the cleanup-table function's (the small
+ * client of lib/store/s3-http-store.ts, not the AWS SDK the CLI uses).
  */
 import { performance } from "node:perf_hooks";
 
@@ -30,15 +31,15 @@ export interface SideBySideOutcome {
 }
 
 async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
-  const { openStore } = await import("../lib/store/open-store.ts");
+  const { httpStoreOpener } = await import("../lib/store/open-http-store.ts");
   const { runCleanup } = await import("../lib/maintenance/run-cleanup.ts");
-  if (job.table.startsWith("s3://")) await import("@aws-sdk/client-s3");
   await (await import("../lib/formats/lance/load-manifest-reader.ts")).loadManifestReader();
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   const windowMs = Math.max(0, Date.now() - job.cutoffMs);
   const stages: SideBySideOutcome["stages"] = [];
-  const report = await runCleanup(openStore(job.table), {
+  // Opened as functions/cleanup-table/lambda.ts opens it.
+  const report = await runCleanup(httpStoreOpener()(job.table), {
     progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start }), advance: () => {}, finish: () => {} },
     settings: { olderThanMs: windowMs, safetyWindowMs: windowMs, retainVersions: 1, allowShortRetention: true, allowShortSafetyWindow: true },
   });
