@@ -26,8 +26,8 @@ export interface SideBySideOutcome {
   versionsRemoved: number;
   filesRemoved: number;
   requests: Record<string, number>;
-  /** When each stage began, in ms from the span's start: where the time went. */
-  stages: { stage: string; atMs: number }[];
+  /** When each stage began, in ms from the span's start, and the CPU time used by then (user + system, every thread): where the time went, and how much of it was work on a loaded machine. */
+  stages: { stage: string; atMs: number; cpuMs: number }[];
 }
 
 async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
@@ -40,21 +40,26 @@ async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
   const stages: SideBySideOutcome["stages"] = [];
   // Opened as functions/cleanup-table/lambda.ts opens it.
   const report = await runCleanup(httpStoreOpener()(job.table), {
-    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start }), advance: () => {}, finish: () => {} },
+    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start, cpuMs: cpuMsSince(cpuStart) }), advance: () => {}, finish: () => {} },
     settings: { olderThanMs: windowMs, safetyWindowMs: windowMs, retainVersions: 1, allowShortRetention: true, allowShortSafetyWindow: true },
   });
   const ms = performance.now() - start;
-  const cpu = process.cpuUsage(cpuStart);
+  const cpuMs = cpuMsSince(cpuStart);
   if (report.status !== "completed") throw new Error(`${job.table}: cleanup ended ${report.status}: ${report.errors.join("; ")}`);
   return {
     ms,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    cpuMs,
     status: report.status,
     versionsRemoved: report.versions_removed.length,
     filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
     requests: { ...report.requests },
     stages,
   };
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 const raw = process.argv[2];
