@@ -8,8 +8,9 @@
  *
  * Every version committed before `cutoffMs` may go (older-than and the safety window both
  * `now - cutoffMs`, the short-setting guards acknowledged, the latest version kept), the same
- * instant every peer is told. Its libraries (the AWS SDK on S3, Lance's manifest reader) load
- * before the clock, as the peers import theirs first.
+ * instant every peer is told. Its libraries (Lance's manifest reader) load before the clock, as
+ * the peers import theirs first. On S3 the store is the cleanup-table function's (the small
+ * client of lib/store/s3-http-store.ts, not the AWS SDK the CLI uses).
  */
 import { performance } from "node:perf_hooks";
 
@@ -25,35 +26,40 @@ export interface SideBySideOutcome {
   versionsRemoved: number;
   filesRemoved: number;
   requests: Record<string, number>;
-  /** When each stage began, in ms from the span's start: where the time went. */
-  stages: { stage: string; atMs: number }[];
+  /** When each stage began, in ms from the span's start, and the CPU time used by then (user + system, every thread): where the time went, and how much of it was work on a loaded machine. */
+  stages: { stage: string; atMs: number; cpuMs: number }[];
 }
 
 async function main(job: SideBySideJob): Promise<SideBySideOutcome> {
-  const { openStore } = await import("../lib/store/open-store.ts");
+  const { httpStoreOpener } = await import("../lib/store/open-http-store.ts");
   const { runCleanup } = await import("../lib/maintenance/run-cleanup.ts");
-  if (job.table.startsWith("s3://")) await import("@aws-sdk/client-s3");
   await (await import("../lib/formats/lance/load-manifest-reader.ts")).loadManifestReader();
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   const windowMs = Math.max(0, Date.now() - job.cutoffMs);
   const stages: SideBySideOutcome["stages"] = [];
-  const report = await runCleanup(openStore(job.table), {
-    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start }), advance: () => {}, finish: () => {} },
+  // Opened as functions/cleanup-table/lambda.ts opens it.
+  const report = await runCleanup(httpStoreOpener()(job.table), {
+    progress: { stage: (stage) => void stages.push({ stage, atMs: performance.now() - start, cpuMs: cpuMsSince(cpuStart) }), advance: () => {}, finish: () => {} },
     settings: { olderThanMs: windowMs, safetyWindowMs: windowMs, retainVersions: 1, allowShortRetention: true, allowShortSafetyWindow: true },
   });
   const ms = performance.now() - start;
-  const cpu = process.cpuUsage(cpuStart);
+  const cpuMs = cpuMsSince(cpuStart);
   if (report.status !== "completed") throw new Error(`${job.table}: cleanup ended ${report.status}: ${report.errors.join("; ")}`);
   return {
     ms,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    cpuMs,
     status: report.status,
     versionsRemoved: report.versions_removed.length,
     filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
     requests: { ...report.requests },
     stages,
   };
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 const raw = process.argv[2];
