@@ -134,10 +134,15 @@ export function plainValue(value: unknown): unknown {
  * protocol asks). Throws CorruptFileError when a known action lacks a required field.
  */
 export function toAction(record: Record<string, unknown>, uri: string, where: string): DeltaAction | null {
+  return actionOf(record, uri, where, true);
+}
+
+/** `plain`: the record may hold Parquet's BigInts and Dates (JSON.parse gives neither, and its objects are the caller's to keep). */
+function actionOf(record: Record<string, unknown>, uri: string, where: string, plain: boolean): DeltaAction | null {
   for (const name of KNOWN) {
     const value = record[name];
     if (value === null || value === undefined || typeof value !== "object") continue;
-    const body = plainValue(value) as Record<string, unknown>;
+    const body = (plain ? plainValue(value) : value) as Record<string, unknown>;
     checkRequired(name, body, uri, where);
     return { [name]: body } as unknown as DeltaAction;
   }
@@ -200,7 +205,21 @@ export function parseCommit(bytes: Uint8Array, uri: string): DeltaAction[] {
     if (record === null || typeof record !== "object" || Array.isArray(record)) {
       throw new CorruptFileError(uri, `line ${i + 1} is not a JSON object`);
     }
-    const action = toAction(record as Record<string, unknown>, uri, `line ${i + 1}`);
+    const action = actionOf(record as Record<string, unknown>, uri, `line ${i + 1}`, false);
+    if (action) actions.push(action);
+  }
+  if (actions.length === 0) throw new CorruptFileError(uri, "the commit holds no action");
+  return actions;
+}
+
+/**
+ * The actions of a commit's lines already parsed (file-proof.ts jsonLineRecords: every line a
+ * JSON object), line numbers as in the file; parseCommit's answer without parsing them again.
+ */
+export function commitActionsOf(lines: readonly { line: number; record: Record<string, unknown> }[], uri: string): DeltaAction[] {
+  const actions: DeltaAction[] = [];
+  for (const { line, record } of lines) {
+    const action = actionOf(record, uri, `line ${line}`, false);
     if (action) actions.push(action);
   }
   if (actions.length === 0) throw new CorruptFileError(uri, "the commit holds no action");
