@@ -42,7 +42,7 @@ import { proveDeltaFile } from "./prove-file.ts";
 import { planDeltaRemoval } from "./removal.ts";
 import { cleanupRefusal } from "./protocol.ts";
 import { defineFormat } from "../define-format.ts";
-import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
+import { commitInfoOf, loadSnapshot, readCommitActions, sharedSnapshot } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties } from "./table-properties.ts";
 import { isHiddenFromVacuum } from "./vacuum.ts";
@@ -287,7 +287,8 @@ async function readForCleanup(store: ObjectStore, file: VersionFile, scan?: obje
  * protocols are log cleanup's (checkpointProtection: removal.ts, log-cleanup.ts).
  */
 async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> {
-  const refusal = cleanupRefusal((await loadSnapshot(store, base.version)).protocol, store.uri);
+  // The removal plan asks for the same snapshot (sharedSnapshot): it is loaded once.
+  const refusal = cleanupRefusal((await sharedSnapshot(store, base)).protocol, store.uri);
   return refusal ? { admitted: false, refusal } : ADMITTED;
 }
 

@@ -86,6 +86,29 @@ export async function loadSnapshot(store: ObjectStore, version?: number): Promis
   return replay(store, listing, target, lastCheckpoint, true);
 }
 
+/**
+ * The snapshot at `file`'s version, loaded once for the steps of a run that ask for the same
+ * latest version (cleanup's admit and removal plan: each loaded it whole, its checkpoint and
+ * every commit after it). Kept per store, the newest one only, for its commit file as listed
+ * (key and ETag) and at most SHARED_TTL_MS: a version's state never changes, and a store lives
+ * for a run, but a long-lived one re-reads the log now and then.
+ */
+export function sharedSnapshot(store: ObjectStore, file: { version: number; key: string; etag: string }): Promise<DeltaSnapshot> {
+  const held = shared.get(store);
+  const now = Date.now();
+  if (held && held.version === file.version && held.key === file.key && held.etag === file.etag && file.etag !== "" && now - held.at < SHARED_TTL_MS) return held.snapshot;
+  const snapshot = loadSnapshot(store, file.version);
+  const entry = { version: file.version, key: file.key, etag: file.etag, at: now, snapshot };
+  shared.set(store, entry);
+  snapshot.catch(() => {
+    if (shared.get(store) === entry) shared.delete(store);
+  });
+  return snapshot;
+}
+
+const SHARED_TTL_MS = 60_000;
+const shared = new WeakMap<ObjectStore, { version: number; key: string; etag: string; at: number; snapshot: Promise<DeltaSnapshot> }>();
+
 async function replay(store: ObjectStore, listing: LogListing, target: number, lastCheckpoint: LastCheckpointRead, fullListing: boolean): Promise<DeltaSnapshot> {
   const commitFile = listing.commits.get(target);
   if (!commitFile) throw new NotFoundError(`version ${target} has no commit file`, { uri: store.uriOf(commitKey(target)) });
