@@ -97,11 +97,11 @@ describe("a small cleanup's dependent round trips", () => {
     expect(chain.length, log).toBeLessThanOrEqual(16);
   });
 
-  it("delta: 20 round trips", async () => {
+  it("delta: 17 round trips", async () => {
     const { requests, chain, log } = await cleanRecorded(await fixture("delta", "simple_table"), deltaFormat);
     expectWritesBeforeDeletes(requests, false);
     expect(receiptBesideRelease(requests), log).toBe(true);
-    expect(chain.length, log).toBeLessThanOrEqual(20);
+    expect(chain.length, log).toBeLessThanOrEqual(17);
   });
 
   it("iceberg: metadata/ and data/ listed together, 29 round trips", async () => {

@@ -131,13 +131,36 @@ export function plainValue(value: unknown): unknown {
 /**
  * One action from a JSON line or checkpoint row: the first known action key whose value is an
  * object. Null for a row/line with no known action (unknown actions are ignored, as the
- * protocol asks). Throws CorruptFileError when a known action lacks a required field.
+ * protocol asks). Throws CorruptFileError when a known action lacks a required field. The
+ * action's value is the record's own, its BigInts and Dates made numbers in place: the record is
+ * the caller's to give (a row a Parquet reader just made).
  */
 export function toAction(record: Record<string, unknown>, uri: string, where: string): DeltaAction | null {
+  return actionOf(record, uri, where, true);
+}
+
+/**
+ * plainValue, converting the caller's own value where it lies (no copy): for rows a Parquet
+ * reader just made, which nothing else holds. Each row's action was otherwise copied whole.
+ */
+function plainInPlace(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (value instanceof Date) return value.getTime();
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = plainInPlace(value[i]);
+  } else if (value !== null && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    for (const key of Object.keys(object)) object[key] = plainInPlace(object[key]);
+  }
+  return value;
+}
+
+/** `plain`: the record may hold Parquet's BigInts and Dates (JSON.parse gives neither); either way its objects are the caller's to keep. */
+function actionOf(record: Record<string, unknown>, uri: string, where: string, plain: boolean): DeltaAction | null {
   for (const name of KNOWN) {
     const value = record[name];
     if (value === null || value === undefined || typeof value !== "object") continue;
-    const body = plainValue(value) as Record<string, unknown>;
+    const body = (plain ? plainInPlace(value) : value) as Record<string, unknown>;
     checkRequired(name, body, uri, where);
     return { [name]: body } as unknown as DeltaAction;
   }
@@ -200,7 +223,21 @@ export function parseCommit(bytes: Uint8Array, uri: string): DeltaAction[] {
     if (record === null || typeof record !== "object" || Array.isArray(record)) {
       throw new CorruptFileError(uri, `line ${i + 1} is not a JSON object`);
     }
-    const action = toAction(record as Record<string, unknown>, uri, `line ${i + 1}`);
+    const action = actionOf(record as Record<string, unknown>, uri, `line ${i + 1}`, false);
+    if (action) actions.push(action);
+  }
+  if (actions.length === 0) throw new CorruptFileError(uri, "the commit holds no action");
+  return actions;
+}
+
+/**
+ * The actions of a commit's lines already parsed (file-proof.ts jsonLineRecords: every line a
+ * JSON object), line numbers as in the file; parseCommit's answer without parsing them again.
+ */
+export function commitActionsOf(lines: readonly { line: number; record: Record<string, unknown> }[], uri: string): DeltaAction[] {
+  const actions: DeltaAction[] = [];
+  for (const { line, record } of lines) {
+    const action = actionOf(record, uri, `line ${line}`, false);
     if (action) actions.push(action);
   }
   if (actions.length === 0) throw new CorruptFileError(uri, "the commit holds no action");

@@ -15,13 +15,13 @@ import { CorruptFileError } from "../errors.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
-import { parseCommit } from "./actions.ts";
+import { commitActionsOf, parseCommit } from "./actions.ts";
 import type { DeltaAction, SidecarAction } from "./actions.ts";
-import { jsonLinesProblem, parquetProblem, sizeProblem } from "./file-proof.ts";
+import { jsonLineRecords, parquetProblem, sizeProblem } from "./file-proof.ts";
 import type { CheckpointFiles } from "./log-listing.ts";
 import { cachedActions } from "./log-cache.ts";
 import { sidecarKey } from "./log-names.ts";
-import { parquetActions, readParquetActions } from "./parquet-actions.ts";
+import { parquetActions, parquetActionsRead, readParquetActions } from "./parquet-actions.ts";
 import { checkpointFileBytes } from "./checkpoint-bytes.ts";
 import type { LogFileIdentity } from "./checkpoint-bytes.ts";
 import { decodeDeltaPath } from "./paths.ts";
@@ -145,12 +145,40 @@ async function wholeActions(
  */
 export async function provenActions(uri: string, body: Uint8Array, kind: "json" | "parquet", recordedSize: number | null = null): Promise<DeltaAction[] | string> {
   if (recordedSize !== null && body.byteLength !== recordedSize) return sizeProblem(body.byteLength, recordedSize);
-  const problem = kind === "json" ? jsonLinesProblem(body) : await parquetProblem(body);
-  if (problem) return problem;
   try {
-    return kind === "json" ? parseCommit(body, uri) : await parquetActions(body, uri);
+    return kind === "json" ? provenJsonActions(uri, body) : await provenParquetActions(uri, body);
   } catch (error) {
     if (error instanceof CorruptFileError) return error.message.startsWith(`${uri}: `) ? error.message.slice(uri.length + 2) : error.message;
     throw error;
   }
+}
+
+/** Each line parsed once, for the proof and for the actions. */
+function provenJsonActions(uri: string, body: Uint8Array): DeltaAction[] | string {
+  const lines = jsonLineRecords(body);
+  return typeof lines === "string" ? lines : commitActionsOf(lines, uri);
+}
+
+/**
+ * The file's structure and page checksums first; then its actions, whose read decodes every page
+ * when every column is an action column (a checkpoint's are), so the pages are decoded once;
+ * else every page is decoded on its own too.
+ */
+function provenParquetActions(uri: string, body: Uint8Array): Promise<DeltaAction[] | string> {
+  // By the bytes' identity, as parquetActionsRead: log cleanup's proof and the proof stage ask for the same checkpoint.
+  const known = provenParquet.get(body);
+  if (known && known.uri === uri) return known.proof;
+  const proof = proveParquetActions(uri, body);
+  provenParquet.set(body, { uri, proof });
+  return proof;
+}
+
+const provenParquet = new WeakMap<Uint8Array, { uri: string; proof: Promise<DeltaAction[] | string> }>();
+
+async function proveParquetActions(uri: string, body: Uint8Array): Promise<DeltaAction[] | string> {
+  const structure = await parquetProblem(body, { decode: false });
+  if (structure) return structure;
+  const read = await parquetActionsRead(body, uri);
+  if (read.everyColumn) return read.actions;
+  return (await parquetProblem(body)) ?? read.actions;
 }

@@ -28,7 +28,7 @@ import type { Admission, CleanupView, DeclaredRetention, FileReference, FileRole
 import { NO_REFS } from "../../model/refs.ts";
 import type { VersionRecord } from "../../model/version-record.ts";
 import { numberedVersionIdentity } from "../../model/version-record.ts";
-import type { AddAction, CdcAction } from "./actions.ts";
+import type { AddAction, CdcAction, DeltaAction } from "./actions.ts";
 import { commitTimestamp, timestampPolicy } from "./commit-timestamps.ts";
 import type { TimestampPolicy } from "./commit-timestamps.ts";
 import { readParquetFooter } from "./data-file-footer.ts";
@@ -42,7 +42,7 @@ import { proveDeltaFile } from "./prove-file.ts";
 import { planDeltaRemoval } from "./removal.ts";
 import { cleanupRefusal } from "./protocol.ts";
 import { defineFormat } from "../define-format.ts";
-import { commitInfoOf, loadSnapshot, readCommitActions } from "./snapshot.ts";
+import { commitInfoOf, loadSnapshot, readCommitActions, sharedSnapshot } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties } from "./table-properties.ts";
 import { isHiddenFromVacuum } from "./vacuum.ts";
@@ -50,6 +50,7 @@ import { flattenParameters, numericMetrics, summarizeCommit, versionTotals } fro
 import type { DeltaTotals } from "./head-state.ts";
 import { mapConcurrent } from "../../store/map-concurrent.ts";
 import { formatsWrittenAlongside } from "./uniform.ts";
+import { scannedState } from "./scan-replay.ts";
 import { deltaScanFiles } from "./scan-file-view.ts";
 
 export const DELTA_LOG_PREFIX = LOG_PREFIX;
@@ -104,7 +105,10 @@ function resolver(store: ObjectStore): (path: string) => ReturnType<typeof resol
   return (path) => resolveDeltaPath(path, [store.uri]);
 }
 
-function toVersionRecord(snapshot: DeltaSnapshot, uri: string): VersionRecord {
+/** What a version's record and references are made of: a snapshot, or a scan's replayed state (scan-replay.ts). */
+type VersionState = Pick<DeltaSnapshot, "version" | "protocol" | "metadata" | "adds" | "checkpoint" | "replayedCommits" | "commitInfo" | "commitFile" | "listing">;
+
+function toVersionRecord(snapshot: VersionState, uri: string): VersionRecord {
   const info = snapshot.commitInfo;
   const { millis } = commitTimestamp(timestampPolicy(snapshot.protocol, snapshot.metadata), snapshot.version, info, snapshot.commitFile.lastModified, uri);
   return {
@@ -127,7 +131,8 @@ interface References {
   unresolved: UnresolvedReference[];
 }
 
-async function referencesOf(store: ObjectStore, snapshot: DeltaSnapshot): Promise<References> {
+/** `ownActions`: version N's own commit, when the caller has it. */
+async function referencesOf(store: ObjectStore, snapshot: VersionState, ownActions?: readonly DeltaAction[]): Promise<References> {
   const resolve = resolver(store);
   const files: FileReference[] = [];
   const unresolved: UnresolvedReference[] = [];
@@ -164,7 +169,7 @@ async function referencesOf(store: ObjectStore, snapshot: DeltaSnapshot): Promis
   };
   for (const action of snapshot.adds) withDv(action);
   // Change-data files are named only by the commit that wrote them.
-  const own = await readCommitActions(store, snapshot.version, snapshot.commitFile);
+  const own = ownActions ?? (await readCommitActions(store, snapshot.version, snapshot.commitFile));
   for (const action of own) if ("cdc" in action) reference((action.cdc as CdcAction).path, "change-data", (action.cdc as CdcAction).size);
   return { files, unresolved };
 }
@@ -263,9 +268,11 @@ function timestampPolicyOf(store: ObjectStore): Promise<TimestampPolicy> {
  * vectors, the change data its own commit wrote). What VACUUM keeps beyond them (unexpired
  * tombstones) and checkpointProtection are planRemoval's (removal.ts), from the latest state.
  */
-async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<CleanupView> {
-  const snapshot = await loadSnapshot(store, file.version);
-  const references = await referencesOf(store, snapshot);
+async function readForCleanup(store: ObjectStore, file: VersionFile, scan?: object): Promise<CleanupView> {
+  // A scan's versions replay one after the other; a version alone, or one the replay leaves out, loads its snapshot.
+  const scanned = scan ? await scannedState(store, file, scan) : null;
+  const snapshot = scanned ?? (await loadSnapshot(store, file.version));
+  const references = await referencesOf(store, snapshot, scanned?.ownActions);
   return {
     record: toVersionRecord(snapshot, store.uriOf(file.key)),
     referencedFiles: references.files,
@@ -280,7 +287,8 @@ async function readForCleanup(store: ObjectStore, file: VersionFile): Promise<Cl
  * protocols are log cleanup's (checkpointProtection: removal.ts, log-cleanup.ts).
  */
 async function admit(store: ObjectStore, base: VersionFile): Promise<Admission> {
-  const refusal = cleanupRefusal((await loadSnapshot(store, base.version)).protocol, store.uri);
+  // The removal plan asks for the same snapshot (sharedSnapshot): it is loaded once.
+  const refusal = cleanupRefusal((await sharedSnapshot(store, base)).protocol, store.uri);
   return refusal ? { admitted: false, refusal } : ADMITTED;
 }
 

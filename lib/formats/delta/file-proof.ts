@@ -46,8 +46,11 @@ export function parquetTailProblem(tail: Uint8Array, size: number): string | nul
   return null;
 }
 
-/** Whether a Parquet file decodes whole (see the module comment); reads nothing but `bytes`. */
-export async function parquetProblem(bytes: Uint8Array): Promise<string | null> {
+/**
+ * Whether a Parquet file decodes whole (see the module comment); reads nothing but `bytes`.
+ * `decode: false`: all but the decoding of every page, for a caller that decodes every column itself.
+ */
+export async function parquetProblem(bytes: Uint8Array, { decode = true }: { decode?: boolean } = {}): Promise<string | null> {
   const size = bytes.byteLength;
   const tail = parquetTailProblem(bytes.subarray(Math.max(0, size - 8)), size);
   if (tail) return tail;
@@ -78,6 +81,7 @@ export async function parquetProblem(bytes: Uint8Array): Promise<string | null> 
     }
   }
   if (rows !== BigInt(metadata.num_rows)) return `its row groups hold ${rows} rows, its footer says ${metadata.num_rows}`;
+  if (!decode) return null;
   try {
     // No callbacks: hyparquet decodes every page of every column and assembles nothing.
     await parquetRead({ file, metadata, compressors });
@@ -89,6 +93,12 @@ export async function parquetProblem(bytes: Uint8Array): Promise<string | null> 
 
 /** Whether a JSON-lines file (a commit, a V2 JSON checkpoint) parses whole: UTF-8, every non-blank line a JSON object. */
 export function jsonLinesProblem(bytes: Uint8Array): string | null {
+  const read = jsonLineRecords(bytes);
+  return typeof read === "string" ? read : null;
+}
+
+/** jsonLinesProblem's records, each with its line number (from 1), so they need not be parsed again; or the problem. */
+export function jsonLineRecords(bytes: Uint8Array): { line: number; record: Record<string, unknown> }[] | string {
   if (bytes.byteLength === 0) return "empty (0 bytes)";
   let text: string;
   try {
@@ -97,7 +107,7 @@ export function jsonLinesProblem(bytes: Uint8Array): string | null {
     return "not UTF-8 text: damaged, or not a JSON file";
   }
   const lines = text.split("\n");
-  let objects = 0;
+  const records: { line: number; record: Record<string, unknown> }[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === "") continue;
@@ -108,9 +118,9 @@ export function jsonLinesProblem(bytes: Uint8Array): string | null {
       return `line ${i + 1} is not valid JSON: truncated or damaged`;
     }
     if (value === null || typeof value !== "object" || Array.isArray(value)) return `line ${i + 1} is not a JSON object`;
-    objects++;
+    records.push({ line: i + 1, record: value as Record<string, unknown> });
   }
-  return objects === 0 ? "holds no JSON line" : null;
+  return records.length === 0 ? "holds no JSON line" : records;
 }
 
 /** RoaringBitmapArray magic numbers (little-endian): the native and the portable serialization. */

@@ -59,6 +59,21 @@ export interface UnresolvedPath {
  * when neither says.
  */
 export function recordCount(add: AddAction): number | null {
+  let count = recordCounts.get(add);
+  if (count === undefined) {
+    count = statsRecordCount(add);
+    recordCounts.set(add, count);
+  }
+  return count;
+}
+
+/**
+ * Counts by action object: parsed actions are shared by every snapshot that holds them (the
+ * log's parse cache), and each version's totals would otherwise parse every live file's stats again.
+ */
+const recordCounts = new WeakMap<AddAction, number | null>();
+
+function statsRecordCount(add: AddAction): number | null {
   if (typeof add.stats === "string") {
     try {
       const n = (JSON.parse(add.stats) as { numRecords?: unknown }).numRecords;
@@ -109,7 +124,7 @@ export function deltaLiveFiles(snapshot: DeltaSnapshot, resolve: (path: string) 
   return { liveFiles, unresolved };
 }
 
-export function deltaTotals(snapshot: DeltaSnapshot): DeltaTotals {
+export function deltaTotals(snapshot: Pick<DeltaSnapshot, "adds">): DeltaTotals {
   let size = 0;
   let rows: number | null = 0;
   let deletionFiles = 0;

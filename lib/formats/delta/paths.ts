@@ -24,6 +24,9 @@ export function decodeDeltaPath(path: string): DeltaPath {
 
 /** The text a path is compared by during reconciliation: decoded when relative, as written when absolute or invalid. */
 export function pathIdentity(path: string): string {
+  // The common case, asked for every add and remove a replay applies: nothing to decode (no
+  // escape), and no scheme or leading slash (a scheme needs a colon), so the path is its identity.
+  if (typeof path === "string" && path !== "" && path.indexOf("%") === -1 && path.indexOf(":") === -1 && path.charCodeAt(0) !== 47) return path;
   const decoded = decodeDeltaPath(path);
   return decoded.kind === "relative" ? decoded.path : path;
 }

@@ -32,7 +32,7 @@ import { sortLog } from "./log-listing.ts";
 import type { LogListing } from "./log-listing.ts";
 import { SIDECARS_PREFIX } from "./log-names.ts";
 import { assertCleanable } from "./protocol.ts";
-import { loadSnapshot } from "./snapshot.ts";
+import { loadSnapshot, sharedSnapshot } from "./snapshot.ts";
 import type { DeltaSnapshot } from "./snapshot.ts";
 import { cleanupProperties, DELETED_FILE_RETENTION, LOG_RETENTION } from "./table-properties.ts";
 
@@ -50,8 +50,10 @@ const ROLE_OF: Record<LogDeletion["kind"], FileRole> = { commit: "commit", crc: 
 
 export async function planDeltaRemoval(store: ObjectStore, input: RemovalInput): Promise<RemovalPlan> {
   // With no rebuildable version read, loading the latest one says why, naming the object.
-  const newest = input.versions.at(-1)?.file.version ?? input.latestAtStart;
-  const snapshot = await loadSnapshot(store, newest);
+  const newestFile = input.versions.at(-1)?.file;
+  const newest = newestFile?.version ?? input.latestAtStart;
+  // admit loaded the latest version's snapshot for the same commit file: it is not loaded again.
+  const snapshot = await (newestFile ? sharedSnapshot(store, newestFile) : loadSnapshot(store, newest));
   assertCleanable(snapshot.protocol, store.uri);
   const properties = cleanupProperties(snapshot.protocol, snapshot.metadata, store.uri);
   const options = { now: input.now, protectBefore: input.policy.protectBefore ?? 0 };

@@ -86,13 +86,38 @@ export async function loadSnapshot(store: ObjectStore, version?: number): Promis
   return replay(store, listing, target, lastCheckpoint, true);
 }
 
+/**
+ * The snapshot at `file`'s version, loaded once for the steps of a run that ask for the same
+ * latest version (cleanup's admit and removal plan: each loaded it whole, its checkpoint and
+ * every commit after it). Kept per store, the newest one only, for its commit file as listed
+ * (key and ETag) and at most SHARED_TTL_MS: a version's state never changes, and a store lives
+ * for a run, but a long-lived one re-reads the log now and then.
+ */
+export function sharedSnapshot(store: ObjectStore, file: { version: number; key: string; etag: string }): Promise<DeltaSnapshot> {
+  const held = shared.get(store);
+  const now = Date.now();
+  if (held && held.version === file.version && held.key === file.key && held.etag === file.etag && file.etag !== "" && now - held.at < SHARED_TTL_MS) return held.snapshot;
+  const snapshot = loadSnapshot(store, file.version);
+  const entry = { version: file.version, key: file.key, etag: file.etag, at: now, snapshot };
+  shared.set(store, entry);
+  snapshot.catch(() => {
+    if (shared.get(store) === entry) shared.delete(store);
+  });
+  return snapshot;
+}
+
+const SHARED_TTL_MS = 60_000;
+const shared = new WeakMap<ObjectStore, { version: number; key: string; etag: string; at: number; snapshot: Promise<DeltaSnapshot> }>();
+
 async function replay(store: ObjectStore, listing: LogListing, target: number, lastCheckpoint: LastCheckpointRead, fullListing: boolean): Promise<DeltaSnapshot> {
   const commitFile = listing.commits.get(target);
   if (!commitFile) throw new NotFoundError(`version ${target} has no commit file`, { uri: store.uriOf(commitKey(target)) });
 
   let checkpoint: CheckpointRead | null = null;
   let firstError: unknown = null;
-  for (const candidate of completeCheckpointsAtOrBelow(listing, target)) {
+  const candidates = completeCheckpointsAtOrBelow(listing, target);
+  prefetchCommits(store, listing, candidates[0] ? candidates[0].version + 1 : 0, target);
+  for (const candidate of candidates) {
     try {
       checkpoint = await readCheckpoint(store, candidate);
       break;
@@ -150,6 +175,19 @@ async function replay(store: ObjectStore, listing: LogListing, target: number, l
     listing,
     lastCheckpoint,
   };
+}
+
+/**
+ * Starts reading the first commits after the checkpoint the replay will most likely start from,
+ * beside the checkpoint's own read rather than after it (one round trip fewer on S3). Through the
+ * parse cache, so the replay's reads below take them; a failure here is the replay's to meet and
+ * report when it reads the commit itself.
+ */
+function prefetchCommits(store: ObjectStore, listing: LogListing, from: number, target: number): void {
+  for (let version = from; version <= target && version < from + CONCURRENCY; version++) {
+    const info = listing.commits.get(version);
+    if (info?.etag) readCommitActions(store, version, info).catch(() => {});
+  }
 }
 
 /** Reconciles actions in log order (checkpoint first, then commits ascending). */
