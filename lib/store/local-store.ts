@@ -24,13 +24,14 @@ import {
   openSync,
   readSync,
   renameSync,
+  rmdir as removeDirectory,
   statSync,
   unlink as unlinkFile,
   unlinkSync,
   write,
   writeSync,
 } from "node:fs";
-import { lstat, open, opendir, readdir, rmdir, stat } from "node:fs/promises";
+import { lstat, open, opendir, readdir, stat } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { basename, dirname, join, resolve, sep } from "node:path";
@@ -331,7 +332,7 @@ export class LocalStore implements ObjectStore {
       // Async unlinks on libuv's pool, not unlinkSync on the main thread: measured on the cleanup
       // benchmark's table (ext4), synchronous unlinks took ~2 ms each against ~0.1 ms on the pool,
       // and made the whole cleanup 3 to 4 times slower (bench/results/README.md, run 18).
-      const errors = await unlinkAll(paths.slice(start, end), DELETE_CONCURRENCY);
+      const errors = await inPool(paths.slice(start, end), DELETE_CONCURRENCY, unlinkFile);
       for (let i = start; i < end; i++) {
         const key = keys[i]!;
         const path = paths[i]!;
@@ -374,20 +375,32 @@ export class LocalStore implements ObjectStore {
     return processMutex.run(path, () => withLockFile(lockPath, uri, this.lockTiming, work));
   }
 
-  /** Removes folders left empty by a delete, bottom-up, never the root itself or anything above it. */
+  /**
+   * Removes folders left empty by a delete, bottom-up, never the root itself or anything above it.
+   * Depth by depth, deepest first, a depth's folders all at once: a partitioned table's delete
+   * tries a folder per partition, most of them still holding files, and a thousand failing rmdirs
+   * one after another cost a tenth of a second. A folder is tried only after every deeper one, so
+   * a parent emptied by its children going is removed too.
+   */
   private async pruneEmptyFolders(folders: Set<string>): Promise<void> {
-    const deepestFirst = [...folders].sort((a, b) => b.length - a.length);
+    const byDepth = new Map<number, Set<string>>();
     const tried = new Set<string>();
-    for (let folder of deepestFirst) {
-      while (folder.startsWith(this.root + sep) && !tried.has(folder)) {
-        tried.add(folder);
-        try {
-          await rmdir(folder);
-        } catch {
-          break; // not empty, already gone, or not ours to remove
-        }
-        folder = dirname(folder);
-      }
+    const enqueue = (folder: string): void => {
+      if (!folder.startsWith(this.root + sep) || tried.has(folder)) return;
+      const depth = folder.split(sep).length;
+      let level = byDepth.get(depth);
+      if (!level) byDepth.set(depth, (level = new Set()));
+      level.add(folder);
+    };
+    for (const folder of folders) enqueue(folder);
+    while (byDepth.size > 0) {
+      const deepest = Math.max(...byDepth.keys());
+      const level = [...byDepth.get(deepest)!];
+      byDepth.delete(deepest);
+      for (const folder of level) tried.add(folder);
+      // Not empty, already gone, or not ours to remove: the folder stays, and so do its parents.
+      const errors = await inPool(level, DELETE_CONCURRENCY, removeDirectory);
+      for (let i = 0; i < level.length; i++) if (!errors[i]) enqueue(parentOf(level[i]!));
     }
   }
 }
@@ -670,26 +683,30 @@ function stampAndEtag(fd: number, replacing: BigIntStats | undefined): string {
 }
 
 /**
- * Unlinks every path on libuv's pool, `concurrency` at a time, through the callback API: one
- * promise for the whole batch, where fs/promises makes a promise and a continuation per file (a
- * cleanup deletes thousands, and on the main thread those cost more than the requests). Each
- * path's error, or null, in the order of `paths`.
+ * Runs a callback-style file operation (unlink, rmdir) on every path on libuv's pool,
+ * `concurrency` at a time: one promise for the whole batch, where fs/promises makes a promise
+ * and a continuation per file (a cleanup deletes thousands, and on the main thread those cost
+ * more than the requests). Each path's error, or null, in the order of `paths`.
  */
-function unlinkAll(paths: readonly string[], concurrency: number): Promise<(NodeJS.ErrnoException | null)[]> {
+function inPool(
+  paths: readonly string[],
+  concurrency: number,
+  operation: (path: string, done: (error: NodeJS.ErrnoException | null) => void) => void,
+): Promise<(NodeJS.ErrnoException | null)[]> {
   return new Promise((resolve) => {
     const errors = new Array<NodeJS.ErrnoException | null>(paths.length).fill(null);
     if (paths.length === 0) return resolve(errors);
     let next = 0;
     let done = 0;
-    const unlinkNext = (): void => {
+    const runNext = (): void => {
       const index = next++;
-      unlinkFile(paths[index]!, (error) => {
+      operation(paths[index]!, (error) => {
         errors[index] = error;
         if (++done === paths.length) resolve(errors);
-        else if (next < paths.length) unlinkNext();
+        else if (next < paths.length) runNext();
       });
     };
-    for (let i = 0; i < Math.min(concurrency, paths.length); i++) unlinkNext();
+    for (let i = 0; i < Math.min(concurrency, paths.length); i++) runNext();
   });
 }
 

@@ -195,6 +195,28 @@ describe("LocalStore on disk", () => {
     expect(await readdir(root)).toEqual(["s"]);
   });
 
+  test("deleteMany prunes many folders at several depths: emptied ones go, bottom-up, those still holding a file stay", async () => {
+    // A partitioned table's shape: many partition folders, some emptied by the delete, some not.
+    const gone: string[] = [];
+    for (let p = 0; p < 40; p++) {
+      await store.put(`data/p=${p}/q=${p % 3}/old.parquet`, bytes("1"));
+      gone.push(`data/p=${p}/q=${p % 3}/old.parquet`);
+      if (p % 4 === 0) await store.put(`data/p=${p}/kept.parquet`, bytes("2"));
+      if (p % 5 === 0) await store.put(`data/p=${p}/q=${p % 3}/r/deeper.parquet`, bytes("3"));
+    }
+    await store.deleteMany(gone);
+    const expected = [];
+    for (let p = 0; p < 40; p++) {
+      if (p % 4 === 0) expected.push(`data/p=${p}/kept.parquet`);
+      if (p % 5 === 0) expected.push(`data/p=${p}/q=${p % 3}/r/deeper.parquet`);
+    }
+    expect(await keys()).toEqual(expected.sort());
+    const partitions = (await readdir(join(root, "data"))).sort();
+    expect(partitions).toEqual([...new Set(expected.map((key) => key.split("/")[1]!))].sort());
+    await store.deleteMany(expected);
+    expect(await readdir(root)).toEqual([]);
+  });
+
   test("deleting a folder's name reports a failure and removes nothing", async () => {
     await store.put("dir/child", bytes("1"));
     const result = await store.deleteMany(["dir"]);
