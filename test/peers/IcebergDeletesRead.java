@@ -5,12 +5,16 @@
  *   java IcebergDeletesRead jobs.json
  *
  * Each job names a copy (`dir`, its current `metadata` file name) and a `mode`:
- *   snapshots  every snapshot the metadata still lists, read by IcebergGenerics: its row count and
- *              a SHA-256 of its rows (canonical JSON lines, sorted), so copies compare snapshot by
+ *   snapshots  every snapshot the metadata still lists (or those of `only`): its row count and a
+ *              SHA-256 of its rows (canonical JSON lines, sorted), so copies compare snapshot by
  *              snapshot without printing every row;
- *   files      the current snapshot, file by file (each planned FileScanTask read with iceberg-parquet
- *              and Iceberg's GenericDeleteFilter, which applies its position and equality deletes):
- *              each data file's table-relative key and live rows, and IcebergGenerics' row count.
+ *   files      the current snapshot: each data file's table-relative key and live rows, and
+ *              IcebergGenerics' row count (its own reader, to hold the file-by-file read against).
+ * Rows are read file by file as IcebergGenerics' GenericReader does: Iceberg's scan plans each
+ * FileScanTask with the delete files that apply to it, iceberg-parquet's generic reader reads the
+ * file and Iceberg's GenericDeleteFilter applies those deletes. Its delete loader keeps each delete
+ * file once read (as Spark's executor cache does), for the job's table only: a table of 2,000 data
+ * files read once per delete file, not once per data file.
  * Values are written as test/scan/scan_tables.py's `canonical` writes them: integers, decimals and
  * timestamps (microseconds) as text, NaN as "NaN", dates as ISO text.
  */
@@ -28,16 +32,22 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadataParser;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
@@ -60,7 +70,7 @@ public class IcebergDeletesRead {
         IcebergPeer.TableFiles files = IcebergPeer.LocalFiles.open(Paths.get(job.get("dir").asText()), job.get("metadata").asText());
         String metadataPath = files.location() + "/metadata/" + job.get("metadata").asText();
         Table table = new BaseTable(new IcebergPeer.CopyTableOperations(files, TableMetadataParser.read(files.io(), metadataPath)), "read");
-        if (job.get("mode").asText().equals("snapshots")) snapshots(json, table, result);
+        if (job.get("mode").asText().equals("snapshots")) snapshots(json, table, job.path("only"), result);
         else files(json, table, files, result);
       } catch (Exception e) {
         result.put("error", e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).split("\n")[0]);
@@ -69,11 +79,15 @@ public class IcebergDeletesRead {
     System.out.println(json.writeValueAsString(out));
   }
 
-  static void snapshots(ObjectMapper json, Table table, ObjectNode result) throws Exception {
+  static void snapshots(ObjectMapper json, Table table, JsonNode only, ObjectNode result) throws Exception {
     ObjectNode bySnapshot = result.putObject("snapshots");
+    Set<String> wanted = new HashSet<>();
+    only.forEach(id -> wanted.add(id.asText()));
+    CachedDeletes deletes = new CachedDeletes(table);
     for (Snapshot snapshot : table.snapshots()) {
+      if (!wanted.isEmpty() && !wanted.contains(String.valueOf(snapshot.snapshotId()))) continue;
       List<String> lines = new ArrayList<>();
-      try (CloseableIterable<Record> rows = IcebergGenerics.read(table).useSnapshot(snapshot.snapshotId()).build()) {
+      for (List<Record> rows : liveRowsByFile(table, snapshot.snapshotId(), deletes).values()) {
         for (Record r : rows) lines.add(json.writeValueAsString(canonical(json, r)));
       }
       lines.sort(null);
@@ -86,7 +100,7 @@ public class IcebergDeletesRead {
   static void files(ObjectMapper json, Table table, IcebergPeer.TableFiles files, ObjectNode result) throws Exception {
     long snapshotId = table.currentSnapshot().snapshotId();
     ArrayNode byFile = result.putArray("files");
-    for (Map.Entry<String, List<Record>> e : liveRowsByFile(table, snapshotId).entrySet()) {
+    for (Map.Entry<String, List<Record>> e : liveRowsByFile(table, snapshotId, new CachedDeletes(table)).entrySet()) {
       ObjectNode file = byFile.addObject();
       file.put("key", files.key(e.getKey()));
       ArrayNode rows = file.putArray("rows");
@@ -105,12 +119,18 @@ public class IcebergDeletesRead {
    * iceberg-parquet's generic reader, filtered by Iceberg's own GenericDeleteFilter (the position
    * and equality deletes the scan planned for it), projected onto the snapshot's schema.
    */
-  static Map<String, List<Record>> liveRowsByFile(Table table, long snapshotId) throws Exception {
+  static Map<String, List<Record>> liveRowsByFile(Table table, long snapshotId, CachedDeletes loader) throws Exception {
     Schema schema = table.schemas().get(table.snapshot(snapshotId).schemaId());
     Map<String, List<Record>> out = new LinkedHashMap<>();
     try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(snapshotId).planFiles()) {
       for (FileScanTask task : tasks) {
-        GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, schema);
+        GenericDeleteFilter deletes =
+            new GenericDeleteFilter(table.io(), task, schema, schema) {
+              @Override
+              protected DeleteLoader newDeleteLoader() {
+                return loader;
+              }
+            };
         Schema required = deletes.requiredSchema();
         CloseableIterable<Record> records =
             Parquet.read(table.io().newInputFile(task.file().location())).project(required).createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(required, fileSchema)).build();
@@ -160,5 +180,31 @@ public class IcebergDeletesRead {
     if (v instanceof LocalDate d) return lit.put("type", "date").put("text", d.toString());
     if (v instanceof LocalDateTime t) return lit.put("type", "timestamp").put("text", t.format(TIMESTAMP));
     return lit.put("type", "string").put("value", String.valueOf(v));
+  }
+
+  /** Iceberg's delete loader, with every delete file it reads kept for the table it was made for. */
+  static final class CachedDeletes extends BaseDeleteLoader {
+    // Iceberg loads delete files on its worker pool, a load can ask for another: no lock held while loading.
+    private final Map<String, Object> cache = new ConcurrentHashMap<>();
+
+    CachedDeletes(Table table) {
+      super(deleteFile -> table.io().newInputFile(deleteFile.location()));
+    }
+
+    @Override
+    protected boolean canCache(long size) {
+      return true;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    protected <V> V getOrLoad(String key, Supplier<V> load, long size) {
+      Object value = cache.get(key);
+      if (value == null) {
+        value = load.get();
+        cache.putIfAbsent(key, value);
+      }
+      return (V) value;
+    }
   }
 }

@@ -19,10 +19,14 @@
  *   s6      file-scoped position deletes; equality deletes on category (with null) in one
  *           partition and on (category, qty) in another
  *   s7      global equality deletes on category and on day (a date)
- *   s8      appends
- *   s9      a compaction: data files with file-scoped position deletes rewritten, their
+ *   s8      appends; then a column (note) added
+ *   s9      equality deletes on (qty, note) in partition c, note null as in every older row
+ *   s10     a compaction: data files with file-scoped position deletes rewritten, their
  *           position delete files removed
- *   s10     a data file deleted whole; s11, s12 appends
+ *   s11-12  an equality delete of two ids of an s8 file, then that file rewritten from what it
+ *           held before them with the older data sequence number (Spark's compaction with its
+ *           starting sequence number), so the delete still applies to the new file
+ *   s13     a data file deleted whole; s14, s15 appends
  * and one data file written but never committed (an orphan). Prints one JSON document: the
  * location, the snapshots, the refs, the counts of files by kind, and per column a few values
  * for the scan oracle's random filters (literals as test/scan/random-filters.ts takes them).
@@ -79,7 +83,7 @@ import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 
 public class IcebergDeletesTable {
-  static final Schema SCHEMA =
+  static final Schema FIRST_SCHEMA =
       new Schema(
           Types.NestedField.required(1, "id", Types.LongType.get()),
           Types.NestedField.optional(2, "category", Types.StringType.get()),
@@ -134,7 +138,7 @@ public class IcebergDeletesTable {
     properties.put("write.delete.mode", "merge-on-read");
     properties.put("history.expire.max-snapshot-age-ms", "2000");
     properties.put("history.expire.min-snapshots-to-keep", "3");
-    TableMetadata metadata = TableMetadata.newTableMetadata(SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(), location, properties);
+    TableMetadata metadata = TableMetadata.newTableMetadata(FIRST_SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(), location, properties);
     Files.createDirectories(dir.resolve("metadata"));
     LocationIO io = new LocationIO(new IcebergPeer.LocalCopyIO(location, dir));
     TableMetadataParser.write(metadata, io.newOutputFile(location + "/metadata/v1.metadata.json"));
@@ -159,8 +163,11 @@ public class IcebergDeletesTable {
     upsert(Math.max(1, share / 2));
     Map<Written, DeleteFile> scoped = fileScopedPositionsAndCategories(s4);
     globalCategoryAndDay();
-    append(table.spec(), 3 * share, null);
+    List<Written> s8 = append(table.spec(), 3 * share, null);
+    table.updateSchema().addColumn("note", Types.StringType.get()).commit();
+    equalityOnAddedColumn();
     compact(scoped);
+    compactKeepingSequence(s8.get(0));
     dropWholeFile();
     append(table.spec(), 2 * share, null);
     append(table.spec(), Math.max(1, dataFiles - 17 * share - 4 * Math.max(1, share / 2) - 1), null);
@@ -175,7 +182,7 @@ public class IcebergDeletesTable {
   // ---- rows ----
 
   Record row(long id, String part) {
-    Record r = GenericRecord.create(SCHEMA);
+    Record r = GenericRecord.create(table.schema());
     r.setField("id", id);
     r.setField("category", rng.nextInt(12) == 0 ? null : WORDS[rng.nextInt(WORDS.length)]);
     r.setField("qty", rng.nextInt(20) == 0 ? null : rng.nextInt(101) - 50);
@@ -186,6 +193,7 @@ public class IcebergDeletesTable {
     r.setField("amount", rng.nextInt(25) == 0 ? null : BigDecimal.valueOf(rng.nextInt(2_000_001) - 1_000_000, 2));
     r.setField("flag", rng.nextInt(15) == 0 ? null : rng.nextBoolean());
     r.setField("part", part);
+    if (table.schema().findField("note") != null) r.setField("note", rng.nextInt(4) == 0 ? null : WORDS[rng.nextInt(WORDS.length)]);
     return r;
   }
 
@@ -205,8 +213,8 @@ public class IcebergDeletesTable {
 
   StructLike partitionOf(PartitionSpec spec, String part) {
     if (spec.isUnpartitioned()) return null;
-    PartitionKey key = new PartitionKey(spec, SCHEMA);
-    Record r = GenericRecord.create(SCHEMA);
+    PartitionKey key = new PartitionKey(spec, table.schema());
+    Record r = GenericRecord.create(table.schema());
     r.setField("part", part);
     key.partition(r);
     return key;
@@ -214,7 +222,7 @@ public class IcebergDeletesTable {
 
   Written writeData(PartitionSpec spec, String part, List<Record> rows) throws Exception {
     StructLike partition = partitionOf(spec, part);
-    GenericAppenderFactory factory = new GenericAppenderFactory(SCHEMA, spec);
+    GenericAppenderFactory factory = new GenericAppenderFactory(table.schema(), spec);
     DataWriter<Record> writer = factory.newDataWriter(newFile(spec, partition), FileFormat.PARQUET, partition);
     try (writer) {
       for (Record r : rows) writer.write(r);
@@ -226,10 +234,10 @@ public class IcebergDeletesTable {
   DeleteFile writeEquality(PartitionSpec spec, String part, String[] columns, List<Object[]> keys) throws Exception {
     int[] ids = new int[columns.length];
     Set<Integer> idSet = new HashSet<>();
-    for (int i = 0; i < columns.length; i++) idSet.add(ids[i] = SCHEMA.findField(columns[i]).fieldId());
-    Schema deleteSchema = TypeUtil.select(SCHEMA, idSet);
+    for (int i = 0; i < columns.length; i++) idSet.add(ids[i] = table.schema().findField(columns[i]).fieldId());
+    Schema deleteSchema = TypeUtil.select(table.schema(), idSet);
     StructLike partition = partitionOf(spec, part);
-    GenericAppenderFactory factory = new GenericAppenderFactory(SCHEMA, spec, ids, deleteSchema, null);
+    GenericAppenderFactory factory = new GenericAppenderFactory(table.schema(), spec, ids, deleteSchema, null);
     EqualityDeleteWriter<Record> writer = factory.newEqDeleteWriter(newFile(spec, partition), FileFormat.PARQUET, partition);
     try (writer) {
       for (Object[] key : keys) {
@@ -244,7 +252,7 @@ public class IcebergDeletesTable {
   /** A position delete file naming `positions` of each of `targets` (sorted by path, then position, as the spec asks). */
   DeleteFile writePositions(PartitionSpec spec, String part, List<Written> targets, int[] positions) throws Exception {
     StructLike partition = partitionOf(spec, part);
-    GenericAppenderFactory factory = new GenericAppenderFactory(SCHEMA, spec, null, null, null);
+    GenericAppenderFactory factory = new GenericAppenderFactory(table.schema(), spec, null, null, null);
     PositionDeleteWriter<Record> writer = factory.newPosDeleteWriter(newFile(spec, partition), FileFormat.PARQUET, partition);
     TreeMap<String, Written> byPath = new TreeMap<>();
     for (Written w : targets) byPath.put(w.file().location(), w);
@@ -330,15 +338,15 @@ public class IcebergDeletesTable {
   }
 
   /**
-   * s6: rows 1 and 2 of every 4th s4 file, one position delete file per data file (so each names
-   * its file as referenced_data_file); category apple or null deleted in partition a only, and
+   * s6: rows 1 and 2 of every third s4 file, one position delete file per data file (Iceberg
+   * 1.10's writer leaves its referenced_data_file unset: readers match its file_path); category apple or null deleted in partition a only, and
    * (category, qty) pairs of partition b's rows, one with a null qty.
    */
   Map<Written, DeleteFile> fileScopedPositionsAndCategories(List<Written> s4) throws Exception {
     RowDelta delta = table.newRowDelta();
     PartitionSpec spec = table.spec();
     Map<Written, DeleteFile> scoped = new LinkedHashMap<>();
-    for (int i = 0; i < s4.size(); i += 4) {
+    for (int i = 0; i < s4.size(); i += 3) {
       Written w = s4.get(i);
       DeleteFile d = writePositions(spec, (String) w.rows().get(0).getField("part"), List.of(w), new int[] {1, 2});
       scoped.put(w, d);
@@ -367,7 +375,7 @@ public class IcebergDeletesTable {
 
   /** s9: half of the files with a file-scoped position delete rewritten from their live rows (Iceberg's own read), the delete files removed. */
   void compact(Map<Written, DeleteFile> scoped) throws Exception {
-    Map<String, List<Record>> liveRows = IcebergDeletesRead.liveRowsByFile(table, table.currentSnapshot().snapshotId());
+    Map<String, List<Record>> liveRows = IcebergDeletesRead.liveRowsByFile(table, table.currentSnapshot().snapshotId(), new IcebergDeletesRead.CachedDeletes(table));
     // Read at the current snapshot: Iceberg checks that no delete was added for the replaced files since.
     RewriteFiles rewrite = table.newRewrite().validateFromSnapshot(table.currentSnapshot().snapshotId());
     int n = 0;
@@ -383,6 +391,40 @@ public class IcebergDeletesTable {
       live.add(rewritten);
     }
     rewrite.commit();
+  }
+
+  /**
+   * After the column note is added: (qty, note) pairs deleted in partition c, note null, as every
+   * row written before the column has it (a reader fills the missing column with null, and null
+   * equals null in an equality delete).
+   */
+  void equalityOnAddedColumn() throws Exception {
+    List<Object[]> keys = new ArrayList<>();
+    for (Written w : live) {
+      if (w.file().specId() == 0 || !"c".equals(w.rows().get(0).getField("part"))) continue;
+      keys.add(new Object[] {w.rows().get(w.rows().size() - 1).getField("qty"), null});
+    }
+    keys.add(new Object[] {7, "kiwi"});
+    table.newRowDelta().addDeletes(writeEquality(table.spec(), "c", new String[] {"qty", "note"}, keys)).commit();
+  }
+
+  /**
+   * A compaction as Spark's with its starting sequence number: the file read at snapshot S, then
+   * an equality delete of two of its ids committed, then the rewrite committed with S's data
+   * sequence number, so the later delete still applies to the rewritten file (a reader that took
+   * the file's own sequence number would bring the two rows back).
+   */
+  void compactKeepingSequence(Written old) throws Exception {
+    Snapshot start = table.currentSnapshot();
+    List<Record> rows = IcebergDeletesRead.liveRowsByFile(table, start.snapshotId(), new IcebergDeletesRead.CachedDeletes(table)).getOrDefault(old.file().location(), List.of());
+    String part = (String) old.rows().get(0).getField("part");
+    List<Object[]> ids = List.of(new Object[] {rows.get(0).getField("id")}, new Object[] {rows.get(rows.size() - 1).getField("id")});
+    table.newRowDelta().addDeletes(writeEquality(table.spec(), part, new String[] {"id"}, ids)).commit();
+    Written rewritten = writeData(table.spec(), part, rows);
+    table.newRewrite().validateFromSnapshot(start.snapshotId()).dataSequenceNumber(start.sequenceNumber()).deleteFile(old.file()).addFile(rewritten.file()).commit();
+    compacted.add(old.file().location());
+    live.remove(old);
+    live.add(rewritten);
   }
 
   /** s10: the last spec-0 file deleted whole. */
@@ -432,11 +474,12 @@ public class IcebergDeletesTable {
   ObjectNode samples(ObjectMapper json) {
     ObjectNode samples = json.createObjectNode();
     Random pick = new Random(7);
-    for (Types.NestedField field : SCHEMA.columns()) {
+    for (Types.NestedField field : table.schema().columns()) {
       ArrayNode values = samples.putArray(field.name());
       for (int i = 0; i < 8; i++) {
         Written w = live.get(pick.nextInt(live.size()));
-        values.add(IcebergDeletesRead.literal(json, w.rows().get(pick.nextInt(w.rows().size())).getField(field.name())));
+        Record r = w.rows().get(pick.nextInt(w.rows().size()));
+        values.add(IcebergDeletesRead.literal(json, r.struct().field(field.name()) == null ? null : r.getField(field.name())));
       }
       values.addObject().put("type", "null");
       if (field.name().equals("price")) values.addObject().put("type", "number").put("text", "NaN");

@@ -119,7 +119,8 @@ export async function writeDeletesTable(size: DeletesTableSize, agedDays?: numbe
   return { ...out, dir, remove: () => rm(parent, { recursive: true, force: true }) };
 }
 
-export type ReadJob = { id: string; dir: string; metadata: string; mode: "snapshots" | "files" };
+/** A copy for Iceberg Java to read: every snapshot its metadata lists (or those in `only`), or the current one file by file. */
+export type ReadJob = { id: string; dir: string; metadata: string; mode: "snapshots" | "files"; only?: string[] };
 export interface SnapshotsRead {
   id: string;
   error?: string;

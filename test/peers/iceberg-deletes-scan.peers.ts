@@ -1,8 +1,9 @@
 /**
  * The scan oracle on merge-on-read tables written by Iceberg Java 1.10.0 at test time
  * (IcebergDeletesTable.java: global and partition-scoped equality deletes by id, on a string with
- * null, on a date and on two columns; position deletes naming many files and file-scoped ones; an
- * upsert; a compaction; a partition spec added), small and with 2,000 data files. Iceberg Java
+ * null, on a date, on two columns and on a column added after the older files; position deletes
+ * naming many files and file-scoped ones; an upsert; a partition spec added; a compaction, and one
+ * that keeps its starting data sequence number), small and with 2,000 data files. Iceberg Java
  * reads the current snapshot file by file with its own delete filter (IcebergDeletesRead.java);
  * test/scan/scan_tables.py's evaluate matches randomized filters (test/scan/random-filters.ts)
  * against those rows (iceberg_deletes_filter.py). lakewarden, from the head:
