@@ -167,7 +167,7 @@ public class IcebergDeletesTable {
     table.updateSchema().addColumn("note", Types.StringType.get()).commit();
     equalityOnAddedColumn();
     compact(scoped);
-    compactKeepingSequence(s8.get(0));
+    compactKeepingSequence(s8);
     dropWholeFile();
     append(table.spec(), 2 * share, null);
     append(table.spec(), Math.max(1, dataFiles - 17 * share - 4 * Math.max(1, share / 2) - 1), null);
@@ -383,11 +383,14 @@ public class IcebergDeletesTable {
       if (n++ % 2 != 0) continue;
       Written old = e.getKey();
       List<Record> rows = liveRows.getOrDefault(old.file().location(), List.of());
-      Written rewritten = writeData(table.specs().get(old.file().specId()), (String) old.rows().get(0).getField("part"), rows);
-      rewrite.deleteFile(old.file()).deleteFile(e.getValue()).addFile(rewritten.file());
+      rewrite.deleteFile(old.file()).deleteFile(e.getValue());
       compacted.add(old.file().location());
       compacted.add(e.getValue().location());
       live.remove(old);
+      // Iceberg's Parquet writer creates no file for no rows (yet reports a data file): a file with no live row is dropped, not rewritten.
+      if (rows.isEmpty()) continue;
+      Written rewritten = writeData(table.specs().get(old.file().specId()), (String) old.rows().get(0).getField("part"), rows);
+      rewrite.addFile(rewritten.file());
       live.add(rewritten);
     }
     rewrite.commit();
@@ -409,14 +412,16 @@ public class IcebergDeletesTable {
   }
 
   /**
-   * A compaction as Spark's with its starting sequence number: the file read at snapshot S, then
+   * A compaction as Spark's with its starting sequence number: an s8 file read at snapshot S, then
    * an equality delete of two of its ids committed, then the rewrite committed with S's data
    * sequence number, so the later delete still applies to the rewritten file (a reader that took
    * the file's own sequence number would bring the two rows back).
    */
-  void compactKeepingSequence(Written old) throws Exception {
+  void compactKeepingSequence(List<Written> candidates) throws Exception {
     Snapshot start = table.currentSnapshot();
-    List<Record> rows = IcebergDeletesRead.liveRowsByFile(table, start.snapshotId(), new IcebergDeletesRead.CachedDeletes(table)).getOrDefault(old.file().location(), List.of());
+    Map<String, List<Record>> liveRows = IcebergDeletesRead.liveRowsByFile(table, start.snapshotId(), new IcebergDeletesRead.CachedDeletes(table));
+    Written old = candidates.stream().filter(w -> liveRows.getOrDefault(w.file().location(), List.of()).size() >= 3).findFirst().orElseThrow();
+    List<Record> rows = liveRows.get(old.file().location());
     String part = (String) old.rows().get(0).getField("part");
     List<Object[]> ids = List.of(new Object[] {rows.get(0).getField("id")}, new Object[] {rows.get(rows.size() - 1).getField("id")});
     table.newRowDelta().addDeletes(writeEquality(table.spec(), part, new String[] {"id"}, ids)).commit();
