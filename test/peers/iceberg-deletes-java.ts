@@ -108,7 +108,16 @@ export interface DeletesTableSize {
 export async function writeDeletesTable(size: DeletesTableSize, agedDays?: number): Promise<DeletesTable> {
   const parent = await mkdtemp(join(tmpdir(), "lw-iceberg-deletes-"));
   const dir = join(parent, "t");
-  const out = JSON.parse(await runJava("IcebergDeletesTable", [dir, DELETES_TABLE_LOCATION, String(size.dataFiles), String(size.rowsPerFile), String(size.seed)], 900_000));
+  const remove = () => rm(parent, { recursive: true, force: true });
+  // A writer that fails leaves no half-written table behind in the scratch space.
+  const out = JSON.parse(
+    await runJava("IcebergDeletesTable", [dir, DELETES_TABLE_LOCATION, String(size.dataFiles), String(size.rowsPerFile), String(size.seed)], 900_000).catch(
+      async (error: unknown) => {
+        await remove();
+        throw error;
+      },
+    ),
+  );
   if (agedDays !== undefined) {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const when = new Date(Date.now() - agedDays * 86_400_000);
@@ -116,7 +125,7 @@ export async function writeDeletesTable(size: DeletesTableSize, agedDays?: numbe
       if (entry.isFile()) await utimes(join(entry.parentPath, entry.name), when, when);
     }
   }
-  return { ...out, dir, remove: () => rm(parent, { recursive: true, force: true }) };
+  return { ...out, dir, remove };
 }
 
 /** A copy for Iceberg Java to read: every snapshot its metadata lists (or those in `only`), or the current one file by file. */
