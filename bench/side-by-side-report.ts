@@ -110,6 +110,48 @@ function rows(cell: Cell): string[][] {
   return out;
 }
 
+interface StageMark {
+  stage: string;
+  atMs: number;
+  cpuMs: number;
+}
+
+/**
+ * Where lakewarden's span went in one cell (the last run's stage marks: when each stage began, and the
+ * CPU used by then), one line per stage: its wall and CPU time and their share of the span. The
+ * profile the issue asks for beside every target that is missed, made by the run that missed it.
+ */
+function stageProfile(cell: Cell): string[] {
+  const ours = cell.runs.find((r) => r.tool === "lakewarden");
+  const marks = (ours?.run.said.stages as StageMark[] | undefined) ?? [];
+  if (!ours || marks.length === 0) return [];
+  const target = targetOf(cell);
+  const peers = cell.runs.filter((r) => r.tool !== "lakewarden");
+  const fastest = Math.min(...peers.map((p) => p.run.spanMs));
+  const verdict = target === null ? "" : fastest / ours.run.spanMs >= target ? `, target ${target}× met` : `, target ${target}× **not met**`;
+  const storage = cell.storage === "local" ? "local disk" : "emulated S3";
+  const end = { stage: "(end)", atMs: ours.run.spanMs, cpuMs: ours.run.spanCpuMs };
+  const lines = [
+    `#### ${cell.format}, ${storage}, ${cell.files} files: lakewarden ${formatMs(ours.run.spanMs)}, the peer ${formatMs(fastest)}${verdict}`,
+    "",
+    "| stage | wall | CPU | share of the span |",
+    "| --- | ---: | ---: | ---: |",
+  ];
+  const first = { stage: "start: lease, format, table state", atMs: 0, cpuMs: 0 };
+  const all = [first, ...marks, end];
+  for (let i = 0; i + 1 < all.length; i++) {
+    const [a, b] = [all[i]!, all[i + 1]!];
+    const wall = Math.max(0, b.atMs - a.atMs);
+    lines.push(`| ${a.stage} | ${formatMs(wall)} | ${formatMs(Math.max(0, b.cpuMs - a.cpuMs))} | ${((100 * wall) / ours.run.spanMs).toFixed(0)} % |`);
+  }
+  const requests = Object.entries((ours.run.said.requests as Record<string, number> | undefined) ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(", ");
+  if (requests) lines.push("", `Requests: ${requests}.`);
+  return [...lines, ""];
+}
+
 export function renderSideBySide(run: SideBySideRun): string {
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(", ");
   const columns = [
@@ -145,5 +187,20 @@ export function renderSideBySide(run: SideBySideRun): string {
       `Median of ${run.runs} runs per tool per cell below 10,000 files and of ${run.largeRuns} from 10,000 on (the *runs* column), each on a fresh copy in a fresh process (no warm-up: a scheduled cleanup starts cold).`,
     "",
     ...table,
+    ...profiles(run.cells),
   ].join("\n");
+}
+
+/** The stage profiles of lakewarden's runs at 10,000 files and above (where the issue sets targets). */
+function profiles(cells: Cell[]): string[] {
+  const large = cells.filter((c) => targetOf(c) !== null).flatMap(stageProfile);
+  if (large.length === 0) return [];
+  return [
+    "",
+    "### Where lakewarden's span went, at 10,000 files and above",
+    "",
+    "From the last run of each cell: each stage's wall and CPU time (CPU of every thread, so it can exceed the wall), from the stage marks the cleanup reports as it goes.",
+    "",
+    ...large,
+  ];
 }
