@@ -38,7 +38,10 @@ const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
  * binds it.
  */
 export async function catalogFormatOption(options: OutputOptions, store: ObjectStore): Promise<{ format?: TableFormat }> {
-  const { format } = await catalogBinding(options, store);
+  const { format, catalog } = await catalogBinding(options, store);
+  // Bound to the catalog as cleanup binds it, so a command that plans (storage) makes cleanup's plan:
+  // the catalog's word over a newer file it never took. Nothing here commits; the entry is the one just loaded.
+  if (catalog) return { format: formatAtCatalogPointer(store, await catalog.load(), { commitThrough: catalog }).format };
   return format ? { format } : {};
 }
 

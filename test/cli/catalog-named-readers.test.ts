@@ -129,5 +129,12 @@ describe("table commands on a table whose metadata files a catalog names", () =>
     }
     const show = await cli("head", "show", dir, "--json", "--glue-table", "sales.readers");
     expect(JSON.parse(show.stdout)).toMatchObject({ version: 2, source: "head", version_file: { key: `metadata/${files.SECOND}` } });
+    // storage plans as cleanup does, and cleanup through the catalog takes the catalog's word over a
+    // newer file it never took (THIRD): a commit landing meanwhile makes the catalog refuse the run's.
+    const storage = await cli("storage", dir, "--json", "--glue-table", "sales.readers");
+    expect(storage.code, storage.stderr).toBe(0);
+    const plan = await cli("cleanup", dir, "--dry-run", "--json", "--glue-table", "sales.readers");
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(storage.stdout).version).toBe(JSON.parse(plan.stdout).latest_version);
   });
 });
