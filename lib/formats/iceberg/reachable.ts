@@ -8,7 +8,7 @@
 import type { FileReference } from "../../model/file-reference.ts";
 import type { UnresolvedReference } from "../table-format.ts";
 import { VERSION_HINT_KEY } from "./metadata-names.ts";
-import { readSnapshotFiles, type IcebergFileReader, type SnapshotFiles } from "./snapshot-files.ts";
+import { readSnapshotFiles, type IcebergFileReader } from "./snapshot-files.ts";
 import type { IcebergTableMetadata } from "./table-metadata.ts";
 import type { IcebergPathResolver } from "./table-paths.ts";
 
@@ -17,7 +17,6 @@ export interface Reachable {
   keys: Map<string, string>;
   /** Paths that are not keys under the root: outside ones are kept by never being candidates; unresolvable ones must stop cleanup. */
   unresolved: UnresolvedReference[];
-  snapshots: Map<string, SnapshotFiles>;
 }
 
 /** The metadata files the table keeps: current, metadata-log entries, version hint; plus every statistics file. */
@@ -53,16 +52,14 @@ export async function reachableFiles(
 ): Promise<Reachable> {
   const keys = new Map<string, string>();
   const unresolved: UnresolvedReference[] = [];
-  const snapshots = new Map<string, SnapshotFiles>();
   const metadataUri = reader.store.uriOf(metadataKey);
   const read = await Promise.all(metadata.snapshots.map((s) => readSnapshotFiles(reader, metadata, s, resolve, metadataUri)));
   for (const files of read) {
-    snapshots.set(files.snapshot.id, files);
     for (const ref of files.references) if (!keys.has(ref.path)) keys.set(ref.path, ref.role);
     unresolved.push(...files.unresolved);
   }
   const level = metadataReferences(metadata, metadataKey, resolve, hasVersionHint);
   for (const ref of level.references) if (!keys.has(ref.path)) keys.set(ref.path, ref.role);
   unresolved.push(...level.unresolved);
-  return { keys, unresolved, snapshots };
+  return { keys, unresolved };
 }
