@@ -61,7 +61,8 @@ const zstdSync = (zlib as { zstdDecompressSync?: (data: Uint8Array) => Buffer })
  */
 const CODECS: Record<string, Decompress> = {
   null: (data) => data,
-  deflate: (data) => zlib.inflateRawSync(data),
+  // Output in chunks of about what a block inflates to, not zlib's 16 KiB: pyiceberg writes a block per record (~200 bytes).
+  deflate: (data) => zlib.inflateRawSync(data, { chunkSize: Math.min(Math.max(data.length * 4, 1024), 1 << 20) }),
   zstandard: (data) => (zstdSync ? zstdSync(data) : zstdDecompressPortable(data)),
 };
 

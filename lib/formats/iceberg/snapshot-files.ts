@@ -58,6 +58,8 @@ export class IcebergFileReader {
   private readonly manifests = new Map<string, Promise<ManifestEntry[]>>();
   private readonly liveManifests = new Map<string, Promise<LiveContentFile[]>>();
   private readonly wholeDigests = new Map<string, string>();
+  /** Per manifest's live entries (held while `liveManifests` holds them), their references by resolver. */
+  private readonly resolvedManifests = new WeakMap<readonly LiveContentFile[], Map<IcebergPathResolver, ManifestReferences>>();
 
   constructor(store: ObjectStore) {
     this.store = store;
@@ -78,6 +80,25 @@ export class IcebergFileReader {
     return cached(this.liveManifests, `${key}\u0000${listed.sequenceNumber}`, () =>
       this.decodeWhole(key, what, (bytes) => decodeManifestLiveFiles(bytes, this.store.uriOf(key), listed)),
     );
+  }
+
+  /**
+   * The references `live` (a manifest's live entries, as `liveFiles` gave them) makes through
+   * `resolve`: worked out once per manifest and resolver, and shared by every snapshot that lists
+   * the manifest, not resolved again for each (a table's snapshots mostly share their manifests).
+   */
+  liveReferences(live: readonly LiveContentFile[], resolve: IcebergPathResolver): ManifestReferences {
+    let byResolver = this.resolvedManifests.get(live);
+    if (!byResolver) {
+      byResolver = new Map();
+      this.resolvedManifests.set(live, byResolver);
+    }
+    let resolved = byResolver.get(resolve);
+    if (!resolved) {
+      resolved = resolveLiveFiles(live, resolve);
+      byResolver.set(resolve, resolved);
+    }
+    return resolved;
   }
 
   /** True when `bytes` are the bytes of `key` this reader decoded whole (a manifest list or manifest, every block to its end). */
@@ -121,6 +142,29 @@ function digestOf(bytes: Uint8Array): string {
 
 function roleOf(file: LiveContentFile): "data" | "delete" {
   return file.content === 0 ? "data" : "delete";
+}
+
+/** A manifest's live entries as references: the keys under the root, each once in the order first named, and the paths that are not keys. */
+export interface ManifestReferences {
+  references: readonly FileReference[];
+  /** `reason` says why, without the snapshot (each snapshot's read names itself). */
+  unresolved: readonly UnresolvedReference[];
+}
+
+function resolveLiveFiles(live: readonly LiveContentFile[], resolve: IcebergPathResolver): ManifestReferences {
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  const seen = new Set<string>();
+  for (const file of live) {
+    const resolved = resolve(file.path);
+    if (resolved.kind === "key") {
+      if (!seen.has(resolved.key)) references.push({ path: resolved.key, role: roleOf(file), size: Number(file.fileSizeInBytes) });
+      seen.add(resolved.key);
+    } else {
+      unresolved.push({ path: file.path, kind: resolved.kind, reason: resolved.reason });
+    }
+  }
+  return { references, unresolved };
 }
 
 /** A key for a metadata-level path (manifest list, manifest) that must be read; throws when it cannot be. */
@@ -182,18 +226,17 @@ export async function readSnapshotFiles(
     }),
   );
 
-  const seen = new Set<string>();
+  // A file two manifests of the snapshot name is one reference; each manifest's own are distinct already.
+  const seen = manifests.length > 1 ? new Set<string>() : null;
   for (const manifest of manifests) {
     references.push({ path: manifest.key, role: "manifest", ...(manifest.file.length !== null ? { size: manifest.file.length } : {}) });
-    for (const file of manifest.live) {
-      const resolved = resolve(file.path);
-      if (resolved.kind === "key") {
-        if (!seen.has(resolved.key)) references.push({ path: resolved.key, role: roleOf(file), size: Number(file.fileSizeInBytes) });
-        seen.add(resolved.key);
-      } else {
-        unresolved.push({ path: file.path, kind: resolved.kind, reason: `${what}: ${resolved.reason}` });
-      }
+    const resolved = reader.liveReferences(manifest.live, resolve);
+    for (const reference of resolved.references) {
+      if (seen?.has(reference.path)) continue;
+      seen?.add(reference.path);
+      references.push(reference);
     }
+    for (const path of resolved.unresolved) unresolved.push({ path: path.path, kind: path.kind, reason: `${what}: ${path.reason}` });
   }
 
   for (const stats of metadata.statistics) {

@@ -10,7 +10,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeManifest, decodeManifestList, decodeManifestLiveFiles, ENTRY_STATUS, type ManifestFile } from "../../../lib/formats/iceberg/manifests.ts";
 import { proveIcebergFile } from "../../../lib/formats/iceberg/prove-file.ts";
-import { IcebergFileReader } from "../../../lib/formats/iceberg/snapshot-files.ts";
+import { IcebergFileReader, readSnapshotFiles } from "../../../lib/formats/iceberg/snapshot-files.ts";
+import { icebergPathResolver } from "../../../lib/formats/iceberg/table-paths.ts";
+import { openIcebergTable } from "../../../lib/formats/iceberg/table-state.ts";
 import { openStore } from "../../../lib/store/index.ts";
 import { BROKEN_FIXTURES, copyIcebergFixture, fixturePath, ICEBERG_FIXTURES, listFiles, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
 
@@ -126,6 +128,39 @@ describe("the proof takes the reader's whole decode of the same bytes", () => {
     await store.put(key, damaged);
     expect((await store.head(key)).size).toBe(bytes.length);
     expect(await proveIcebergFile(store, reference, await store.head(key), reader)).toMatch(/Avro container file/);
+  });
+});
+
+describe("a manifest's references are worked out once per table", () => {
+  it("snapshots listing the same manifest share its references, which name what resolving each path names", async () => {
+    const store = openStore(fixturePath("spark-bunnies"));
+    const table = await openIcebergTable(store);
+    expect(icebergPathResolver(table.read.metadata.location, store.uri)).toBe(table.resolve);
+    const reader = new IcebergFileReader(store);
+    const uri = store.uriOf(table.metadataKey);
+    const reads = await Promise.all(table.read.metadata.snapshots.map((s) => readSnapshotFiles(reader, table.read.metadata, s, table.resolve, uri)));
+    let shared = 0;
+    for (const [i, read] of reads.entries()) {
+      const expected = read.manifests
+        .flatMap((m) => m.live)
+        .map((file) => table.resolve(file.path))
+        .map((resolved) => (resolved.kind === "key" ? resolved.key : null));
+      expect(
+        read.references.filter((r) => r.role === "data" || r.role === "delete").map((r) => r.path),
+        `snapshot ${i}`,
+      ).toEqual([...new Set(expected)]);
+      for (const other of reads.slice(i + 1)) {
+        for (const reference of read.references) {
+          if (reference.role !== "data") continue;
+          const same = other.references.find((r) => r.path === reference.path);
+          if (same) {
+            expect(same).toBe(reference);
+            shared++;
+          }
+        }
+      }
+    }
+    expect(shared).toBeGreaterThan(0);
   });
 });
 
