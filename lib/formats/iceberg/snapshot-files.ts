@@ -202,6 +202,42 @@ export async function listedManifests(
   return { listed, manifestListKey: null };
 }
 
+/** The manifests `snapshot` lists, each with its live entries (read once per reader, whatever snapshot asks). */
+export async function readSnapshotManifests(
+  reader: IcebergFileReader,
+  snapshot: IcebergSnapshot,
+  resolve: IcebergPathResolver,
+  metadataUri: string,
+): Promise<{ manifestListKey: string | null; manifests: ReadManifest[] }> {
+  const what = `snapshot ${snapshot.id}`;
+  const { listed, manifestListKey } = await listedManifests(reader, snapshot, resolve, metadataUri);
+  const manifests = await Promise.all(
+    listed.map(async (file) => {
+      const key = readableKey(resolve, file.path, metadataUri, `${what}: manifest`);
+      const live = await reader.liveFiles(key, file, `manifest ${file.path} of ${what}`);
+      return { file, key, live };
+    }),
+  );
+  return { manifestListKey, manifests };
+}
+
+/** The statistics files of `snapshot`: references, and the paths that are not keys. */
+export function snapshotStatistics(
+  metadata: IcebergTableMetadata,
+  snapshot: IcebergSnapshot,
+  resolve: IcebergPathResolver,
+): { references: FileReference[]; unresolved: UnresolvedReference[] } {
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  for (const stats of metadata.statistics) {
+    if (stats.snapshotId !== snapshot.id) continue;
+    const resolved = resolve(stats.path);
+    if (resolved.kind === "key") references.push({ path: resolved.key, role: "statistics", ...(stats.size !== null ? { size: stats.size } : {}) });
+    else unresolved.push({ path: stats.path, kind: resolved.kind, reason: `snapshot ${snapshot.id} ${stats.kind}: ${resolved.reason}` });
+  }
+  return { references, unresolved };
+}
+
 /**
  * Reads the files of `snapshot` of `metadata`. `metadataUri` names the metadata file in errors.
  */
@@ -215,16 +251,8 @@ export async function readSnapshotFiles(
   const references: FileReference[] = [];
   const unresolved: UnresolvedReference[] = [];
   const what = `snapshot ${snapshot.id}`;
-  const { listed, manifestListKey } = await listedManifests(reader, snapshot, resolve, metadataUri);
+  const { manifestListKey, manifests } = await readSnapshotManifests(reader, snapshot, resolve, metadataUri);
   if (manifestListKey !== null) references.push({ path: manifestListKey, role: "manifest-list" });
-
-  const manifests = await Promise.all(
-    listed.map(async (file) => {
-      const key = readableKey(resolve, file.path, metadataUri, `${what}: manifest`);
-      const live = await reader.liveFiles(key, file, `manifest ${file.path} of ${what}`);
-      return { file, key, live };
-    }),
-  );
 
   // A file two manifests of the snapshot name is one reference; each manifest's own are distinct already.
   const seen = manifests.length > 1 ? new Set<string>() : null;
@@ -239,12 +267,8 @@ export async function readSnapshotFiles(
     for (const path of resolved.unresolved) unresolved.push({ path: path.path, kind: path.kind, reason: `${what}: ${path.reason}` });
   }
 
-  for (const stats of metadata.statistics) {
-    if (stats.snapshotId !== snapshot.id) continue;
-    const resolved = resolve(stats.path);
-    if (resolved.kind === "key") references.push({ path: resolved.key, role: "statistics", ...(stats.size !== null ? { size: stats.size } : {}) });
-    else unresolved.push({ path: stats.path, kind: resolved.kind, reason: `${what} ${stats.kind}: ${resolved.reason}` });
-  }
-
+  const statistics = snapshotStatistics(metadata, snapshot, resolve);
+  for (const reference of statistics.references) references.push(reference);
+  for (const path of statistics.unresolved) unresolved.push(path);
   return { snapshot, manifestListKey, manifests, references, unresolved };
 }
