@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeManifest, decodeManifestList, decodeManifestLiveFiles, ENTRY_STATUS, type ManifestFile } from "../../../lib/formats/iceberg/manifests.ts";
 import { proveIcebergFile } from "../../../lib/formats/iceberg/prove-file.ts";
+import { metadataReferences, reachableFiles } from "../../../lib/formats/iceberg/reachable.ts";
 import { IcebergFileReader, readSnapshotFiles } from "../../../lib/formats/iceberg/snapshot-files.ts";
 import { icebergPathResolver } from "../../../lib/formats/iceberg/table-paths.ts";
 import { openIcebergTable } from "../../../lib/formats/iceberg/table-state.ts";
 import { openStore } from "../../../lib/store/index.ts";
-import { BROKEN_FIXTURES, copyIcebergFixture, fixturePath, ICEBERG_FIXTURES, listFiles, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
+import { BROKEN_FIXTURES, copyIcebergFixture, fixtureOpenOptions, fixturePath, ICEBERG_FIXTURES, listFiles, type FixtureCopy } from "../../support/iceberg-fixtures.ts";
 
 const copies: FixtureCopy[] = [];
 afterAll(async () => {
@@ -161,6 +162,35 @@ describe("a manifest's references are worked out once per table", () => {
       }
     }
     expect(shared).toBeGreaterThan(0);
+  });
+});
+
+describe("the expiry's reachable set", () => {
+  it("reaches, with each manifest walked once, what every snapshot's own files reach, roles included", async () => {
+    let compared = 0;
+    for (const name of ICEBERG_FIXTURES) {
+      if (BROKEN_FIXTURES.includes(name)) continue;
+      const store = openStore(fixturePath(name));
+      const table = await openIcebergTable(store, fixtureOpenOptions(name));
+      const { metadata } = table.read;
+      const uri = store.uriOf(table.metadataKey);
+      const hasHint = table.versionHint !== null;
+      const reachable = await reachableFiles(new IcebergFileReader(store), metadata, table.metadataKey, table.resolve, hasHint);
+      const expected = new Map<string, string>();
+      const unresolved: string[] = [];
+      for (const snapshot of metadata.snapshots) {
+        const files = await readSnapshotFiles(new IcebergFileReader(store), metadata, snapshot, table.resolve, uri);
+        for (const reference of files.references) if (!expected.has(reference.path)) expected.set(reference.path, reference.role);
+        unresolved.push(...files.unresolved.map((u) => u.path));
+      }
+      for (const reference of metadataReferences(metadata, table.metadataKey, table.resolve, hasHint).references) {
+        if (!expected.has(reference.path)) expected.set(reference.path, reference.role);
+      }
+      expect(new Map([...reachable.keys].sort()), name).toEqual(new Map([...expected].sort()));
+      expect(new Set(reachable.unresolved.map((u) => u.path)), name).toEqual(new Set(unresolved));
+      compared += metadata.snapshots.length;
+    }
+    expect(compared).toBeGreaterThanOrEqual(5);
   });
 });
 
