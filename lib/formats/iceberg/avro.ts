@@ -61,7 +61,8 @@ const zstdSync = (zlib as { zstdDecompressSync?: (data: Uint8Array) => Buffer })
  */
 const CODECS: Record<string, Decompress> = {
   null: (data) => data,
-  deflate: (data) => zlib.inflateRawSync(data),
+  // Output in chunks of about what a block inflates to, not zlib's 16 KiB: pyiceberg writes a block per record (~200 bytes).
+  deflate: (data) => zlib.inflateRawSync(data, { chunkSize: Math.min(Math.max(data.length * 4, 1024), 1 << 20) }),
   zstandard: (data) => (zstdSync ? zstdSync(data) : zstdDecompressPortable(data)),
 };
 
@@ -157,28 +158,47 @@ function recordType(schemaText: string): avro.Type {
 
 /** Decodes a whole container file (every block, to its last byte). `uri` names it in errors. */
 export async function decodeAvroContainer(bytes: Uint8Array, uri: string): Promise<AvroContainer> {
+  const records: AvroRecord[] = [];
+  const { meta, schema } = visitAvroRecords(bytes, uri, () => (record) => void records.push(record));
+  return { meta, schema, records };
+}
+
+/** What a container file's header says: its metadata and writer schema (as JSON). */
+export type AvroHeader = Omit<AvroContainer, "records">;
+
+/**
+ * Decodes a whole container file (every block, to its last byte, as decodeAvroContainer) and
+ * hands each record to the visitor `start` returns for the file's header, as it is decoded: a
+ * caller that keeps a few fields of each record never holds the file's records all at once
+ * (a 10,000-entry manifest's records, their statistics maps included, are tens of MB).
+ * A visitor's own CorruptFileError passes as it is; anything else it or the decoding throws is
+ * the file's corruption.
+ */
+export function visitAvroRecords(bytes: Uint8Array, uri: string, start: (header: AvroHeader) => (record: AvroRecord, index: number) => void): AvroHeader {
   const { meta, blocks } = containerBlocks(bytes, uri);
   const codec = meta["avro.codec"] ?? "null";
   const decompress = CODECS[codec];
   if (!decompress) throw new UnsupportedFeatureError(uri, `Avro file uses a codec this reader lacks (unknown codec: ${codec})`);
-  const records: AvroRecord[] = [];
   let schema: unknown;
   try {
     schema = JSON.parse(meta["avro.schema"] ?? "null");
     const type = recordType(meta["avro.schema"] ?? "null");
-    for (const [index, block] of blocks.entries()) {
+    const visit = start({ meta, schema });
+    let index = 0;
+    for (const [blockIndex, block] of blocks.entries()) {
       const out = decompress(block.data);
       const data = Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       let pos = 0;
       for (let i = 0; i < block.count; i++) {
         const { value, offset } = type.decode(data, pos);
-        if (offset < 0) throw new Error(`block ${index} ends inside record ${i} of ${block.count}`);
-        records.push(value as AvroRecord);
+        if (offset < 0) throw new Error(`block ${blockIndex} ends inside record ${i} of ${block.count}`);
+        visit(value as AvroRecord, index++);
         pos = offset;
       }
     }
   } catch (error) {
+    if (error instanceof CorruptFileError) throw error;
     throw new CorruptFileError(uri, `not a readable Avro container file (${(error as Error).message})`, { cause: error });
   }
-  return { meta, schema, records };
+  return { meta, schema };
 }

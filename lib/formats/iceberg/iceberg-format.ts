@@ -480,7 +480,8 @@ const icebergParts: FormatParts = {
   admit,
   // The table's retention is the spec's per-ref snapshot retention (removal.rules), not a policy default.
   declaredRetention: () => ({ sources: {} }),
-  proveFile: proveIcebergFile,
+  // The run's reader decoded every kept manifest whole already: the proof asks it before decoding one again.
+  proveFile: (store, file, listed) => proveIcebergFile(store, file, listed, readerFor(store)),
   classify,
   scanFiles: icebergScanFiles,
   readDataFileFooter: readParquetFooter,

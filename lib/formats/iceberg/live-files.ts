@@ -9,7 +9,7 @@
 import type { FormatSection, LiveFile, SchemaField, UnresolvedReference } from "../table-format.ts";
 import type { JsonValue } from "./lossless-json.ts";
 import { ENTRY_STATUS, type ManifestFile } from "./manifests.ts";
-import type { ReadManifest } from "./snapshot-files.ts";
+import type { DecodedManifest } from "./snapshot-files.ts";
 import type { IcebergPathResolver } from "./table-paths.ts";
 import type { IcebergTableMetadata, JsonObject } from "./table-metadata.ts";
 
@@ -95,7 +95,7 @@ export interface ManifestRows {
 }
 
 /** The rows of one manifest read from storage; `what` names the snapshot in an unresolved path's reason. */
-export function manifestRows(manifest: ReadManifest, resolve: IcebergPathResolver, what: string): ManifestRows {
+export function manifestRows(manifest: DecodedManifest, resolve: IcebergPathResolver, what: string): ManifestRows {
   const columns: Record<string, Cell[]> = Object.fromEntries(FILE_COLUMNS.map((name) => [name, []]));
   const resolved: boolean[] = [];
   const unresolved: UnresolvedReference[] = [];

@@ -151,26 +151,90 @@ export async function decodeManifestList(bytes: Uint8Array, uri: string): Promis
 
 const KINDS: Record<number, ContentFileKind> = { 0: "data", 1: "position-deletes", 2: "equality-deletes" };
 
+/** A live entry (ADDED or EXISTING) as cleanup needs it: the file's path as written, what it holds, its size and rows. */
+export interface LiveContentFile {
+  path: string;
+  /** 0 DATA, 1 POSITION_DELETES, 2 EQUALITY_DELETES. */
+  content: number;
+  fileSizeInBytes: bigint;
+  recordCount: bigint;
+}
+
 /**
  * Decodes a manifest. `listed` is the manifest's entry in the manifest list: ADDED entries with
  * null sequence numbers inherit its sequence number (spec "Sequence Number Inheritance"); a v1
  * manifest (no sequence numbers, or null ones, in any status) gives 0.
  */
 export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pick<ManifestFile, "sequenceNumber">): Promise<ManifestEntry[]> {
-  const container = await (await avroModule()).decodeAvroContainer(bytes, uri);
-  const entry = new FieldReader(container.schema);
-  const dataFileField = entry.fields.get(2);
-  if (!entry.has(0) || !dataFileField) throw new CorruptFileError(uri, "not a manifest: no status (field 0) or data_file (field 2)");
-  const file = new FieldReader(dataFileField.type);
-  const partitionField = file.fields.get(102);
-  const partitionFields = partitionField ? fieldsById(partitionField.type) : new Map<number, FieldInfo>();
-  if (!file.has(100)) throw new CorruptFileError(uri, "not a manifest: data_file has no file_path (field 100)");
-  // Written before sequence numbers existed (format v1, or listed with sequence number 0, as v1-era
-  // manifests of an upgraded table are): every data sequence number is 0 (spec "Sequence Number
-  // Inheritance"), whatever the entry's status, even where a writer put the v2 field in as null.
-  const beforeSequenceNumbers = container.meta["format-version"] === "1" || listed.sequenceNumber === 0n;
+  const entries: ManifestEntry[] = [];
+  await visitManifest(bytes, uri, listed, (fields) => (record, index) => void entries.push(fields.entry(record, index)));
+  return entries;
+}
 
-  return container.records.map((r, index) => {
+/**
+ * The live entries of a manifest, decoded as decodeManifest decodes it (every record of every
+ * block, with the same checks, so it fails on the same files), keeping of each only what cleanup
+ * reads: held per manifest for a whole run, a decoded entry's statistics maps were most of a
+ * 100,000-file table's cleanup memory.
+ */
+export async function decodeManifestLiveFiles(bytes: Uint8Array, uri: string, listed: Pick<ManifestFile, "sequenceNumber">): Promise<LiveContentFile[]> {
+  const live: LiveContentFile[] = [];
+  await visitManifest(bytes, uri, listed, (fields) => (record, index) => {
+    const entry = fields.checked(record, index);
+    if (entry.status === ENTRY_STATUS.DELETED) return;
+    const size = bigintOf(fields.file.get(entry.df, 104)) ?? 0n;
+    live.push({ path: entry.path, content: entry.content, fileSizeInBytes: size, recordCount: bigintOf(fields.file.get(entry.df, 103)) ?? 0n });
+  });
+  return live;
+}
+
+async function visitManifest(
+  bytes: Uint8Array,
+  uri: string,
+  listed: Pick<ManifestFile, "sequenceNumber">,
+  start: (fields: ManifestFields) => (record: AvroRecord, index: number) => void,
+): Promise<void> {
+  (await avroModule()).visitAvroRecords(bytes, uri, (header) => start(new ManifestFields(header, uri, listed)));
+}
+
+/** An entry's fields every decode checks: what makes a record a manifest entry at all. */
+interface CheckedEntry {
+  status: number;
+  df: AvroRecord;
+  path: string;
+  content: number;
+  kind: ContentFileKind;
+  sequenceNumber: bigint;
+  fileSequenceNumber: bigint;
+}
+
+/** A manifest's fields by id, from its writer schema, and the checks and conversions of its entries. */
+class ManifestFields {
+  readonly entryFields: FieldReader;
+  readonly file: FieldReader;
+  private readonly partitionFields: Map<number, FieldInfo>;
+  private readonly beforeSequenceNumbers: boolean;
+  private readonly uri: string;
+  private readonly listed: Pick<ManifestFile, "sequenceNumber">;
+
+  constructor(header: { meta: Record<string, string>; schema: unknown }, uri: string, listed: Pick<ManifestFile, "sequenceNumber">) {
+    this.uri = uri;
+    this.listed = listed;
+    this.entryFields = new FieldReader(header.schema);
+    const dataFileField = this.entryFields.fields.get(2);
+    if (!this.entryFields.has(0) || !dataFileField) throw new CorruptFileError(uri, "not a manifest: no status (field 0) or data_file (field 2)");
+    this.file = new FieldReader(dataFileField.type);
+    const partitionField = this.file.fields.get(102);
+    this.partitionFields = partitionField ? fieldsById(partitionField.type) : new Map<number, FieldInfo>();
+    if (!this.file.has(100)) throw new CorruptFileError(uri, "not a manifest: data_file has no file_path (field 100)");
+    // Written before sequence numbers existed (format v1, or listed with sequence number 0, as v1-era
+    // manifests of an upgraded table are): every data sequence number is 0 (spec "Sequence Number
+    // Inheritance"), whatever the entry's status, even where a writer put the v2 field in as null.
+    this.beforeSequenceNumbers = header.meta["format-version"] === "1" || listed.sequenceNumber === 0n;
+  }
+
+  checked(r: AvroRecord, index: number): CheckedEntry {
+    const { uri, entryFields: entry, file } = this;
     const status = numberOf(entry.get(r, 0));
     if (status === null || status < 0 || status > 2) throw new CorruptFileError(uri, `manifest entry #${index} has status ${String(status)}`);
     const df = entry.get(r, 2) as AvroRecord;
@@ -182,18 +246,24 @@ export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pic
     let sequenceNumber = bigintOf(entry.get(r, 3));
     let fileSequenceNumber = bigintOf(entry.get(r, 4));
     if (sequenceNumber === null || fileSequenceNumber === null) {
-      if (status !== ENTRY_STATUS.ADDED && entry.has(3) && !beforeSequenceNumbers) {
+      if (status !== ENTRY_STATUS.ADDED && entry.has(3) && !this.beforeSequenceNumbers) {
         throw new CorruptFileError(uri, `manifest entry #${index} (${path}) is not ADDED yet has no sequence number to keep`);
       }
-      sequenceNumber ??= listed.sequenceNumber;
-      fileSequenceNumber ??= listed.sequenceNumber;
+      sequenceNumber ??= this.listed.sequenceNumber;
+      fileSequenceNumber ??= this.listed.sequenceNumber;
     }
+    return { status, df, path, content, kind, sequenceNumber, fileSequenceNumber };
+  }
+
+  entry(r: AvroRecord, index: number): ManifestEntry {
+    const { status, df, path, content, kind, sequenceNumber, fileSequenceNumber } = this.checked(r, index);
+    const { file } = this;
     const partitionRecord = (file.get(df, 102) ?? {}) as AvroRecord;
-    const partition = [...partitionFields.entries()].map(([fieldId, info]) => ({ fieldId, name: info.name, value: partitionRecord[info.name] ?? null }));
+    const partition = [...this.partitionFields.entries()].map(([fieldId, info]) => ({ fieldId, name: info.name, value: partitionRecord[info.name] ?? null }));
     const equalityIds = file.get(df, 135);
     return {
       status,
-      snapshotId: bigintOf(entry.get(r, 1))?.toString() ?? null,
+      snapshotId: bigintOf(this.entryFields.get(r, 1))?.toString() ?? null,
       sequenceNumber,
       fileSequenceNumber,
       file: {
@@ -218,7 +288,7 @@ export async function decodeManifest(bytes: Uint8Array, uri: string, listed: Pic
         firstRowId: bigintOf(file.get(df, 142)),
       },
     };
-  });
+  }
 }
 
 /** avsc is loaded with the first Avro file, not with the module: a process that never reads an Iceberg table need not hold it. */

@@ -5,7 +5,10 @@
  *     whole, gzip included, as table metadata;
  *   - manifest lists and manifests (roles "manifest-list", "manifest"): decode whole, every block
  *     to the file's last byte (avro.ts checks the container's framing: avsc alone stops quietly at
- *     a cut, and a shorter manifest list would make the files it no longer names look unreferenced);
+ *     a cut, and a shorter manifest list would make the files it no longer names look unreferenced).
+ *     The file is read again either way; when its bytes are the very bytes `reader` decoded whole
+ *     (by their SHA-256: the run's scan reads every snapshot's manifests whole and fails on any
+ *     it cannot), that decode is the proof, and they are not decoded a second time;
  *   - content files (data, delete, statistics): the size the manifest records, and the magic their
  *     file format ends with: Parquet `PAR1`, Puffin `PFA1`, ORC's postscript `ORC`; Avro data files
  *     start with `Obj\x01`. The format is told by the name's extension; a name without a known one
@@ -19,18 +22,25 @@ import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 import { TableFormatError } from "../errors.ts";
 import { decodeManifest, decodeManifestList } from "./manifests.ts";
 import { readMetadataFile } from "./metadata-files.ts";
+import type { IcebergFileReader } from "./snapshot-files.ts";
 import { parseAnyMetadataKey, VERSION_HINT_KEY } from "./metadata-names.ts";
 
 const MAGIC_BYTES = 4;
 
-export async function proveIcebergFile(store: ObjectStore, file: FileReference, listed: ObjectInfo): Promise<string | null> {
+export async function proveIcebergFile(store: ObjectStore, file: FileReference, listed: ObjectInfo, reader?: IcebergFileReader): Promise<string | null> {
   const key = file.path;
   if (key === VERSION_HINT_KEY) return null;
   if (listed.size === 0) return "it is empty (0 bytes)";
   if (parseAnyMetadataKey(key) && (file.role === "commit" || file.role === "metadata")) return problemOf(store.uriOf(key), () => readMetadataFile(store, key));
-  if (file.role === "manifest-list") return problemOf(store.uriOf(key), async () => decodeManifestList((await store.get(key)).body, store.uriOf(key)));
-  // The sequence number a manifest inherits from its listing changes no byte of it: 0 reads any entry.
-  if (file.role === "manifest") return problemOf(store.uriOf(key), async () => decodeManifest((await store.get(key)).body, store.uriOf(key), { sequenceNumber: 0n }));
+  if (file.role === "manifest-list" || file.role === "manifest") {
+    return problemOf(store.uriOf(key), async () => {
+      const { body } = await store.get(key);
+      // The same bytes the run's reader decoded whole already (the scan read every kept snapshot's manifests): proven, not decoded again.
+      if (reader?.decodedWhole(key, body)) return;
+      // The sequence number a manifest inherits from its listing changes no byte of it: 0 reads any entry.
+      await (file.role === "manifest-list" ? decodeManifestList(body, store.uriOf(key)) : decodeManifest(body, store.uriOf(key), { sequenceNumber: 0n }));
+    });
+  }
   if (key.endsWith(".avro") && file.role === "metadata") {
     // Avro loads with the first Avro file read (as in manifests.ts): a deployment with no Iceberg table never loads it.
     return problemOf(store.uriOf(key), async () => (await import("./avro.ts")).decodeAvroContainer((await store.get(key)).body, store.uriOf(key)));

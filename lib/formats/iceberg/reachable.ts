@@ -8,7 +8,7 @@
 import type { FileReference } from "../../model/file-reference.ts";
 import type { UnresolvedReference } from "../table-format.ts";
 import { VERSION_HINT_KEY } from "./metadata-names.ts";
-import { readSnapshotFiles, type IcebergFileReader, type SnapshotFiles } from "./snapshot-files.ts";
+import { readSnapshotManifests, snapshotStatistics, type IcebergFileReader } from "./snapshot-files.ts";
 import type { IcebergTableMetadata } from "./table-metadata.ts";
 import type { IcebergPathResolver } from "./table-paths.ts";
 
@@ -17,7 +17,6 @@ export interface Reachable {
   keys: Map<string, string>;
   /** Paths that are not keys under the root: outside ones are kept by never being candidates; unresolvable ones must stop cleanup. */
   unresolved: UnresolvedReference[];
-  snapshots: Map<string, SnapshotFiles>;
 }
 
 /** The metadata files the table keeps: current, metadata-log entries, version hint; plus every statistics file. */
@@ -53,16 +52,31 @@ export async function reachableFiles(
 ): Promise<Reachable> {
   const keys = new Map<string, string>();
   const unresolved: UnresolvedReference[] = [];
-  const snapshots = new Map<string, SnapshotFiles>();
   const metadataUri = reader.store.uriOf(metadataKey);
-  const read = await Promise.all(metadata.snapshots.map((s) => readSnapshotFiles(reader, metadata, s, resolve, metadataUri)));
-  for (const files of read) {
-    snapshots.set(files.snapshot.id, files);
-    for (const ref of files.references) if (!keys.has(ref.path)) keys.set(ref.path, ref.role);
-    unresolved.push(...files.unresolved);
+  const read = await Promise.all(metadata.snapshots.map((s) => readSnapshotManifests(reader, s, resolve, metadataUri)));
+  const add = (ref: FileReference): void => {
+    if (!keys.has(ref.path)) keys.set(ref.path, ref.role);
+  };
+  // A manifest's entries are added once, by the first snapshot listing it: snapshots mostly share
+  // their manifests, and walking each snapshot's whole list was snapshots × files.
+  const added = new Set<readonly unknown[]>();
+  for (const [index, { manifestListKey, manifests }] of read.entries()) {
+    const snapshot = metadata.snapshots[index]!;
+    if (manifestListKey !== null) add({ path: manifestListKey, role: "manifest-list" });
+    for (const manifest of manifests) {
+      add({ path: manifest.key, role: "manifest" });
+      if (added.has(manifest.live)) continue;
+      added.add(manifest.live);
+      const resolved = reader.liveReferences(manifest.live, resolve);
+      for (const reference of resolved.references) add(reference);
+      for (const path of resolved.unresolved) unresolved.push({ path: path.path, kind: path.kind, reason: `snapshot ${snapshot.id}: ${path.reason}` });
+    }
+    const statistics = snapshotStatistics(metadata, snapshot, resolve);
+    for (const reference of statistics.references) add(reference);
+    unresolved.push(...statistics.unresolved);
   }
   const level = metadataReferences(metadata, metadataKey, resolve, hasVersionHint);
   for (const ref of level.references) if (!keys.has(ref.path)) keys.set(ref.path, ref.role);
   unresolved.push(...level.unresolved);
-  return { keys, unresolved, snapshots };
+  return { keys, unresolved };
 }

@@ -9,51 +9,110 @@
  * (outside the root, unresolvable, missing) stops the read with one line naming the snapshot
  * and the path: the snapshot's files are unknown, and cleanup must not guess.
  */
+import { createHash } from "node:crypto";
 import type { FileReference } from "../../model/file-reference.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { NotFoundError } from "../../store/errors.ts";
 import { CorruptFileError, UnsupportedFeatureError } from "../errors.ts";
 import type { UnresolvedReference } from "../table-format.ts";
-import { decodeManifest, decodeManifestList, ENTRY_STATUS, type ManifestEntry, type ManifestFile } from "./manifests.ts";
+import { decodeManifest, decodeManifestList, decodeManifestLiveFiles, type LiveContentFile, type ManifestEntry, type ManifestFile } from "./manifests.ts";
 import type { IcebergSnapshot, IcebergTableMetadata } from "./table-metadata.ts";
 import type { IcebergPathResolver } from "./table-paths.ts";
 
-export interface ReadManifest {
+/** A manifest decoded whole, every entry with all its fields (for a head's rows). */
+export interface DecodedManifest {
   file: ManifestFile;
   key: string;
   entries: ManifestEntry[];
+}
+
+/** A manifest as cleanup reads it: its live entries, each with what cleanup needs of it. */
+export interface ReadManifest {
+  file: ManifestFile;
+  key: string;
+  live: readonly LiveContentFile[];
 }
 
 export interface SnapshotFiles {
   snapshot: IcebergSnapshot;
   manifestListKey: string | null;
   manifests: ReadManifest[];
-  /** Entries with status ADDED or EXISTING, data and delete manifests alike. */
-  liveEntries: { entry: ManifestEntry; key: string | null; manifest: ManifestFile }[];
   references: FileReference[];
   unresolved: UnresolvedReference[];
 }
 
 /** Decoded manifests held per reader: enough for a table's shared manifests, bounded for a Lambda's memory. */
 const CACHE_LIMIT = 512;
+/** Digests of files decoded whole held per reader (a few dozen bytes each): past it, the oldest is read again by its proof. */
+const DIGEST_LIMIT = 65_536;
 
-/** Reads manifest lists and manifests of one store, each key once (they never change once written). */
+/**
+ * Reads manifest lists and manifests of one store, each key once (they never change once written).
+ * Each file it decodes whole is remembered by the digest of its bytes, so the proof of a kept
+ * file (prove-file.ts) that gets the same bytes again knows they decode whole without decoding
+ * them a second time.
+ */
 export class IcebergFileReader {
   readonly store: ObjectStore;
   private readonly lists = new Map<string, Promise<ManifestFile[]>>();
   private readonly manifests = new Map<string, Promise<ManifestEntry[]>>();
+  private readonly liveManifests = new Map<string, Promise<LiveContentFile[]>>();
+  private readonly wholeDigests = new Map<string, string>();
+  /** Per manifest's live entries (held while `liveManifests` holds them), their references by resolver. */
+  private readonly resolvedManifests = new WeakMap<readonly LiveContentFile[], Map<IcebergPathResolver, ManifestReferences>>();
 
   constructor(store: ObjectStore) {
     this.store = store;
   }
 
   manifestList(key: string, what: string): Promise<ManifestFile[]> {
-    return cached(this.lists, key, async () => decodeManifestList(await this.getBytes(key, what), this.store.uriOf(key)));
+    return cached(this.lists, key, () => this.decodeWhole(key, what, (bytes) => decodeManifestList(bytes, this.store.uriOf(key))));
   }
 
+  /** The manifest's entries, every field of each (a head's rows need them; cleanup reads `liveFiles`). */
   manifest(key: string, listed: ManifestFile, what: string): Promise<ManifestEntry[]> {
     // Inherited sequence numbers depend on the listing entry; a manifest is listed with one sequence number.
-    return cached(this.manifests, `${key}\u0000${listed.sequenceNumber}`, async () => decodeManifest(await this.getBytes(key, what), this.store.uriOf(key), listed));
+    return cached(this.manifests, `${key}\u0000${listed.sequenceNumber}`, () => this.decodeWhole(key, what, (bytes) => decodeManifest(bytes, this.store.uriOf(key), listed)));
+  }
+
+  /** The manifest's live entries, decoded as `manifest` decodes it, holding only what cleanup reads of each. */
+  liveFiles(key: string, listed: ManifestFile, what: string): Promise<LiveContentFile[]> {
+    return cached(this.liveManifests, `${key}\u0000${listed.sequenceNumber}`, () =>
+      this.decodeWhole(key, what, (bytes) => decodeManifestLiveFiles(bytes, this.store.uriOf(key), listed)),
+    );
+  }
+
+  /**
+   * The references `live` (a manifest's live entries, as `liveFiles` gave them) makes through
+   * `resolve`: worked out once per manifest and resolver, and shared by every snapshot that lists
+   * the manifest, not resolved again for each (a table's snapshots mostly share their manifests).
+   */
+  liveReferences(live: readonly LiveContentFile[], resolve: IcebergPathResolver): ManifestReferences {
+    let byResolver = this.resolvedManifests.get(live);
+    if (!byResolver) {
+      byResolver = new Map();
+      this.resolvedManifests.set(live, byResolver);
+    }
+    let resolved = byResolver.get(resolve);
+    if (!resolved) {
+      resolved = resolveLiveFiles(live, resolve);
+      byResolver.set(resolve, resolved);
+    }
+    return resolved;
+  }
+
+  /** True when `bytes` are the bytes of `key` this reader decoded whole (a manifest list or manifest, every block to its end). */
+  decodedWhole(key: string, bytes: Uint8Array): boolean {
+    const digest = this.wholeDigests.get(key);
+    return digest !== undefined && digest === digestOf(bytes);
+  }
+
+  private async decodeWhole<T>(key: string, what: string, decode: (bytes: Uint8Array) => Promise<T>): Promise<T> {
+    const bytes = await this.getBytes(key, what);
+    const decoded = await decode(bytes);
+    if (this.wholeDigests.size >= DIGEST_LIMIT) this.wholeDigests.delete(this.wholeDigests.keys().next().value!);
+    this.wholeDigests.set(key, digestOf(bytes));
+    return decoded;
   }
 
   private async getBytes(key: string, what: string): Promise<Uint8Array> {
@@ -77,8 +136,35 @@ function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promis
   return hit;
 }
 
-function roleOf(entry: ManifestEntry): "data" | "delete" {
-  return entry.file.content === 0 ? "data" : "delete";
+function digestOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("base64");
+}
+
+function roleOf(file: LiveContentFile): "data" | "delete" {
+  return file.content === 0 ? "data" : "delete";
+}
+
+/** A manifest's live entries as references: the keys under the root, each once in the order first named, and the paths that are not keys. */
+export interface ManifestReferences {
+  references: readonly FileReference[];
+  /** `reason` says why, without the snapshot (each snapshot's read names itself). */
+  unresolved: readonly UnresolvedReference[];
+}
+
+function resolveLiveFiles(live: readonly LiveContentFile[], resolve: IcebergPathResolver): ManifestReferences {
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  const seen = new Set<string>();
+  for (const file of live) {
+    const resolved = resolve(file.path);
+    if (resolved.kind === "key") {
+      if (!seen.has(resolved.key)) references.push({ path: resolved.key, role: roleOf(file), size: Number(file.fileSizeInBytes) });
+      seen.add(resolved.key);
+    } else {
+      unresolved.push({ path: file.path, kind: resolved.kind, reason: resolved.reason });
+    }
+  }
+  return { references, unresolved };
 }
 
 /** A key for a metadata-level path (manifest list, manifest) that must be read; throws when it cannot be. */
@@ -116,6 +202,42 @@ export async function listedManifests(
   return { listed, manifestListKey: null };
 }
 
+/** The manifests `snapshot` lists, each with its live entries (read once per reader, whatever snapshot asks). */
+export async function readSnapshotManifests(
+  reader: IcebergFileReader,
+  snapshot: IcebergSnapshot,
+  resolve: IcebergPathResolver,
+  metadataUri: string,
+): Promise<{ manifestListKey: string | null; manifests: ReadManifest[] }> {
+  const what = `snapshot ${snapshot.id}`;
+  const { listed, manifestListKey } = await listedManifests(reader, snapshot, resolve, metadataUri);
+  const manifests = await Promise.all(
+    listed.map(async (file) => {
+      const key = readableKey(resolve, file.path, metadataUri, `${what}: manifest`);
+      const live = await reader.liveFiles(key, file, `manifest ${file.path} of ${what}`);
+      return { file, key, live };
+    }),
+  );
+  return { manifestListKey, manifests };
+}
+
+/** The statistics files of `snapshot`: references, and the paths that are not keys. */
+export function snapshotStatistics(
+  metadata: IcebergTableMetadata,
+  snapshot: IcebergSnapshot,
+  resolve: IcebergPathResolver,
+): { references: FileReference[]; unresolved: UnresolvedReference[] } {
+  const references: FileReference[] = [];
+  const unresolved: UnresolvedReference[] = [];
+  for (const stats of metadata.statistics) {
+    if (stats.snapshotId !== snapshot.id) continue;
+    const resolved = resolve(stats.path);
+    if (resolved.kind === "key") references.push({ path: resolved.key, role: "statistics", ...(stats.size !== null ? { size: stats.size } : {}) });
+    else unresolved.push({ path: stats.path, kind: resolved.kind, reason: `snapshot ${snapshot.id} ${stats.kind}: ${resolved.reason}` });
+  }
+  return { references, unresolved };
+}
+
 /**
  * Reads the files of `snapshot` of `metadata`. `metadataUri` names the metadata file in errors.
  */
@@ -129,40 +251,24 @@ export async function readSnapshotFiles(
   const references: FileReference[] = [];
   const unresolved: UnresolvedReference[] = [];
   const what = `snapshot ${snapshot.id}`;
-  const { listed, manifestListKey } = await listedManifests(reader, snapshot, resolve, metadataUri);
+  const { manifestListKey, manifests } = await readSnapshotManifests(reader, snapshot, resolve, metadataUri);
   if (manifestListKey !== null) references.push({ path: manifestListKey, role: "manifest-list" });
 
-  const manifests = await Promise.all(
-    listed.map(async (file) => {
-      const key = readableKey(resolve, file.path, metadataUri, `${what}: manifest`);
-      const entries = await reader.manifest(key, file, `manifest ${file.path} of ${what}`);
-      return { file, key, entries };
-    }),
-  );
-
-  const liveEntries: SnapshotFiles["liveEntries"] = [];
-  const seen = new Set<string>();
+  // A file two manifests of the snapshot name is one reference; each manifest's own are distinct already.
+  const seen = manifests.length > 1 ? new Set<string>() : null;
   for (const manifest of manifests) {
     references.push({ path: manifest.key, role: "manifest", ...(manifest.file.length !== null ? { size: manifest.file.length } : {}) });
-    for (const entry of manifest.entries) {
-      if (entry.status === ENTRY_STATUS.DELETED) continue;
-      const resolved = resolve(entry.file.path);
-      liveEntries.push({ entry, key: resolved.kind === "key" ? resolved.key : null, manifest: manifest.file });
-      if (resolved.kind === "key") {
-        if (!seen.has(resolved.key)) references.push({ path: resolved.key, role: roleOf(entry), size: Number(entry.file.fileSizeInBytes) });
-        seen.add(resolved.key);
-      } else {
-        unresolved.push({ path: entry.file.path, kind: resolved.kind, reason: `${what}: ${resolved.reason}` });
-      }
+    const resolved = reader.liveReferences(manifest.live, resolve);
+    for (const reference of resolved.references) {
+      if (seen?.has(reference.path)) continue;
+      seen?.add(reference.path);
+      references.push(reference);
     }
+    for (const path of resolved.unresolved) unresolved.push({ path: path.path, kind: path.kind, reason: `${what}: ${path.reason}` });
   }
 
-  for (const stats of metadata.statistics) {
-    if (stats.snapshotId !== snapshot.id) continue;
-    const resolved = resolve(stats.path);
-    if (resolved.kind === "key") references.push({ path: resolved.key, role: "statistics", ...(stats.size !== null ? { size: stats.size } : {}) });
-    else unresolved.push({ path: stats.path, kind: resolved.kind, reason: `${what} ${stats.kind}: ${resolved.reason}` });
-  }
-
-  return { snapshot, manifestListKey, manifests, liveEntries, references, unresolved };
+  const statistics = snapshotStatistics(metadata, snapshot, resolve);
+  for (const reference of statistics.references) references.push(reference);
+  for (const path of statistics.unresolved) unresolved.push(path);
+  return { snapshot, manifestListKey, manifests, references, unresolved };
 }

@@ -51,7 +51,23 @@ export function withoutDotSegments(path: string): string {
   );
 }
 
+/** Resolvers made lately, by location and store URI: one function per table, so what is worked out per resolver (a manifest's references) is shared by every read of the table. */
+const resolvers = new Map<string, IcebergPathResolver>();
+const RESOLVERS_HELD = 16;
+
+/** The resolver of paths written under `writtenLocation` to keys of the store at `encodedStoreUri` (the same function for the same two). */
 export function icebergPathResolver(writtenLocation: string, encodedStoreUri: string): IcebergPathResolver {
+  const id = `${writtenLocation}\u0000${encodedStoreUri}`;
+  let resolver = resolvers.get(id);
+  if (!resolver) {
+    resolver = makeResolver(writtenLocation, encodedStoreUri);
+    if (resolvers.size >= RESOLVERS_HELD) resolvers.delete(resolvers.keys().next().value!);
+    resolvers.set(id, resolver);
+  }
+  return resolver;
+}
+
+function makeResolver(writtenLocation: string, encodedStoreUri: string): IcebergPathResolver {
   const location = withoutDotSegments(writtenLocation);
   const storeUri = rawRoot(encodedStoreUri);
   const relativeLocation = !isAbsolute(location) ? location.replace(/\/+$/, "") : null;

@@ -122,8 +122,13 @@ describe("live files of the current snapshot equal icebird's", () => {
       const { metadata } = table.read;
       const current = metadata.snapshots.find((s) => s.id === metadata.currentSnapshotId)!;
       const files = await readSnapshotFiles(new IcebergFileReader(store), metadata, current, table.resolve, store.uriOf(table.metadataKey));
-      const ours = files.liveEntries
-        .map((l) => ({ key: l.key!, content: l.entry.file.content, recordCount: l.entry.file.recordCount, sizeInBytes: l.entry.file.fileSizeInBytes }))
+      const keyOf = (path: string): string | null => {
+        const resolved = table.resolve(path);
+        return resolved.kind === "key" ? resolved.key : null;
+      };
+      const ours = files.manifests
+        .flatMap((m) => m.live)
+        .map((l) => ({ key: keyOf(l.path)!, content: l.content, recordCount: l.recordCount, sizeInBytes: l.fileSizeInBytes }))
         .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       const theirs = await icebirdLiveFiles(dir, table.metadataKey.slice("metadata/".length));
       expect(theirs.length).toBeGreaterThan(0);
