@@ -179,13 +179,16 @@ class Wire {
   lengthEnd(): number {
     // Most lengths (a fragment, a path) fit in one or two bytes: the general varint's number | bigint
     // result is not needed for them.
+    // One- and two-byte lengths take the same arithmetic, no branch between them: a branch first
+    // taken after the code was optimised (the first length over 127) threw that code away.
     const pos = this.pos;
     if (pos + 1 < this.end) {
       const b0 = this.buf[pos]!;
       const b1 = this.buf[pos + 1]!;
-      const short = b0 < 0x80 ? b0 : b1 < 0x80 ? (b0 & 0x7f) + b1 * 128 : -1;
-      if (short >= 0) {
-        const start = pos + (b0 < 0x80 ? 1 : 2);
+      const second = b0 >>> 7;
+      if ((second & (b1 >>> 7)) === 0) {
+        const start = pos + 1 + second;
+        const short = (b0 & 0x7f) + second * (b1 << 7);
         if (start + short > this.end) throw this.corrupt("length-delimited field runs past its message");
         this.pos = start;
         return start + short;
