@@ -167,34 +167,20 @@ function decodeChunk(data: Data, type: ColumnType, out: unknown[], at: number, t
  */
 export function columnData(type: ColumnType, values: readonly unknown[]): Data {
   const length = values.length;
+  if (type === "int64" || type === "bool" || type === "utf8") {
+    const { nullCount, validity, offsets, values: data } = columnBuffers(type, values);
+    const common = { length, nullCount, ...(validity ? { nullBitmap: validity } : {}) };
+    if (type === "int64") return makeData({ type: new Int64(), ...common, data: data as BigInt64Array });
+    if (type === "bool") return makeData({ type: new Bool(), ...common, data: data as Uint8Array });
+    return makeData({ type: new Utf8(), ...common, valueOffsets: offsets!, data: data as Uint8Array });
+  }
   let nullCount = 0;
   for (let i = 0; i < length; i++) if (values[i] === null || values[i] === undefined) nullCount++;
   const nullBitmap = nullCount > 0 ? validityOf(values) : undefined;
   const common = { length, nullCount, ...(nullBitmap ? { nullBitmap } : {}) };
   switch (type) {
-    case "int64": {
-      const data = new BigInt64Array(length);
-      const halves = new Int32Array(data.buffer);
-      for (let i = 0; i < length; i++) {
-        const value = values[i] as number | null;
-        if (value === null || value === undefined) continue;
-        const high = Math.floor(value / TWO_32);
-        halves[i * 2] = value - high * TWO_32;
-        halves[i * 2 + 1] = high;
-      }
-      return makeData({ type: new Int64(), ...common, data });
-    }
     case "float64":
       return makeData({ type: new Float64(), ...common, data: Float64Array.from(values as (number | null)[], (v) => v ?? 0) });
-    case "bool": {
-      const data = new Uint8Array((length + 7) >> 3);
-      for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3]! |= 1 << (i & 7);
-      return makeData({ type: new Bool(), ...common, data });
-    }
-    case "utf8": {
-      const { valueOffsets, data } = stringBuffers(values as readonly (string | null)[]);
-      return makeData({ type: new Utf8(), ...common, valueOffsets, data });
-    }
     case "binary": {
       const valueOffsets = new Int32Array(length + 1);
       let total = 0;
@@ -219,6 +205,45 @@ export function columnData(type: ColumnType, values: readonly unknown[]): Data {
       }
       const child = columnData("utf8", items) as Data<Utf8>;
       return makeData({ type: new List(new Field("item", new Utf8(), true)), ...common, valueOffsets, child });
+    }
+  }
+}
+
+/** A flat column's Arrow buffers: validity (absent without nulls), offsets (utf8), values (int64 as 64-bit integers). */
+export interface ColumnBuffers {
+  nullCount: number;
+  validity?: Uint8Array;
+  offsets?: Int32Array;
+  values: Uint8Array | BigInt64Array;
+}
+
+/** Model values → the buffers of an int64, bool or utf8 column (columnData's, for a writer that takes buffers). */
+export function columnBuffers(type: "int64" | "bool" | "utf8", values: readonly unknown[]): ColumnBuffers {
+  const length = values.length;
+  let nullCount = 0;
+  for (let i = 0; i < length; i++) if (values[i] === null || values[i] === undefined) nullCount++;
+  const common = nullCount > 0 ? { nullCount, validity: validityOf(values) } : { nullCount };
+  switch (type) {
+    case "int64": {
+      const data = new BigInt64Array(length);
+      const halves = new Int32Array(data.buffer);
+      for (let i = 0; i < length; i++) {
+        const value = values[i] as number | null;
+        if (value === null || value === undefined) continue;
+        const high = Math.floor(value / TWO_32);
+        halves[i * 2] = value - high * TWO_32;
+        halves[i * 2 + 1] = high;
+      }
+      return { ...common, values: data };
+    }
+    case "bool": {
+      const data = new Uint8Array((length + 7) >> 3);
+      for (let i = 0; i < length; i++) if (values[i] === true) data[i >> 3]! |= 1 << (i & 7);
+      return { ...common, values: data };
+    }
+    case "utf8": {
+      const { valueOffsets, data } = stringBuffers(values as readonly (string | null)[]);
+      return { ...common, offsets: valueOffsets, values: data };
     }
   }
 }

@@ -3,16 +3,17 @@
  * batch), so any Arrow reader can open it without lakewarden. Decoding validates everything it
  * relies on and throws CorruptCheckpointError naming the file, never returns half a history.
  */
-import { Table, makeData, RecordBatch, Struct, tableFromIPC, tableToIPC } from "apache-arrow";
-import type { Data, Vector } from "apache-arrow";
+import { tableFromIPC } from "apache-arrow";
+import type { Table, Vector } from "apache-arrow";
 import type { VersionRecord } from "../model/version-record.ts";
 import { SEED_RECORD_FIELDS, VERSION_RECORD_FIELDS, VERSION_TOTAL_FIELDS } from "../model/version-record.ts";
-import { columnData, columnValues } from "../arrow/column-buffers.ts";
+import { columnBuffers, columnValues } from "../arrow/column-buffers.ts";
+import { writeIpcFile, type IpcColumn, type IpcColumnType } from "../arrow/ipc-file-writer.ts";
 import { CorruptCheckpointError, UnsupportedCheckpointError } from "./errors.ts";
 import { decodeTransactionProperties, encodeTransactionProperties } from "./properties.ts";
 import { parseDamageNotes } from "./damaged.ts";
 import type { DamageNote } from "./damaged.ts";
-import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, READABLE_CHECKPOINT_FORMAT_VERSIONS, checkpointSchema } from "./schema.ts";
+import { CHECKPOINT_COLUMNS, CHECKPOINT_FORMAT_VERSION, CHECKPOINT_METADATA, READABLE_CHECKPOINT_FORMAT_VERSIONS } from "./schema.ts";
 
 /** Everything a checkpoint file holds. */
 export interface CheckpointContent {
@@ -64,55 +65,33 @@ export function encodeCheckpoint(content: CheckpointContent): Uint8Array {
   if (content.datasetCreatedFromVersion !== null) {
     metadata.set(CHECKPOINT_METADATA.datasetCreatedFromVersion, String(content.datasetCreatedFromVersion));
   }
-  const schema = checkpointSchema(metadata);
   const rows = content.records;
-  // Columns written straight into their Arrow buffers (lib/arrow/column-buffers.ts columnData), not through
-  // vectorFromArray's builders value by value: a cleanup archives twice in a cold process, where
-  // the builders' code running for the first time was most of the encode.
-  const columns = VERSION_RECORD_FIELDS.map((name): Data => {
-    switch (name) {
-      case "is_tagged":
-      case "is_cleaned_up":
-        return columnData(
-          "bool",
-          rows.map((r) => r[name]),
-        );
-      case "transaction_uuid":
-      case "operation_type":
-      case "version_id":
-      case "branch":
-        return columnData(
-          "utf8",
-          rows.map((r) => r[name]),
-        );
-      case "transaction_properties":
-        return columnData(
-          "utf8",
-          rows.map((r) => encodeTransactionProperties(r.transaction_properties)),
-        );
-      case "parent_ids":
-      case "metrics":
-        return columnData(
-          "utf8",
-          rows.map((r) => JSON.stringify(r[name])),
-        );
-      default: {
-        const column = name;
-        return columnData(
-          "int64",
-          rows.map((r) => r[column]),
-        );
-      }
-    }
+  // Columns written straight into their Arrow buffers (lib/arrow/column-buffers.ts), and the file
+  // around them by lib/arrow/ipc-file-writer.ts, not through apache-arrow's builders and writer:
+  // a cleanup archives twice in a cold process, where that library's code running for the first
+  // time was most of the encode.
+  const columns = VERSION_RECORD_FIELDS.map((name): IpcColumn => {
+    const kind = columnKind(name);
+    return { name, type: kind, nullable: CHECKPOINT_COLUMNS[name].nullable, ...columnBuffers(kind, columnInput(rows, name)) };
   });
-  const data = makeData({
-    type: new Struct(schema.fields),
-    length: rows.length,
-    nullCount: 0,
-    children: columns,
-  });
-  const table = new Table(schema, [new RecordBatch(schema, data)]);
-  return tableToIPC(table, "file");
+  return writeIpcFile(columns, rows.length, metadata);
+}
+
+function columnKind(name: (typeof VERSION_RECORD_FIELDS)[number]): IpcColumnType {
+  return name === "is_tagged" || name === "is_cleaned_up" ? "bool" : COLUMN_STRINGS.has(name) ? "utf8" : "int64";
+}
+
+/** A column's values as the buffers take them: objects as their stored text. */
+function columnInput(rows: readonly VersionRecord[], name: (typeof VERSION_RECORD_FIELDS)[number]): unknown[] {
+  switch (name) {
+    case "transaction_properties":
+      return rows.map((r) => encodeTransactionProperties(r.transaction_properties));
+    case "parent_ids":
+    case "metrics":
+      return rows.map((r) => JSON.stringify(r[name]));
+    default:
+      return rows.map((r) => r[name]);
+  }
 }
 
 /** Decodes and validates one checkpoint file; `uri` names it in errors. */
@@ -162,9 +141,8 @@ export function decodeCheckpoint(bytes: Uint8Array, uri: string): CheckpointCont
   // offsets), not cell by cell through the vector API: ~20x faster at 512 versions.
   const values = new Map<string, unknown[]>();
   for (const name of seedOnly ? SEED_RECORD_FIELDS : VERSION_RECORD_FIELDS) {
-    const type = name === "is_tagged" || name === "is_cleaned_up" ? "bool" : COLUMN_STRINGS.has(name) ? "utf8" : "int64";
     try {
-      values.set(name, columnValues(columns.get(name)!.data, type, "checkpoint", name));
+      values.set(name, columnValues(columns.get(name)!.data, columnKind(name), "checkpoint", name));
     } catch (error) {
       throw new CorruptCheckpointError(uri, `column ${name}: ${(error as Error).message}`, { cause: error });
     }

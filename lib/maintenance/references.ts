@@ -4,6 +4,7 @@
  * Index references are folders (paths ending in "/"): a key inside one is covered by it.
  */
 import type { FileReference, FileRole, UnresolvedReference } from "../formats/table-format.ts";
+import { FILE_ROLES } from "../model/file-reference.ts";
 import { relativeKeyProblem } from "../model/table-path.ts";
 import { VersionReferences } from "./version-references.ts";
 import type { ReferenceTable } from "./version-references.ts";
@@ -51,7 +52,12 @@ export class ReferenceSet {
   private sizes = new Float64Array(0);
   /** VERSIONS_REMEMBERED per id, ascending; only the first min(count, VERSIONS_REMEMBERED) are set. */
   private versions = new Float64Array(0);
-  private readonly roles: FileRole[] = [];
+  /**
+   * Role per index of `kinds`. Every set starts with the known roles: its array then has the same
+   * elements kind from the start, and an add finds its role without the push, so the optimised
+   * add code one set made still fits the next set (an empty array first deoptimised it).
+   */
+  private readonly roles: FileRole[] = [...FILE_ROLES];
   /** Files in the order first added (what `all()` yields): an id ≥ 0, or -1 - i for the i-th entry of `listed`. */
   private order = new Int32Array(64);
   private ordered = 0;
@@ -121,15 +127,18 @@ export class ReferenceSet {
   private addRuns(version: number, references: VersionReferences): void {
     const table = references.table;
     this.ensureCapacity(table.size);
-    references.forEachRun((start, length) => {
-      const end = start + length;
-      for (let id = start; id < end; id++) {
+    // The runs walked here, not through a callback: a callback's caller was optimised with it inlined, then
+    // thrown away at its next call (a wrong-map deopt), compiled for nothing in a cold process.
+    const runs = references.idRuns;
+    for (let r = 0; r < runs.length; r += 2) {
+      const end = runs[r]! + runs[r + 1]!;
+      for (let id = runs[r]!; id < end; id++) {
         const first = table.firstId(id);
         const count = this.counts[first]!;
         if (count > 0) this.addAgain(version, first, count, table.at(id).size);
         else this.addAt(version, first, table.at(id));
       }
-    });
+    }
   }
 
   /** An add of `file` under the first id of its path. */

@@ -271,30 +271,25 @@ interface BuiltRuns {
 export class VersionReferences {
   /** The table the ids point into (a scan's later reads add to the same one). */
   readonly table: ReferenceTable;
-  private readonly runs: Int32Array;
+  /** Runs of ids as (start, length) pairs, in order: for a reader that counts ids (references.ts) rather than references. */
+  readonly idRuns: Int32Array;
   /** How many references the version names. */
   readonly length: number;
 
   constructor(table: ReferenceTable, runs: Int32Array, length: number) {
     this.table = table;
-    this.runs = runs;
+    this.idRuns = runs;
     this.length = length;
   }
 
   /** How many runs of ids hold the version (its memory, beside the table's per-file entries). */
   get runCount(): number {
-    return this.runs.length / 2;
-  }
-
-  /** Each run of ids, in order: for a reader that counts ids (references.ts) rather than references. */
-  forEachRun(visit: (start: number, length: number) => void): void {
-    const { runs } = this;
-    for (let r = 0; r < runs.length; r += 2) visit(runs[r]!, runs[r + 1]!);
+    return this.idRuns.length / 2;
   }
 
   /** Indexed runs, not an iterator: a cleanup walks every reference of every version. */
   forEach(visit: (reference: FileReference) => void): void {
-    const { runs, table } = this;
+    const { idRuns: runs, table } = this;
     for (let r = 0; r < runs.length; r += 2) {
       const end = runs[r]! + runs[r + 1]!;
       for (let id = runs[r]!; id < end; id++) visit(table.at(id));

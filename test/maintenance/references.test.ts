@@ -90,4 +90,24 @@ describe("ReferenceSet over a scan's table: the same answers as over plain lists
     const keys = [...objects.values()].map((reference) => reference.path);
     expect(everything(columns, keys)).toEqual(everything(plain, keys));
   });
+
+  it("keeps roles no format declares beside the known ones, each path with the role it was first added with", () => {
+    const table = new ReferenceTable();
+    const plain = new ReferenceSet();
+    const columns = new ReferenceSet();
+    const list: FileReference[] = [
+      { path: "data/a.lance", role: "data", size: 1 },
+      { path: "cache/b.bin", role: "vector-cache" },
+      { path: "_deletions/c.arrow", role: "delete" },
+      { path: "cache/d.bin", role: "another-role", size: 4 },
+    ];
+    for (let v = 1; v <= 3; v++) {
+      plain.addAll(v, list);
+      columns.addAll(v, table.encode(list));
+    }
+    const keys = list.map((reference) => reference.path);
+    expect(everything(columns, keys)).toEqual(everything(plain, keys));
+    expect(columns.lookup("cache/b.bin")).toEqual({ path: "cache/b.bin", kind: "vector-cache", versions: [1, 2, 3], count: 3 });
+    expect(columns.lookup("cache/d.bin")?.kind).toBe("another-role");
+  });
 });

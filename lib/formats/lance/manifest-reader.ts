@@ -156,14 +156,21 @@ class Wire {
 
   /** uint32 as protobufjs reads it: the varint modulo 2^32. */
   uint32(): number {
-    // Tags below field 16 are one byte: read them without the general varint's number | bigint.
+    // Tags below field 2,048 are one or two bytes (a Manifest has both: config is field 16): read
+    // them with one arithmetic, without the general varint's number | bigint, which the compiler
+    // then need not inline into every caller (lengthEnd does the same for lengths).
     const pos = this.pos;
-    if (pos < this.end) {
-      const b = this.buf[pos]!;
-      if (b < 0x80) {
-        this.pos = pos + 1;
-        return b;
+    if (pos + 1 < this.end) {
+      const b0 = this.buf[pos]!;
+      const b1 = this.buf[pos + 1]!;
+      const second = b0 >>> 7;
+      if ((second & (b1 >>> 7)) === 0) {
+        this.pos = pos + 1 + second;
+        return (b0 & 0x7f) + second * (b1 << 7);
       }
+    } else if (pos < this.end && this.buf[pos]! < 0x80) {
+      this.pos = pos + 1;
+      return this.buf[pos]!;
     }
     const v = this.varint();
     return typeof v === "bigint" ? Number(BigInt.asUintN(32, v)) : v >>> 0;
@@ -179,13 +186,16 @@ class Wire {
   lengthEnd(): number {
     // Most lengths (a fragment, a path) fit in one or two bytes: the general varint's number | bigint
     // result is not needed for them.
+    // One- and two-byte lengths take the same arithmetic, no branch between them: a branch first
+    // taken after the code was optimised (the first length over 127) threw that code away.
     const pos = this.pos;
     if (pos + 1 < this.end) {
       const b0 = this.buf[pos]!;
       const b1 = this.buf[pos + 1]!;
-      const short = b0 < 0x80 ? b0 : b1 < 0x80 ? (b0 & 0x7f) + b1 * 128 : -1;
-      if (short >= 0) {
-        const start = pos + (b0 < 0x80 ? 1 : 2);
+      const second = b0 >>> 7;
+      if ((second & (b1 >>> 7)) === 0) {
+        const start = pos + 1 + second;
+        const short = (b0 & 0x7f) + second * (b1 << 7);
         if (start + short > this.end) throw this.corrupt("length-delimited field runs past its message");
         this.pos = start;
         return start + short;

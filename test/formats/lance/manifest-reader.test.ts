@@ -250,6 +250,16 @@ describe("manifest-reader equals the toObject decoding", () => {
     });
     expectEqualDecodings(rewritten, name);
   });
+  it("reads lengths at the varint boundaries (127, 128, 16,383 and 16,384 bytes) as protobufjs does, in fields it reads and fields it skips", () => {
+    const [name, bytes] = [...manifests][0]!;
+    for (const length of [0, 1, 127, 128, 129, 16_383, 16_384, 16_385]) {
+      const rewritten = withManifest(bytes, name, (manifest) => {
+        manifest.config = { ...manifest.config, boundary: "v".repeat(length) };
+        manifest.schema_metadata = { ...(manifest.schema_metadata as Record<string, Uint8Array>), boundary: new Uint8Array(length).fill(3) };
+      });
+      expectEqualDecodings(rewritten, name);
+    }
+  });
 });
 
 describe("manifest-reader on bad input fails as the toObject decoding does", () => {
