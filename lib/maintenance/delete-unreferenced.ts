@@ -125,7 +125,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
         setBit(deletedMask, entry.index);
         deletedCount++;
         recordFile(stats, entry.file);
-        if (keptReferences.lookup(key)) deletedKept.add(key);
+        if (keptReferences.has(key)) deletedKept.add(key);
       }
     },
   };
@@ -161,7 +161,7 @@ export async function deleteUnreferenced(store: ObjectStore, format: TableFormat
       ? { failed: [] as DeleteFailure[], stopped: first.stopped }
       : await deleteInBatches(store, keysOf(plannedDeletes(plan, (file) => file.version === undefined)), batchOptions);
   const gone = new Set(reappeared);
-  for await (const key of options.deletedEarlierInChain?.() ?? []) if (keptReferences.lookup(key)) deletedKept.add(key);
+  for await (const key of options.deletedEarlierInChain?.() ?? []) if (keptReferences.has(key)) deletedKept.add(key);
   const failed = [...first.failed, ...second.failed];
   const removedByCommit = removalCommit !== null ? [...processed.plan.removed] : [];
   const removedByDeletes = versionsRemovedBy(processed, commitFiles, commitKeysDeleted).filter((v) => !gone.has(v));

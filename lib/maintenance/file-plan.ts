@@ -192,10 +192,9 @@ const TEXT_MEMO_LIMIT = 4096;
 
 function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key: string, base: VersionFile) => boolean, texts: TextMemo): PlannedFile | null {
   const { format, nowMillis } = input;
-  const modifiedAt = texts.iso(object.lastModified.getTime());
-  const base = { key: object.key, size: object.size, lastModified: modifiedAt };
-  const keep = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "keep", reason });
-  const remove = (kind: PlannedKind, reason: string): PlannedFile => ({ ...base, kind, action: "delete", reason });
+  // The time's text only for a file the plan holds: most listed files are kept by a version and planned no further.
+  const keep = (kind: PlannedKind, reason: string): PlannedFile => plannedFile(object, texts, kind, "keep", reason);
+  const remove = (kind: PlannedKind, reason: string): PlannedFile => plannedFile(object, texts, kind, "delete", reason);
 
   if (object.key.startsWith(LAKEWARDEN_PREFIX) || format.isBookkeepingFile(object.key)) return null;
 
@@ -215,7 +214,7 @@ function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key:
     const where = object.key.startsWith(format.versionsPrefix) ? `in ${format.versionsPrefix} ` : "";
     return keep("unknown", `not a file ${format.name} cleanup knows ${where}(staging manifest, temp or foreign file): kept`);
   }
-  if (input.kept.lookup(object.key)) return null;
+  if (input.kept.has(object.key)) return null;
 
   const provenByRemoved = input.removed.lookup(object.key);
   if (provenByRemoved) return remove(kind, `named only by removed ${describeVersions(provenByRemoved)}`);
@@ -223,6 +222,7 @@ function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key:
   if (provenByIntent) return remove(kind, provenByIntent);
 
   const ageMillis = nowMillis - object.lastModified.getTime();
+  const modifiedAt = texts.iso(object.lastModified.getTime());
   const modified = `last modified ${modifiedAt}`;
   const window = formatDuration(input.safetyWindowMs);
   if (ageMillis >= input.safetyWindowMs)
@@ -239,4 +239,8 @@ function planOne(object: ObjectInfo, input: FilePlanInput, committedAfter: (key:
     kind,
     texts.text(`young ${modifiedAt}`, () => `unreferenced, ${modified}, within the safety window ${window}: may belong to a commit in progress`),
   );
+}
+
+function plannedFile(object: ObjectInfo, texts: TextMemo, kind: PlannedKind, action: PlannedFile["action"], reason: string): PlannedFile {
+  return { key: object.key, size: object.size, lastModified: texts.iso(object.lastModified.getTime()), kind, action, reason };
 }

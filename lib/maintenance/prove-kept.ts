@@ -90,8 +90,7 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
 
   // 1. The plan against the kept set: a format's plan deleting what a kept version reads is a defect, never a delete.
   for (const file of plan.files.toDelete) {
-    const needed = kept.lookup(file.key);
-    if (needed) add(needed, `the plan would delete it (${file.reason})`);
+    if (kept.has(file.key)) add(kept.lookup(file.key)!, `the plan would delete it (${file.reason})`);
   }
   if (problems.length > 0) {
     throw new KeptStateError(
@@ -172,7 +171,7 @@ export async function proveKeptState(store: ObjectStore, format: TableFormat, pl
  */
 function contentRead(reference: Reference, processed: ProcessedManifests, verifyData: boolean): "read" | "by size" | "shared" {
   if (METADATA_ROLES.has(reference.kind)) return "read";
-  if (processed.removed.lookup(reference.path)) return "shared";
+  if (processed.removed.has(reference.path)) return "shared";
   return verifyData || reference.size === undefined ? "read" : "by size";
 }
 
@@ -196,11 +195,12 @@ function lookUpInListing(kept: ReferenceSet, listing: Iterable<ObjectInfo>): { f
   const found = new Map<string, ObjectInfo>();
   const folders = new Set<string>();
   const keptFolders = new Set<string>();
-  for (const reference of kept.all()) if (isFolder(reference)) keptFolders.add(reference.path);
+  for (const path of kept.folderPaths()) keptFolders.add(path);
   for (const object of listing) {
     const reference = kept.lookup(object.key);
     if (!reference) continue;
-    if (reference.path === object.key) found.set(object.key, object);
+    // Keyed by the reference's own string, which every later look-up of the proof asks with (the same string: no compare).
+    if (reference.path === object.key) found.set(reference.path, object);
     if (keptFolders.size === 0) continue;
     // A kept file may lie in a kept folder (a Lance index's listed files): the folder counts it too.
     for (let slash = object.key.indexOf("/"); slash !== -1 && slash < object.key.length - 1; slash = object.key.indexOf("/", slash + 1)) {

@@ -6,7 +6,7 @@
  * written after the listing, which the listing cannot show (and which were never candidates).
  */
 import type { ObjectInfo } from "../store/object-store.ts";
-import type { Reference, ReferenceSet } from "./references.ts";
+import type { ReferenceSet } from "./references.ts";
 import { describeVersions } from "./references.ts";
 
 export interface MissingReference {
@@ -33,10 +33,12 @@ export function checkKeptReferences(kept: ReferenceSet, listing: Iterable<Object
   // keys: the listing is walked once against them, not indexed.
   const checkedFiles = new Set<string>();
   const folders = new Map<string, { existed: boolean; survives: boolean }>();
-  for (const reference of kept.all()) {
-    if (!managedPrefixes.some((prefix) => reference.path.startsWith(prefix))) continue;
-    if (reference.path.endsWith("/")) folders.set(reference.path, { existed: false, survives: false });
-    else checkedFiles.add(reference.path);
+  const isChecked = (path: string): boolean => managedPrefixes.some((prefix) => path.startsWith(prefix));
+  // Paths, not References: a Reference is made only for a path found missing (a few, if any).
+  for (const path of kept.paths()) {
+    if (!isChecked(path)) continue;
+    if (path.endsWith("/")) folders.set(path, { existed: false, survives: false });
+    else checkedFiles.add(path);
   }
   const listedFiles = new Set<string>();
   // Keys deleted earlier in the chain are no longer listed: they existed all the same.
@@ -54,18 +56,25 @@ export function checkKeptReferences(kept: ReferenceSet, listing: Iterable<Object
       if (!deleted.has(key)) folder.survives = true;
     }
   }
+  const missing = new Map<string, "before" | "deleted">();
+  let checked = 0;
+  for (const path of kept.paths()) {
+    if (!isChecked(path)) continue;
+    checked++;
+    const folder = folders.get(path);
+    const existed = folder ? folder.existed : listedFiles.has(path);
+    const survives = folder ? folder.survives : !deleted.has(path);
+    if (!existed) missing.set(path, "before");
+    else if (!survives) missing.set(path, "deleted");
+  }
   const missingBeforeRun: MissingReference[] = [];
   const deletedByRun: MissingReference[] = [];
-  let checked = 0;
-  const describe = (reference: Reference): MissingReference => ({ path: reference.path, versions: describeVersions(reference) });
-  for (const reference of kept.all()) {
-    if (!managedPrefixes.some((prefix) => reference.path.startsWith(prefix))) continue;
-    checked++;
-    const folder = folders.get(reference.path);
-    const existed = folder ? folder.existed : listedFiles.has(reference.path);
-    const survives = folder ? folder.survives : !deleted.has(reference.path);
-    if (!existed) missingBeforeRun.push(describe(reference));
-    else if (!survives) deletedByRun.push(describe(reference));
+  if (missing.size > 0) {
+    for (const reference of kept.all()) {
+      const which = missing.get(reference.path);
+      if (which === undefined) continue;
+      (which === "before" ? missingBeforeRun : deletedByRun).push({ path: reference.path, versions: describeVersions(reference) });
+    }
   }
   return { checked, missingBeforeRun, deletedByRun, ok: deletedByRun.length === 0 };
 }

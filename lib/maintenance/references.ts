@@ -97,6 +97,15 @@ export class ReferenceSet {
     return this.outside.filter((reference) => reference.kind === "unresolvable");
   }
 
+  /** Whether a reference covers `key` (lookup's question without its answer: no Reference made, for the stages that ask it of every listed or deleted key). */
+  has(key: string): boolean {
+    const id = this.table?.firstIdOf(key);
+    if (id !== undefined && id < this.counts.length && this.counts[id]! > 0) return true;
+    if (this.files.has(key)) return true;
+    if (this.folders.size === 0) return false;
+    return this.lookup(key) !== undefined;
+  }
+
   /** The reference covering `key`: the file itself, or a referenced folder containing it. */
   lookup(key: string): Reference | undefined {
     const id = this.table?.firstIdOf(key);
@@ -118,6 +127,20 @@ export class ReferenceSet {
       yield at >= 0 ? this.referenceAt(at) : this.listed[-1 - at]!;
     }
     yield* this.folders.values();
+  }
+
+  /** The paths all() yields, in its order, without a Reference made for each (lookup gives one). */
+  *paths(): Iterable<string> {
+    for (let i = 0; i < this.ordered; i++) {
+      const at = this.order[i]!;
+      yield at >= 0 ? this.table!.at(at).path : this.listed[-1 - at]!.path;
+    }
+    yield* this.folders.keys();
+  }
+
+  /** The referenced folders' paths (each ending in "/"). */
+  folderPaths(): Iterable<string> {
+    return this.folders.keys();
   }
 
   get size(): number {

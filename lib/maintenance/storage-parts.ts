@@ -13,7 +13,7 @@ import type { PlannedFile } from "./file-plan.ts";
 import type { DeletePlan } from "./plan-deletes.ts";
 import type { ProcessedManifests } from "./process-manifests.ts";
 import type { KeptBy } from "./version-plan.ts";
-import type { VersionReferences } from "./version-references.ts";
+import type { ReferenceTable, VersionReferences } from "./version-references.ts";
 
 export interface Totals {
   files: number;
@@ -115,6 +115,67 @@ class VersionIndex {
   }
 }
 
+/** A path's standing in PathStanding: named by a live version; else 1 + the rank of its best history reason; NONE: named by no kept version. */
+const LIVE = 0;
+const NONE = 127;
+
+/**
+ * Per path, the best standing among the kept versions that name it (files by exact key, folders
+ * by prefix): what the receipt's parts ask, a number per file of the scan's table, where a list
+ * of versions per path grew with versions × files (512 kept versions of 100,000 fragments: 51
+ * million entries). The best of a union is the best of its parts, so a file in a named folder
+ * takes the better of both, as the versions of both together would give.
+ */
+class PathStanding {
+  private table: ReferenceTable | null = null;
+  private best = new Int8Array(0);
+  /** Paths of another table than the first (a later scan's), and folders. */
+  private readonly files = new Map<string, number>();
+  private readonly folders = new Map<string, number>();
+
+  add(standing: number, references: VersionReferences): void {
+    const table = (this.table ??= references.table);
+    if (references.table !== table) {
+      references.forEach((reference) => {
+        this.addPath(standing, reference.path);
+      });
+      return;
+    }
+    if (this.best.length < table.size) {
+      const grown = new Int8Array(table.size).fill(NONE);
+      grown.set(this.best);
+      this.best = grown;
+    }
+    const best = this.best;
+    references.forEachRun((start, length) => {
+      for (let id = start; id < start + length; id++) {
+        const first = table.firstId(id);
+        if (standing >= best[first]!) continue;
+        const path = table.at(first).path;
+        if (path.endsWith("/")) this.addPath(standing, path);
+        else best[first] = standing;
+      }
+    });
+  }
+
+  of(key: string): number {
+    let standing = NONE;
+    const id = this.table?.firstIdOf(key);
+    if (id !== undefined && id < this.best.length) standing = this.best[id]!;
+    standing = Math.min(standing, this.files.get(key) ?? NONE);
+    if (this.folders.size === 0) return standing;
+    for (let slash = key.indexOf("/"); slash !== -1 && slash < key.length - 1; slash = key.indexOf("/", slash + 1)) {
+      standing = Math.min(standing, this.folders.get(key.slice(0, slash + 1)) ?? NONE);
+    }
+    return standing;
+  }
+
+  private addPath(standing: number, path: string): void {
+    const map = path.endsWith("/") ? this.folders : this.files;
+    map.set(path, Math.min(standing, map.get(path) ?? NONE));
+  }
+}
+
 const REASON_OF: Partial<Record<KeptBy, HistoryReason>> = {
   tag: "tags",
   branch: "branches",
@@ -128,15 +189,38 @@ function isLive(keptBy: KeptBy | undefined): boolean {
   return keptBy === "latest" || keptBy === "new";
 }
 
+/** A version's standing (PathStanding); a commit file of a version the plan did not read was committed after it: live. */
+function standingOf(decision: { keptBy?: KeptBy | undefined } | undefined): number {
+  if (decision === undefined || isLive(decision.keptBy)) return LIVE;
+  return 1 + HISTORY_REASONS.indexOf(REASON_OF[decision.keptBy ?? "retention"] ?? "retention");
+}
+
+/** Adds a kept file to its part by its standing. */
+function addKept(parts: StorageParts, standing: number, size: number): void {
+  if (standing === NONE) {
+    // Kept by the plan yet named by no kept version: not a case the file plan makes; counted, not hidden.
+    add(parts.unknown, size);
+  } else if (standing === LIVE) add(parts.live, size);
+  else {
+    add(parts.history, size);
+    add(parts.history.by_reason[HISTORY_REASONS[standing - 1]!], size);
+  }
+}
+
 export function classify(plan: DeletePlan, format: TableFormat, listing: Iterable<ObjectInfo>, byVersion: boolean) {
   const processed: ProcessedManifests = plan.processed;
   const parts = emptyParts();
   // A plan in listing order is walked alongside the listing, not indexed by key.
   const deleting = plannedLookup(plan.files.toDelete, plan.files.order);
   const reported = plannedLookup(plan.files.reported, plan.files.order);
-  const index = new VersionIndex();
+  // Every version each file needs only for the per-version holdings; the parts need a file's best standing alone.
+  const index = byVersion ? new VersionIndex() : null;
+  const standing = new PathStanding();
   for (const [version, scanned] of processed.scan) {
-    if (processed.decisions.get(version)?.keep) index.add(version, scanned.references);
+    const decision = processed.decisions.get(version);
+    if (!decision?.keep) continue;
+    index?.add(version, scanned.references);
+    standing.add(standingOf(decision), scanned.references);
   }
   const holdings = new Map<number, VersionHolding>();
   if (byVersion) {
@@ -153,7 +237,6 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       });
     }
   }
-  const rank = (reason: HistoryReason) => HISTORY_REASONS.indexOf(reason);
   const managed = (key: string) => format.managedPrefixes.some((prefix) => key.startsWith(prefix));
 
   for (const object of listing) {
@@ -186,24 +269,9 @@ export function classify(plan: DeletePlan, format: TableFormat, listing: Iterabl
       continue;
     }
     const commitOf = format.parseVersionKey(key);
-    const versions = commitOf !== null ? [commitOf] : index.versionsOf(key);
-    const decisions = versions.map((v) => processed.decisions.get(v));
-    if (versions.length === 0) {
-      // Kept by the plan yet named by no kept version: not a case the file plan makes; counted, not hidden.
-      add(parts.unknown, size);
-    } else if (decisions.some((d) => d === undefined || isLive(d.keptBy))) {
-      // A commit file of a version this plan did not read was committed after it: new, so live.
-      add(parts.live, size);
-    } else {
-      let best: HistoryReason = "retention";
-      for (const d of decisions) {
-        const reason = REASON_OF[d!.keptBy ?? "retention"] ?? "retention";
-        if (rank(reason) < rank(best)) best = reason;
-      }
-      add(parts.history, size);
-      add(parts.history.by_reason[best], size);
-    }
-    if (byVersion) {
+    addKept(parts, commitOf !== null ? standingOf(processed.decisions.get(commitOf)) : standing.of(key), size);
+    if (index) {
+      const versions = commitOf !== null ? [commitOf] : index.versionsOf(key);
       for (const version of versions) {
         const holding = holdings.get(version);
         if (!holding) continue;

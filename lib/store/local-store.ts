@@ -21,6 +21,7 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
+  opendirSync,
   openSync,
   readSync,
   renameSync,
@@ -31,7 +32,7 @@ import {
   write,
   writeSync,
 } from "node:fs";
-import { lstat, open, opendir, readdir, stat } from "node:fs/promises";
+import { lstat, open, readdir, stat } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { basename, dirname, join, resolve, sep } from "node:path";
@@ -437,6 +438,8 @@ class KeyWalker {
   private readonly startAfter: string | undefined;
   /** Whether a folder (its key, ending in "/") is listed as one prefix instead of walked. */
   private readonly rollsUp: (folderKey: string) => boolean;
+  /** Entries read since the last turn of the event loop. */
+  private sinceTurn = 0;
 
   constructor(root: string, startAfter: string | undefined, rollsUp: (folderKey: string) => boolean) {
     this.root = root;
@@ -470,7 +473,9 @@ class KeyWalker {
    * lists them. Read in chunks (opendir), not as one array of Dirent objects; each chunk
    * synchronously from the buffer opendir fills (an async iteration costs a promise per entry:
    * 0.84 against 0.51 ms for a folder of 513 version files), with a turn of the event loop
-   * between chunks.
+   * every DIRECTORY_CHUNK entries, counted across folders. Opened synchronously too: a
+   * partitioned table is a folder per partition, and an open on libuv's pool cost its round
+   * trip per folder (10,000 folders of 10 files: 1.0 s of CPU against 0.29 s).
    */
   private async entries(folderKey: string, namePrefix: string): Promise<string[]> {
     const folder = join(this.root, ...folderKey.split("/").filter(Boolean));
@@ -478,12 +483,11 @@ class KeyWalker {
     // Names with UTF-16 units from U+D800 up are where JavaScript's order and S3's differ.
     let needsKeyOrder = false;
     try {
-      const dir = await opendir(folder, { bufferSize: DIRECTORY_CHUNK });
+      const dir = opendirSync(folder, { bufferSize: DIRECTORY_CHUNK });
       try {
-        let inChunk = 0;
         for (let dirent = dir.readSync(); dirent !== null; dirent = dir.readSync()) {
-          if (++inChunk === DIRECTORY_CHUNK) {
-            inChunk = 0;
+          if (++this.sinceTurn === DIRECTORY_CHUNK) {
+            this.sinceTurn = 0;
             await new Promise((resolve) => setImmediate(resolve));
           }
           if (!dirent.name.startsWith(namePrefix) || dirent.name.includes(LOCAL_RESERVED_MARKER)) continue;

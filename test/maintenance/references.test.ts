@@ -36,7 +36,11 @@ function versions(shared = false, redescribed = true): FileReference[][] {
 }
 
 function everything(set: ReferenceSet, keys: readonly string[]) {
-  return { all: [...set.all()], size: set.size, outside: set.outside, lookups: keys.map((key) => set.lookup(key) ?? null) };
+  const all = [...set.all()];
+  // has and paths answer what lookup and all do, without a Reference made.
+  expect(keys.map((key) => set.has(key))).toEqual(keys.map((key) => set.lookup(key) !== undefined));
+  expect([...set.paths()]).toEqual(all.map((reference) => reference.path));
+  return { all, size: set.size, outside: set.outside, lookups: keys.map((key) => set.lookup(key) ?? null) };
 }
 
 describe("ReferenceSet over a scan's table: the same answers as over plain lists", () => {
@@ -68,6 +72,18 @@ describe("ReferenceSet over a scan's table: the same answers as over plain lists
     expect(columns.lookup("data/shared.lance")).toEqual({ path: "data/shared.lance", kind: "data", versions: [1, 2, 3], count: 12, ...sharedPath });
     expect(columns.lookup("data/2.lance")).toEqual({ path: "data/2.lance", kind: "data", versions: [1, 2, 3], count: 8, size: 1002 });
     expect(columns.unresolvable()).toEqual([{ path: "../outside.lance", version: 4, kind: "unresolvable", reason: expect.stringContaining("the format gave a path that") }]);
+  });
+
+  it("finds a path asked for before any version named it once a later version does (the table's last answer is not kept past a new path)", () => {
+    const table = new ReferenceTable();
+    const set = new ReferenceSet();
+    set.addAll(1, table.encode([{ path: "data/a.lance", role: "data", size: 1 }]));
+    expect(set.has("data/b.lance")).toBe(false);
+    expect(table.firstIdOf("data/b.lance")).toBeUndefined();
+    set.addAll(2, table.encode([{ path: "data/b.lance", role: "data", size: 2 }]));
+    expect(table.firstIdOf("data/b.lance")).toBe(1);
+    expect(set.has("data/b.lance")).toBe(true);
+    expect(set.lookup("data/b.lance")).toEqual({ path: "data/b.lance", kind: "data", versions: [2], count: 1, size: 2 });
   });
 
   it("counts runs of a table still growing between adds (its columns grown past their first capacity), looked up between adds", () => {

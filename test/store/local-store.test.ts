@@ -293,6 +293,23 @@ describe("LocalStore.listKeys: list without a stat per file", () => {
     expect((await both("", {})).keysRequests.list).toBe(2);
   });
 
+  test("a tree of many small folders (a partitioned table) lets other work run while it is listed", async () => {
+    // 50 × 50 folders of one file: every folder holds fewer entries than a directory chunk, so the turns are counted across folders.
+    for (let a = 0; a < 50; a++) for (let b = 0; b < 50; b++) await writeFile(join(await mkdirp(join(root, `a=${a}`, `b=${b}`)), "f.parquet"), "x");
+    let timerRan = false;
+    let listedBeforeTimer = 0;
+    const timer = setTimeout(() => {
+      timerRan = true;
+    }, 0);
+    try {
+      for await (const _ of store.listKeys("")) if (!timerRan) listedBeforeTimer++;
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(timerRan).toBe(true);
+    expect(listedBeforeTimer).toBeLessThan(2_500);
+  });
+
   test("info() of a file removed since the listing is null; list would not have listed it", async () => {
     await store.put("t/a", bytes("a"));
     await store.put("t/b", bytes("b"));
