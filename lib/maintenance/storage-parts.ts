@@ -147,15 +147,17 @@ class PathStanding {
       this.best = grown;
     }
     const best = this.best;
-    references.forEachRun((start, length) => {
-      for (let id = start; id < start + length; id++) {
+    const runs = references.idRuns;
+    for (let r = 0; r < runs.length; r += 2) {
+      const end = runs[r]! + runs[r + 1]!;
+      for (let id = runs[r]!; id < end; id++) {
         const first = table.firstId(id);
         if (standing >= best[first]!) continue;
         const path = table.at(first).path;
         if (path.endsWith("/")) this.addPath(standing, path);
         else best[first] = standing;
       }
-    });
+    }
   }
 
   of(key: string): number {
