@@ -145,3 +145,12 @@ def cli(description: str, write, read, extra_options=(), create=None) -> None:
                 command.add_argument(option)
     args = parser.parse_args()
     {"write": write, "read": read, "create": create}[args.command](args)
+    # deltalake 1.6 can abort in its native teardown at interpreter exit ("terminate called without
+    # an active exception"), failing a run whose answer is printed and whose state is saved (an
+    # exception above still exits non-zero: only a clean finish gets here).
+    import os
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
