@@ -5,9 +5,9 @@
  * since git keeps no modification times, every file's mtime is set to `ageMs` ago.
  */
 import { randomUUID } from "node:crypto";
-import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import avro from "avsc";
 import { avroMetadata, avroRead, icebergManifests, icebergMetadata } from "icebird";
@@ -409,9 +409,20 @@ export async function appendSnapshot(dir: string, options: AppendOptions): Promi
     { "timestamp-ms": Number(json["last-updated-ms"]), "metadata-file": `${location}/metadata/v${current}.metadata.json` },
   ];
   if (options.properties) next.properties = { ...(json.properties as Record<string, JsonValue>), ...options.properties };
-  await writeFile(join(dir, metadataKey), stringifyJsonLossless(next, 2));
-  await writeFile(join(dir, "metadata/version-hint.text"), String(current + 1));
+  await writeWhole(join(dir, metadataKey), stringifyJsonLossless(next, 2));
+  await writeWhole(join(dir, "metadata/version-hint.text"), String(current + 1));
   return { snapshotId: String(snapshotId), metadataKey, manifestListKey, manifestKey };
+}
+
+/**
+ * Writes a file as a writer on a file system commits it (Iceberg's HadoopTableOperations: a
+ * temporary file, then a rename), so a reader polling the folder (serve, every 30 ms in its
+ * tests) never reads half of it: writeFile in place once let serve read a cut v7.metadata.json.
+ */
+async function writeWhole(path: string, data: string): Promise<void> {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+  await writeFile(temporary, data);
+  await rename(temporary, path);
 }
 
 /**
@@ -428,8 +439,8 @@ export async function rewriteMetadata(dir: string, edit: (json: Record<string, J
   ];
   edit(json);
   const key = `metadata/v${current + 1}.metadata.json`;
-  await writeFile(join(dir, key), stringifyJsonLossless(json, 2));
-  await writeFile(join(dir, "metadata/version-hint.text"), String(current + 1));
+  await writeWhole(join(dir, key), stringifyJsonLossless(json, 2));
+  await writeWhole(join(dir, "metadata/version-hint.text"), String(current + 1));
   return key;
 }
 
