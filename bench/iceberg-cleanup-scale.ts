@@ -18,12 +18,11 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
-import { BUNDLING } from "../infra/function-bundling.ts";
 import { toolPython } from "../test/tools/python-env.ts";
 import { describeMachine, machineLine } from "./harness/machine.ts";
 import { median } from "./harness/measure.ts";
 import { ensureMaster, prepareCopy, removeCopy } from "./side-by-side-tables.ts";
+import { bundleSideBySideChild } from "./side-by-side-tools.ts";
 
 const { values } = parseArgs({
   options: {
@@ -57,21 +56,8 @@ interface Run {
 }
 
 /** The side-by-side child of the tree at `root`, bundled as the benchmark bundles it. */
-async function bundle(root: string, outdir: string): Promise<string> {
-  await build({
-    entryPoints: { "side-by-side-child": join(root, "bench", "side-by-side-child.ts") },
-    outdir,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: BUNDLING.target ?? "node22",
-    mainFields: BUNDLING.mainFields ?? ["module", "main"],
-    minify: BUNDLING.minify ?? false,
-    banner: { js: BUNDLING.banner ?? "" },
-    logLevel: "error",
-  });
-  return join(outdir, "side-by-side-child.mjs");
+function bundle(root: string, outdir: string): Promise<string> {
+  return bundleSideBySideChild(join(root, "bench", "side-by-side-child.ts"), outdir);
 }
 
 /** `commit`'s tree in `dir`, with this tree's node_modules. */

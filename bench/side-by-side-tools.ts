@@ -56,11 +56,10 @@ export interface ToolKit {
   cpuProfileDir: string | null;
 }
 
-/** Bundles the lakewarden child with the Lambda's esbuild options and compiles the Java peer (with its S3 FileIO when Iceberg runs on S3). */
-export async function prepareToolKit(scratchDir: string, options: { icebergOnS3: boolean }): Promise<ToolKit> {
-  const outdir = join(scratchDir, "lakewarden-bundle");
+/** Bundles `entry` (a tree's bench/side-by-side-child.ts) into `outdir` with the Lambda's esbuild options; returns the bundle's path. */
+export async function bundleSideBySideChild(entry: string, outdir: string): Promise<string> {
   await build({
-    entryPoints: { "side-by-side-child": join(HERE, "side-by-side-child.ts") },
+    entryPoints: { "side-by-side-child": entry },
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -74,6 +73,13 @@ export async function prepareToolKit(scratchDir: string, options: { icebergOnS3:
     banner: { js: BUNDLING.banner ?? "" },
     logLevel: "error",
   });
+  return join(outdir, "side-by-side-child.mjs");
+}
+
+/** Bundles the lakewarden child with the Lambda's esbuild options and compiles the Java peer (with its S3 FileIO when Iceberg runs on S3). */
+export async function prepareToolKit(scratchDir: string, options: { icebergOnS3: boolean }): Promise<ToolKit> {
+  const outdir = join(scratchDir, "lakewarden-bundle");
+  await bundleSideBySideChild(join(HERE, "side-by-side-child.ts"), outdir);
   const classes = join(REPO, ".tools", "iceberg-peer", "bench-classes");
   await mkdir(classes, { recursive: true });
   // The REST server's jars first: iceberg-core and Jackson as the parity suite runs them; the S3 jars add S3FileIO and the SDK.

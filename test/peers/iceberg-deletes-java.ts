@@ -6,14 +6,14 @@
  * Maven once per version of the pom, as iceberg-s3-jars.ts does for the S3 jars). Every JVM runs
  * under nice in its own process group, killed with it, so none outlives its test.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Literal } from "../../lib/scan/expression.ts";
-import { REPO_ROOT } from "./peer-scripts.ts";
+import { REPO_ROOT, runNiced } from "./peer-scripts.ts";
 
 const HERE = join(REPO_ROOT, "test", "peers");
 const POM = join(HERE, "iceberg-writer", "pom.xml");
@@ -48,34 +48,7 @@ export function icebergWriterClassPath(log: (line: string) => void = () => {}): 
 
 /** Runs a class of the class path with `args` under nice in its own process group; resolves with its stdout. */
 export function runJava(mainClass: string, args: readonly string[], timeoutMs: number): Promise<string> {
-  const classPath = icebergWriterClassPath();
-  return new Promise((resolve, reject) => {
-    const child = spawn("nice", ["-n", "10", "java", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classPath, mainClass, ...args], {
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    const kill = (): void => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      kill();
-      reject(new Error(`${mainClass} took longer than ${timeoutMs / 1000} s: ended`));
-    }, timeoutMs);
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      kill();
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${mainClass} exited ${code}: ${stderr.trim().split("\n").slice(-8).join(" | ")}`));
-    });
-  });
+  return runNiced(mainClass, "java", ["-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", icebergWriterClassPath(), mainClass, ...args], timeoutMs);
 }
 
 export interface DeletesTable {

@@ -9,7 +9,6 @@
  * the shared Iceberg fixtures (Spark, Athena, BigQuery writers; two of them broken) and histories
  * with tags and branches built on the spark-bunnies copy. Results in .tools/peers-results/.
  */
-import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -21,7 +20,7 @@ import { copyIcebergFixture, type FixtureCopy, fileExists, ICEBERG_FIXTURES, typ
 import { buildHistory, currentMetadataName, type History, reach } from "../support/iceberg-histories.ts";
 import { icebergRestClassPath } from "../tools/iceberg-rest-env.ts";
 import { toolPython } from "../tools/python-env.ts";
-import { REPO_ROOT, RESULTS_DIR } from "./peer-scripts.ts";
+import { REPO_ROOT, RESULTS_DIR, runNiced } from "./peer-scripts.ts";
 
 const NOW = Date.now();
 const HOUR = 3600_000;
@@ -153,30 +152,7 @@ const CLASSES_DIR = join(REPO_ROOT, ".tools", "iceberg-peer", "classes");
 
 /** Runs `cmd args` under nice in its own process group (killed with it); resolves with stdout. */
 function run(cmd: string, args: string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("nice", ["-n", "10", cmd, ...args], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    const kill = (): void => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      kill();
-      reject(new Error(`${cmd} took longer than ${timeoutMs / 1000} s: ended`));
-    }, timeoutMs);
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      kill();
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${cmd} exited ${code}: ${stderr.trim().split("\n").slice(-8).join(" | ")}`));
-    });
-  });
+  return runNiced(cmd, cmd, args, timeoutMs);
 }
 
 async function metadataOf(dir: string): Promise<string> {

@@ -62,6 +62,31 @@ export function runPeerScript<T>(script: string, args: readonly string[], timeou
   });
 }
 
+/**
+ * Runs `command args...` under nice in its own process group, the group killed when it ends or times
+ * out (a JVM leaves no thread behind); resolves with its stdout, rejects with its stderr's tail.
+ * `label` names it in errors.
+ */
+export function runNiced(label: string, command: string, args: readonly string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("nice", ["-n", "10", command, ...args], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => {
+      killGroup(child.pid);
+      reject(new Error(`${label} took longer than ${timeoutMs / 1000} s: ended`));
+    }, timeoutMs);
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      killGroup(child.pid);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${label} exited ${code}: ${stderr.trim().split("\n").slice(-8).join(" | ")}`));
+    });
+  });
+}
+
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
