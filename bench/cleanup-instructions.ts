@@ -12,7 +12,7 @@
  *
  * User-space instructions only: time in the kernel (file system calls) is not in these counts,
  * so `--cpu-runs N` also runs the child N times without valgrind and prints its median CPU time
- * (user + system). `--keep dir` keeps callgrind's files for `callgrind_annotate` (V8's generated
+ * (user + system), the clock's and each stage's (the child reads its CPU time at every mark). `--keep dir` keeps callgrind's files for `callgrind_annotate` (V8's generated
  * code shows unnamed; its builtins, compiler, GC and runtime are named).
  */
 import { spawn } from "node:child_process";
@@ -122,7 +122,18 @@ function millions(count: number): string {
   return `${(count / 1e6).toFixed(1)} M`;
 }
 
-/** One markdown row per span and one for the whole clock: median and each run. */
+/** A run's CPU time per stage label (a label that recurs, as the checkpoint's write does, summed as callgrind's spans are). */
+function cpuByStage(outcome: CleanupOutcome): Map<string, number> {
+  const byStage = new Map<string, number>();
+  for (const { stage, cpuMs } of outcome.stageCpu ?? []) {
+    // Named as callgrind names the stage's dump (cleanup-child.ts callgrindMark), so both counts share a row.
+    const label = stage.replace(/[^A-Za-z0-9 ]/g, "");
+    byStage.set(label, (byStage.get(label) ?? 0) + cpuMs);
+  }
+  return byStage;
+}
+
+/** One markdown row per span and one for the whole clock: instructions (median and each run), CPU time (median, and each run for the clock). */
 async function measureTool(tool: Tool, options: Options, dataset: CleanupDataset, child: string, scratch: string): Promise<string[]> {
   const runs: Spans[] = [];
   for (let run = 0; run < options.runs; run++) {
@@ -130,18 +141,24 @@ async function measureTool(tool: Tool, options: Options, dataset: CleanupDataset
     await runOne(tool, options, dataset, child, scratch, outFile);
     runs.push(await readSpans(outFile));
   }
-  const cpu: number[] = [];
-  for (let run = 0; run < options.cpuRuns; run++) cpu.push((await runOne(tool, options, dataset, child, scratch, null)).cpuMs);
-  const labels = [...new Set(runs.flatMap((spans) => [...spans.keys()]))];
+  const cpuRuns: CleanupOutcome[] = [];
+  for (let run = 0; run < options.cpuRuns; run++) cpuRuns.push(await runOne(tool, options, dataset, child, scratch, null));
+  const stageCpu = cpuRuns.map(cpuByStage);
+  const labels = [...new Set([...runs.flatMap((spans) => [...spans.keys()]), ...stageCpu.flatMap((byStage) => [...byStage.keys()])])];
   const row = (label: string, counts: number[], cpuCell: string) =>
     `| ${tool} | ${label} | ${counts.length ? millions(median(counts)) : "–"} | ${counts.map(millions).join(", ")} | ${cpuCell} |`;
+  const stageCell = (label: string) => {
+    const times = stageCpu.map((byStage) => byStage.get(label)).filter((ms) => ms !== undefined);
+    return times.length ? `${median(times).toFixed(1)} ms` : "";
+  };
+  const cpu = cpuRuns.map((outcome) => outcome.cpuMs);
   const cpuCell = cpu.length ? `${median(cpu).toFixed(0)} ms (${cpu.map((ms) => ms.toFixed(0)).join(", ")})` : "–";
   return [
     ...labels.map((label) =>
       row(
         label,
-        runs.map((spans) => spans.get(label) ?? 0),
-        "",
+        runs.map((spans) => spans.get(label) ?? 0).filter((count) => count > 0),
+        stageCell(label),
       ),
     ),
     row(

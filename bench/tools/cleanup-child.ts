@@ -25,17 +25,29 @@ function callgrindMark(label: string): void {
   execFileSync("callgrind_control", [`--dump=${label.replace(/[^A-Za-z0-9 ]/g, "")}`, String(process.pid)], { stdio: "ignore" });
 }
 
-/** Marks every stage's end for callgrindMark; a stage's count runs from its start to the next mark. */
-function stageMarks(): CleanupProgress & { end(): void } {
+/**
+ * Marks every stage's end for callgrindMark (a stage's count runs from its start to the next
+ * mark) and keeps each stage's CPU time (user + system, every thread): one getrusage a stage.
+ */
+function stageMarks(): CleanupProgress & { end(): void; cpu: StageCpu[] } {
   let current = "start: lease, format, table state";
+  let since = process.cpuUsage();
+  const cpu: StageCpu[] = [];
+  const mark = () => {
+    const now = process.cpuUsage();
+    cpu.push({ stage: current, cpuMs: cpuMillis(process.cpuUsage(since)) });
+    since = now;
+    callgrindMark(current);
+  };
   return {
     stage(name) {
-      callgrindMark(current);
+      mark();
       current = name;
     },
     advance: () => {},
     finish: () => {},
-    end: () => callgrindMark(current),
+    end: mark,
+    cpu,
   };
 }
 
@@ -71,6 +83,12 @@ export interface CleanupJob {
   storageOptions?: Record<string, string>;
 }
 
+/** One stage of lakewarden's run (its progress reporter's names) and the CPU time it took. */
+export interface StageCpu {
+  stage: string;
+  cpuMs: number;
+}
+
 export interface CleanupOutcome {
   tool: CleanupJob["tool"];
   ms: number;
@@ -80,6 +98,8 @@ export interface CleanupOutcome {
   baselineRssBytes: number;
   versionsRemoved: number;
   bytesRemoved: number;
+  /** lakewarden only: each stage's CPU time, in the order they ran. */
+  stageCpu?: StageCpu[];
   /** lakewarden only: requests from its store's counters; files removed by kind. */
   requests: Record<string, number> | null;
   filesRemoved: number | null;
@@ -144,6 +164,7 @@ async function main(job: CleanupJob): Promise<CleanupOutcome> {
     bytesRemoved: report.bytes_removed,
     requests: { ...report.requests },
     filesRemoved: Object.values(report.files_removed).reduce((sum, totals) => sum + (totals?.files ?? 0), 0),
+    stageCpu: marks.cpu,
   };
 }
 
