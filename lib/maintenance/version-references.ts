@@ -31,6 +31,8 @@ export class ReferenceTable {
   private lastChunks: ReferenceSequence["chunks"] | null = null;
   private lastCount = 0;
   private lastRuns: BuiltRuns = { runs: [], ends: [] };
+  /** How many VersionReferences encodeSequence made: the serial of the next one. */
+  private encoded = 0;
   /** Where each chunk of `lastChunks` starts in a version's list, known for the first `offsetsKnown` + 1. */
   private offsets = new Int32Array(1);
   private offsetsKnown = 0;
@@ -122,6 +124,7 @@ export class ReferenceTable {
   encodeSequence(sequence: ReferenceSequence): VersionReferences {
     const { chunks, count } = sequence;
     const runs = new RunBuilder();
+    let baseRuns = 0;
     // The chunks this version shares with the last one: all of the shorter when it is the same array; else
     // those at the same places (versions read out of order: the next one started an array of its own).
     let shared = 0;
@@ -130,7 +133,7 @@ export class ReferenceTable {
       const most = Math.min(count, this.lastCount);
       if (last === chunks) shared = most;
       else while (shared < most && chunks[shared] === last[shared]) shared++;
-      runs.startWithPrefixOf(this.lastRuns, this.offsets[shared]!);
+      baseRuns = runs.startWithPrefixOf(this.lastRuns, this.offsets[shared]!);
     }
     if (last !== chunks) {
       this.lastChunks = chunks;
@@ -155,7 +158,9 @@ export class ReferenceTable {
     this.lastRuns = runs.finish();
     // A plain list encoded next is not compared with this one's (never made) list.
     this.lastList = [];
-    return new VersionReferences(this, Int32Array.from(this.lastRuns.runs), runs.count);
+    // The runs taken whole are the first runs of the version encoded just before: its serial is this one's less one.
+    this.encoded++;
+    return new VersionReferences(this, Int32Array.from(this.lastRuns.runs), runs.count, { serial: this.encoded, baseRuns });
   }
 
   /** The next id of the run being built when `reference` continues it (consecutive versions mostly repeat the last one's list), else the path's. */
@@ -237,10 +242,11 @@ class RunBuilder {
   /**
    * Starts with the ids of the first `length` places of another version's runs (`ends` as
    * `finish` gave them): the runs before the cut copied whole, not walked (a version of a table
-   * that grew one fragment a commit is a run per fragment), the one it cuts left open.
+   * that grew one fragment a commit is a run per fragment), the one it cuts left open. Returns how
+   * many runs were copied whole.
    */
-  startWithPrefixOf(built: BuiltRuns, length: number): void {
-    if (length <= 0) return;
+  startWithPrefixOf(built: BuiltRuns, length: number): number {
+    if (length <= 0) return 0;
     const { runs, ends } = built;
     let low = 0;
     let high = ends.length - 1;
@@ -255,6 +261,7 @@ class RunBuilder {
     this.start = runs[low * 2]!;
     this.length = length - before;
     this.count = length;
+    return low;
   }
 
   finish(): BuiltRuns {
@@ -285,11 +292,21 @@ export class VersionReferences {
   readonly idRuns: Int32Array;
   /** How many references the version names. */
   readonly length: number;
+  /**
+   * Which of its table's encodeSequence calls made it (from 1; 0: encode, a plain list), and how many
+   * of its first runs are those of the version made just before it (serial - 1), the same ids:
+   * consecutive versions of a table repeat the last one's fragments, then add some. A reader that
+   * counts versions per id (ReferenceSet) takes those runs as one block.
+   */
+  readonly serial: number;
+  readonly baseRuns: number;
 
-  constructor(table: ReferenceTable, runs: Int32Array, length: number) {
+  constructor(table: ReferenceTable, runs: Int32Array, length: number, made: { serial: number; baseRuns: number } = { serial: 0, baseRuns: 0 }) {
     this.table = table;
     this.idRuns = runs;
     this.length = length;
+    this.serial = made.serial;
+    this.baseRuns = made.baseRuns;
   }
 
   /** How many runs of ids hold the version (its memory, beside the table's per-file entries). */

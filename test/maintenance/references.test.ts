@@ -127,3 +127,157 @@ describe("ReferenceSet over a scan's table: the same answers as over plain lists
     expect(columns.lookup("cache/d.bin")?.kind).toBe("another-role");
   });
 });
+
+/** A small deterministic PRNG (mulberry32), so a failing seed can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("ReferenceSet: runs of settled ids counted at once give the answers of one add per file", () => {
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])(
+    "random tables as a scan meets them: appends, rewrites, files re-described, sizes missing, versions out of order, look-ups between adds (seed %i)",
+    (seed) => {
+      const next = random(seed);
+      const pick = (n: number) => Math.floor(next() * n);
+      const objects = new Map<string, FileReference>();
+      // Shared objects (as Lance's reader shares a fragment's references between versions), re-described now and then.
+      const file = (f: number, description: number): FileReference => {
+        const key = `${f}:${description}`;
+        if (!objects.has(key)) {
+          const path = f % 11 === 10 ? `_indices/i${f}/` : f % 7 === 0 ? `_deletions/${f}.arrow` : `data/${f}.lance`;
+          const role = description === 2 ? "delete" : f % 11 === 10 ? "index" : f % 7 === 0 ? "delete" : "data";
+          const size = f % 7 === 0 || description === 1 ? undefined : 100 + f + description;
+          objects.set(key, size === undefined ? { path, role } : { path, role, size });
+        }
+        return objects.get(key)!;
+      };
+      const table = new ReferenceTable();
+      const plain = new ReferenceSet();
+      const columns = new ReferenceSet();
+      let live: number[] = [];
+      let nextFile = 0;
+      const described = new Map<number, number>();
+      const versionCount = 30 + pick(40);
+      const order = Array.from({ length: versionCount }, (_, i) => i + 1);
+      // A few versions swapped: a set built out of version order must still answer the same.
+      for (let swaps = pick(4); swaps > 0; swaps--) {
+        const at = pick(versionCount - 1);
+        [order[at], order[at + 1]] = [order[at + 1]!, order[at]!];
+      }
+      const lists = new Map<number, FileReference[]>();
+      for (let v = 1; v <= versionCount; v++) {
+        const step = pick(10);
+        if (step < 6) live.push(...Array.from({ length: 1 + pick(8) }, () => nextFile++));
+        else if (step < 8 && live.length > 0) described.set(live[pick(live.length)]!, pick(3));
+        else if (step === 8) live = live.filter(() => next() < 0.7);
+        else live = [...live.slice(0, pick(live.length + 1)), nextFile++];
+        lists.set(
+          v,
+          live.map((f) => file(f, described.get(f) ?? 0)),
+        );
+        if (v === 5) lists.get(v)!.push({ path: "../outside.lance", role: "data" });
+      }
+      const encoded = new Map([...lists].map(([v, list]) => [v, table.encode(list)] as const));
+      const keys = [...new Set([...objects.values()].map((reference) => reference.path)), "_indices/i10/part", "data/none.lance"];
+      for (const v of order) {
+        plain.addAll(v, lists.get(v)!);
+        columns.addAll(v, encoded.get(v)!);
+        if (next() < 0.1) {
+          const key = keys[pick(keys.length)]!;
+          expect(columns.lookup(key)).toEqual(plain.lookup(key));
+        }
+      }
+      expect(everything(columns, keys)).toEqual(everything(plain, keys));
+    },
+  );
+});
+
+describe("ReferenceSet: versions read as shared chunks (Lance), their common runs counted as blocks", () => {
+  it("counts the first run of versions whose chain a rewrite cuts after that run (the blocks past the cut still count it)", () => {
+    const table = new ReferenceTable();
+    const plain = new ReferenceSet();
+    const columns = new ReferenceSet();
+    const data = (f: number): { references: FileReference[] } => ({ references: [{ path: `data/${f}.lance`, role: "data", size: f + 1 }] });
+    // A fragment a version, and a commit file each: every fragment's id is a run of its own.
+    const chunks = [0, 1, 2, 3, 4, 5].map(data);
+    const sequences = [1, 2, 3, 4, 5, 6].map((v) => ({ chunks, count: v, extra: [{ path: `_transactions/${v}.txn`, role: "transaction" } as FileReference] }));
+    // Version 7 rewrites fragment 2 (a deletion file added): of version 6's runs it takes fragment 0's whole (fragment 1's is left open).
+    const rewritten = [...chunks.slice(0, 2), { references: [...chunks[2]!.references, { path: "_deletions/2-7.arrow", role: "delete" } as FileReference] }, ...chunks.slice(3)];
+    sequences.push({ chunks: rewritten, count: 6, extra: [{ path: "_transactions/7.txn", role: "transaction" }] });
+    sequences.push({ chunks: rewritten, count: 6, extra: [{ path: "_transactions/8.txn", role: "transaction" }] });
+    const encoded = sequences.map((sequence) => table.encodeSequence(sequence));
+    expect(encoded[6]!.baseRuns).toBe(1);
+    sequences.forEach((sequence, i) => {
+      plain.addAll(i + 1, [...sequence.chunks.slice(0, sequence.count).flatMap((chunk) => chunk.references), ...sequence.extra]);
+      columns.addAll(i + 1, encoded[i]!);
+    });
+    const keys = ["data/0.lance", "data/1.lance", "data/2.lance", "data/5.lance", "_deletions/2-7.arrow", "_transactions/3.txn"];
+    expect(everything(columns, keys)).toEqual(everything(plain, keys));
+    expect(columns.lookup("data/0.lance")).toEqual({ path: "data/0.lance", kind: "data", versions: [1, 2, 3], count: 8, size: 1 });
+  });
+
+  it.each(Array.from({ length: 40 }, (_, i) => 11 + i))(
+    "appends, fragments rewritten in the middle, drops, a commit file each, versions out of order, look-ups between adds: the answers of plain lists (seed %i)",
+    (seed) => {
+      const next = random(seed);
+      const pick = (n: number) => Math.floor(next() * n);
+      type Chunk = { references: FileReference[] };
+      const fragment = (f: number, deletion: number): Chunk => ({
+        references: [
+          { path: `data/${f}.lance`, role: "data", ...(f % 9 === 8 ? {} : { size: 100 + f }) },
+          ...(deletion > 0 ? [{ path: `_deletions/${f}-${deletion}.arrow`, role: "delete" } as FileReference] : []),
+        ],
+      });
+      const table = new ReferenceTable();
+      const plain = new ReferenceSet();
+      const columns = new ReferenceSet();
+      // One array grown in place while versions append (each version a longer prefix of it); a new array when one is rewritten or dropped.
+      let chunks: Chunk[] = [];
+      let nextFile = 0;
+      let deletions = 0;
+      const versionCount = 40 + pick(60);
+      const sequences = new Map<number, { chunks: Chunk[]; count: number; extra: FileReference[] }>();
+      for (let v = 1; v <= versionCount; v++) {
+        const step = pick(12);
+        if (step < 8 || chunks.length === 0) for (let n = 1 + pick(3); n > 0; n--) chunks.push(fragment(nextFile++, 0));
+        else if (step < 10) {
+          const at = pick(chunks.length);
+          chunks = [...chunks.slice(0, at), fragment(Number(chunks[at]!.references[0]!.path.slice(5, -6)), ++deletions), ...chunks.slice(at + 1)];
+        } else if (step === 10) chunks = chunks.filter(() => next() < 0.8);
+        else chunks = [fragment(nextFile++, 0)];
+        const extra: FileReference[] = [{ path: `_transactions/${v}.txn`, role: "transaction" }];
+        if (v === 7) extra.push({ path: "../outside.lance", role: "data" });
+        sequences.set(v, { chunks, count: chunks.length, extra });
+      }
+      const listOf = (sequence: { chunks: Chunk[]; count: number; extra: FileReference[] }) => [
+        ...sequence.chunks.slice(0, sequence.count).flatMap((chunk) => chunk.references),
+        ...sequence.extra,
+      ];
+      // The scan encodes versions in version order; the sets are built in version order but for a few swapped.
+      const encoded = new Map([...sequences].map(([v, sequence]) => [v, table.encodeSequence(sequence)] as const));
+      const order = [...sequences.keys()];
+      for (let swaps = pick(3); swaps > 0; swaps--) {
+        const at = pick(order.length - 1);
+        [order[at], order[at + 1]] = [order[at + 1]!, order[at]!];
+      }
+      const keys = [...new Set([...sequences.values()].flatMap(listOf).map((reference) => reference.path)), "data/none.lance"];
+      for (const v of order) {
+        // Every third version in a set of its own (kept and removed versions interleave): the chains break and start again.
+        if (v % 3 === 0) continue;
+        plain.addAll(v, listOf(sequences.get(v)!));
+        columns.addAll(v, encoded.get(v)!);
+        if (next() < 0.08) {
+          const key = keys[pick(keys.length)]!;
+          expect(columns.lookup(key)).toEqual(plain.lookup(key));
+        }
+      }
+      expect(everything(columns, keys)).toEqual(everything(plain, keys));
+    },
+  );
+});
