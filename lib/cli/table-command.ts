@@ -30,7 +30,7 @@ export interface OutputOptions extends CatalogFlags {
 }
 
 const ALLOW_SUPERSEDED_ONLY_WITH_LOCATION =
-  "--allow-superseded-metadata applies to --metadata-location only (a catalog's pointer that another commit supersedes is always refused)";
+  "--allow-superseded-metadata applies to --metadata-location only (through --glue-table or --catalog the catalog's pointer is the current metadata, and a removal commit is refused if the entry moved)";
 
 /**
  * formatOption, where `--glue-table` or `--catalog` may name the pointer: the catalog's entry is
