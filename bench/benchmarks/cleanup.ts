@@ -64,33 +64,43 @@ export const cleanupBenchmark: Benchmark = {
     const cells: Cell[] = [];
     for (const storage of storages) {
       const s3 = storage === "s3" ? await env.s3() : null;
-      const tools = {} as Record<Variant, ToolRuns>;
-      for (const tool of TOOLS) {
-        const runs: CleanupOutcome[] = [];
-        let requests: Record<string, number> | null = null;
+      const targets = TOOLS.map((tool) => {
         const target =
           storage === "local"
             ? ({ storage, databaseDir: join(options.cacheDir, "scratch", `cleanup-${tool.id}`) } as const)
             : ({ storage, s3: s3!, prefix: `cleanup-${tool.id}` } as const);
         const databaseUri = target.storage === "local" ? target.databaseDir : s3!.uri(target.prefix);
-        const tableLocation = `${databaseUri}/${dataset.tableName}.lance`;
-        for (let run = 0; run < options.runs; run++) {
-          const cutoffMillis = await prepareCleanupCopy(dataset, target);
+        return {
+          tool,
+          target,
+          databaseUri,
+          tableLocation: `${databaseUri}/${dataset.tableName}.lance`,
+          runs: [] as CleanupOutcome[],
+          requests: null as Record<string, number> | null,
+        };
+      });
+      // The tools take turns, run by run: the machine's speed drifts over minutes (LanceDB's own CPU time has moved
+      // 124 -> 262 ms between invocations), and a block of one tool's runs, then the other's, would put the drift in their ratio.
+      for (let run = 0; run < options.runs; run++) {
+        for (const each of targets) {
+          const cutoffMillis = await prepareCleanupCopy(dataset, each.target);
           await s3?.resetCounts();
-          const outcome = await runChild(children[tool.runtime], {
-            tool: tool.tool,
-            databaseUri,
+          const outcome = await runChild(children[each.tool.runtime], {
+            tool: each.tool.tool,
+            databaseUri: each.databaseUri,
             tableName: dataset.tableName,
-            tableLocation,
+            tableLocation: each.tableLocation,
             cutoffMillis,
             ...(s3 ? { storageOptions: s3.lancedbStorageOptions() } : {}),
           });
-          checkOutcome(outcome, dataset, tableLocation);
-          requests = outcome.requests ?? (s3 ? { ...(await s3.requestCounts()) } : null);
-          runs.push(outcome);
+          checkOutcome(outcome, dataset, each.tableLocation);
+          each.requests = outcome.requests ?? (s3 ? { ...(await s3.requestCounts()) } : null);
+          each.runs.push(outcome);
         }
-        const remaining = await remainingKeys(tableLocation);
-        tools[tool.id] = { outcomes: runs, requests, remaining };
+      }
+      const tools = {} as Record<Variant, ToolRuns>;
+      for (const { tool, runs, requests, tableLocation } of targets) {
+        tools[tool.id] = { outcomes: runs, requests, remaining: await remainingKeys(tableLocation) };
         env.log(
           `cleanup ${storage} ${tool.id}: ${formatMs(median(runs.map((r) => r.ms)))}, peak RSS ${formatBytes(median(runs.map((r) => r.peakRssBytes)))}, ` +
             `${runs.at(-1)!.versionsRemoved} versions removed`,
