@@ -216,7 +216,7 @@ function buildReport(env: BenchEnv, dataset: CleanupDataset, cells: Cell[], mast
     title: "Cleanup: lakewarden vs LanceDB prune",
     timing:
       `median of ${env.options.runs} timed run${env.options.runs === 1 ? "" : "s"} per cell, each a fresh child process on a fresh copy of the table, ` +
-      "with no warm-up (a scheduled cleanup starts cold)",
+      "the tools taking turns run by run, with no warm-up (a scheduled cleanup starts cold)",
     intro: [
       `One real LanceDB table (bench/datasets/cleanup-dataset.ts): ${spec.oldAppends} appends of ${spec.rowsPerAppend} rows ` +
         `(a delete every ${spec.deleteEvery}), compacted once by LanceDB: ${dataset.lastOldVersion} versions, ${dataset.files} files, ` +
