@@ -427,6 +427,9 @@ function readCleanupField(wire: Wire, tag: number, fields: Record<string, unknow
   }
 }
 
+/** The field numbers readCleanupField reads. */
+const CLEANUP_FIELDS = new Set<number>([M.version, M.readerFeatureFlags, M.indexSection, M.transactionSection, M.transactionFile, M.branch, M.config, M.timestamp]);
+
 /** Transaction field numbers, and the operation oneof's cases in declaration order. */
 const T = {
   readVersion: fieldId(transactionType, "read_version"),
@@ -531,7 +534,9 @@ function splitManifest(wire: Wire, uri: string, cleanupOnly = false, previous: P
       if (tag >>> 3 === 0) throw wire.corrupt("field number 0");
       if (fragments.count > 0) otherSinceFragment = true;
       if (cleanupOnly) {
-        readCleanupField(wire, tag, fields);
+        // Most fields (the schema's, the writer's...) are skipped here: only the few read go through readCleanupField.
+        if (CLEANUP_FIELDS.has(tag >>> 3)) readCleanupField(wire, tag, fields);
+        else wire.skip(tag & 7);
         continue;
       }
       wire.skip(tag & 7);
