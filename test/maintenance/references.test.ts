@@ -139,7 +139,7 @@ function random(seed: number): () => number {
   };
 }
 
-describe("ReferenceSet: runs of settled ids counted at once give the answers of one add per file", () => {
+describe("ReferenceSet over random tables: the answers of one add per file", () => {
   it.each([1, 2, 3, 4, 5, 6, 7, 8])(
     "random tables as a scan meets them: appends, rewrites, files re-described, sizes missing, versions out of order, look-ups between adds (seed %i)",
     (seed) => {
