@@ -233,7 +233,9 @@ export class LocalStore implements ObjectStore {
         if (key === null) continue;
         const info = this.statObject(key);
         if (!info) continue;
-        yield objectInfo(key, info);
+        // An ETag from the stat is three hexadecimal numbers and a string per object: in a cold
+        // process ~4,500 instructions, a fifth of the listing's cost per file after the stat.
+        yield options.withoutEtags ? { key, size: Number(info.size), etag: "", lastModified: lastModifiedOf(info) } : objectInfo(key, info);
         if (++yielded >= maxKeys) return;
         // Synchronous stats (below): let other work run between pages.
         if (++sinceTurn === PAGE_SIZE) {
@@ -749,7 +751,11 @@ function etagOf(info: BigIntStats): string {
 }
 
 function objectInfo(key: string, info: BigIntStats): ObjectInfo {
-  return { key, size: Number(info.size), etag: etagOf(info), lastModified: new Date(Number(info.mtimeNs / 1_000_000n)) };
+  return { key, size: Number(info.size), etag: etagOf(info), lastModified: lastModifiedOf(info) };
+}
+
+function lastModifiedOf(info: BigIntStats): Date {
+  return new Date(Number(info.mtimeNs / 1_000_000n));
 }
 
 /** S3 can hold both "a" and "a/b"; a directory cannot, so that key shape is refused on disk. */
