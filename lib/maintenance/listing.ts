@@ -140,7 +140,8 @@ function startWalks(store: ObjectStore, prefixes: readonly string[], from: Listi
   const remote = !store.uri.startsWith("file:");
   return prefixes.slice(from.prefixIndex).map((prefix, i) => {
     const after = i === 0 ? from.after : null;
-    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, after !== null ? { startAfter: after } : {});
+    // No ETags: the listing does not keep them (CompactListing), and a local store makes each from a stat.
+    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, after !== null ? { startAfter: after, withoutEtags: true } : { withoutEtags: true });
     const pages = listing[Symbol.asyncIterator]();
     const first = pages.next();
     first.catch(() => undefined);

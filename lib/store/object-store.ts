@@ -49,6 +49,12 @@ export interface ListOptions {
   maxKeys?: number;
   /** With "/", only objects directly under the prefix; deeper keys are rolled up (see listPrefixes). */
   delimiter?: string;
+  /**
+   * The caller reads no ETag of the listed objects: a store that has to make each one (a local
+   * directory, from the file's stat) may leave it "". A store that gets ETags with the listing
+   * (S3) gives them anyway.
+   */
+  withoutEtags?: boolean;
 }
 
 export interface DeleteFailure {

@@ -293,6 +293,22 @@ describe("LocalStore.listKeys: list without a stat per file", () => {
     expect((await both("", {})).keysRequests.list).toBe(2);
   });
 
+  test("withoutEtags: the same keys, sizes, times and pages as list, each ETag left empty", async () => {
+    for (let i = 0; i < 1_203; i++) await writeFile(join(await mkdirp(join(root, "v")), `${String(i).padStart(5, "0")}.m`), "x".repeat(i % 7));
+    await store.put("v/sub/deep", bytes("d"));
+    for (const [prefix, options] of [
+      ["", {}],
+      ["v/", { delimiter: "/" }],
+      ["v/", { startAfter: "v/00998.m", maxKeys: 3 }],
+    ] as const) {
+      const { listed, listRequests } = await both(prefix, options);
+      const { listed: untagged, listRequests: untaggedRequests } = await both(prefix, { ...options, withoutEtags: true });
+      expect(untagged).toEqual(listed.map((object) => ({ ...object, etag: "" })));
+      expect(untaggedRequests).toEqual(listRequests);
+      expect(listed.every((object) => object.etag.length > 2)).toBe(true);
+    }
+  });
+
   test("a tree of many small folders (a partitioned table) lets other work run while it is listed", async () => {
     // 50 × 50 folders of one file: every folder holds fewer entries than a directory chunk, so the turns are counted across folders.
     for (let a = 0; a < 50; a++) for (let b = 0; b < 50; b++) await writeFile(join(await mkdirp(join(root, `a=${a}`, `b=${b}`)), "f.parquet"), "x");
