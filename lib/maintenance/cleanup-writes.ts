@@ -56,7 +56,10 @@ export async function archive(
 ): Promise<ArchiveStep> {
   if (after) await run.lease?.renewIfDue();
   run.progress.stage("writing checkpoint");
-  const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier?.archived.held ?? null);
+  // The newest checkpoint as this run last had it: the one its start loaded, or the one its first
+  // archive wrote; taken from memory while the file listed newest is still that one (same ETag),
+  // not read and decoded again.
+  const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier ? after.earlier.archived.held : start.history.checkpoint);
   // A checkpoint deleted outright leaves no file to fall past: the last receipts name it (once a run: the first archive asks).
   const missing = await checkpointMissingPerReceipts(run.store, after?.earlier ? [] : start.runFiles.receipts, loaded.files);
   if (missing && !loaded.skipped.some((file) => file.key === missing.key)) loaded.skipped.push(missing);
