@@ -5,6 +5,7 @@
  */
 import { archiveAndHold, loadNewestCheckpointAfter } from "../checkpoint/archive.ts";
 import type { Archived } from "../checkpoint/archive.ts";
+import type { CheckpointFile, LoadedCheckpoint } from "../checkpoint/load.ts";
 import type { StoredProtection } from "../checkpoint/codec.ts";
 import { cleanupOldCheckpoints } from "../checkpoint/prune.ts";
 import type { PruneCheckpointsResult } from "../checkpoint/prune.ts";
@@ -33,6 +34,12 @@ import { newStats, recordFailures, recordVersions } from "./stats.ts";
 export interface ArchiveStep {
   archived: Archived;
   warnings: string[];
+  /**
+   * The checkpoint folder as this archive left it: its load's listing with the file it wrote
+   * (null when files were set aside or skipped: list again). The prune after the last archive
+   * starts from it instead of listing the folder a third time in the run.
+   */
+  files: CheckpointFile[] | null;
 }
 
 /**
@@ -49,7 +56,10 @@ export async function archive(
 ): Promise<ArchiveStep> {
   if (after) await run.lease?.renewIfDue();
   run.progress.stage("writing checkpoint");
-  const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier?.archived.held ?? null);
+  // The newest checkpoint as this run last had it: the one its start loaded, or the one its first
+  // archive wrote; taken from memory while the file listed newest is still that one (same ETag),
+  // not read and decoded again.
+  const loaded = await loadNewestCheckpointAfter(run.store, after?.earlier ? after.earlier.archived.held : start.history.checkpoint);
   // A checkpoint deleted outright leaves no file to fall past: the last receipts name it (once a run: the first archive asks).
   const missing = await checkpointMissingPerReceipts(run.store, after?.earlier ? [] : start.runFiles.receipts, loaded.files);
   if (missing && !loaded.skipped.some((file) => file.key === missing.key)) loaded.skipped.push(missing);
@@ -75,11 +85,22 @@ export async function archive(
   });
   // The checkpoint this run wrote before its deletes, brought up to date after them: to the
   // user, one checkpoint written by this run, not a replaced one (a first checkpoint said "replaced").
+  const files = filesAfter(loaded, archived);
   const before = after?.earlier?.archived.result;
   if (before?.status === "written" && archived.result.status === "replaced" && archived.result.key === before.key) {
-    return { archived: { ...archived, result: { ...archived.result, status: "written" } }, warnings };
+    return { archived: { ...archived, result: { ...archived.result, status: "written" } }, warnings, files };
   }
-  return { archived, warnings };
+  return { archived, warnings, files };
+}
+
+/** The checkpoint files after an archive: those its load listed, the one it wrote or replaced in place of its name's. */
+function filesAfter(loaded: LoadedCheckpoint, archived: Archived): CheckpointFile[] | null {
+  // Files set aside (and their originals removed) or skipped: the listing no longer says the folder.
+  if (loaded.skipped.length > 0 || archived.result.setAside) return null;
+  const held = archived.held;
+  if (!held || (archived.result.status !== "written" && archived.result.status !== "replaced")) return loaded.files;
+  const written: CheckpointFile = { key: held.key, version: held.version, size: held.size, etag: held.etag, lastModified: new Date(held.createdAtMillis) };
+  return [...loaded.files.filter((file) => file.key !== held.key), written].sort((a, b) => a.version - b.version);
 }
 
 /** What the checkpoint keeps of history protection, so `versions` can say it (null: none in force). */
@@ -229,6 +250,7 @@ export async function pruneCheckpoints(run: CleanupRun, checkpoint: ArchiveStep)
     ...(run.options.maxCheckpointFiles !== undefined ? { maxCheckpointFiles: run.options.maxCheckpointFiles } : {}),
     keep: result.key ? [result.key] : [],
     held,
+    ...(checkpoint.files ? { files: checkpoint.files } : {}),
   });
   const stats = newStats();
   recordFailures(stats, pruned.failed);

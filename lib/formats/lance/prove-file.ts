@@ -5,13 +5,14 @@
  * - manifests: the cleanup scan decoded every kept version's manifest whole already;
  * - data files (`.lance`): end in "LANC" with a footer whose offsets lie inside the file
  *   (lance-file's reader checks the same before reading any column);
- * - deletion files: `.arrow` is an Arrow IPC file (decoded whole with apache-arrow), `.bin` a
+ * - deletion files: `.arrow` is an Arrow IPC file (its footer and messages decoded whole), `.bin` a
  *   serialized 32-bit Roaring bitmap (its cookie; rust/lance-table/src/io/deletion.rs);
  * - index files the manifest lists (newer Lance records each with its size): `.lance` ones as
  *   data files; others (`index.idx`...) by their size alone;
  * - transaction files are not read to serve a version (conflict resolution only): their
  *   existence is all a kept version needs of them.
  */
+import { checkIpcFile } from "../../arrow/ipc-file-check.ts";
 import type { FileReference } from "../table-format.ts";
 import type { ObjectInfo, ObjectStore } from "../../store/object-store.ts";
 
@@ -50,24 +51,13 @@ async function proveDataFile(store: ObjectStore, key: string, size: number): Pro
 }
 
 /**
- * An Arrow IPC file whole as a file: "ARROW1" at both ends, and its footer (the schema and the
- * record batch blocks) decodes and names a batch. The batches' bodies are not decoded:
- * Lance compresses them, which apache-arrow's JavaScript reader does not implement.
+ * An Arrow IPC file whole as far as its metadata tells (lib/arrow/ipc-file-check.ts): magic at both
+ * ends, a footer naming its schema and record batches, each batch's message and body inside the
+ * file. The bodies are not decoded: Lance compresses them with zstd.
  */
 async function proveArrowDeletionFile(store: ObjectStore, key: string): Promise<string | null> {
   const { body } = await store.get(key);
-  const magic = (bytes: Uint8Array) => new TextDecoder().decode(bytes) === "ARROW1";
-  if (body.length < 6 + 2 + 4 + 6 || !magic(body.subarray(0, 6)) || !magic(body.subarray(body.length - 6))) return "not an Arrow IPC file: no ARROW1 magic at both ends";
-  // Arrow loads with the first deletion file proven: a function that never proves one never loads it.
-  const { RecordBatchFileReader } = await import("./arrow-file-reader.ts");
-  try {
-    const reader = RecordBatchFileReader.from(body);
-    reader.open();
-    if (!reader.schema) return "not a readable Arrow file: no schema in its footer";
-    return reader.numRecordBatches > 0 ? null : "damaged Arrow file: its footer names no record batch";
-  } catch (error) {
-    return `not a readable Arrow file: ${(error as Error).message.split("\n")[0]}`;
-  }
+  return checkIpcFile(body);
 }
 
 async function proveRoaringDeletionFile(store: ObjectStore, key: string): Promise<string | null> {
