@@ -451,6 +451,9 @@ function parentOf(path: string): string {
 
 type WalkItem = { kind: "object" | "prefix"; key: string };
 
+/** Entries a walk hands over per await (KeyWalker.walk). */
+const WALK_RUN_MAX = 1000;
+
 /**
  * Walks the tree in S3 key order. A folder's entries are sorted as the keys they stand for:
  * a file by its name, a folder by its name plus "/" (so "a.b" < "a/x", since '.' < '/').
@@ -470,7 +473,11 @@ class KeyWalker {
     this.rollsUp = rollsUp;
   }
 
-  /** The walk's items in key order: runs of a folder's entries, each run up to the next subfolder walked. */
+  /**
+   * The walk's items in key order: runs of a folder's entries, each run up to the next subfolder
+   * walked and at most WALK_RUN_MAX long (a folder of 300,000 files as one run held every key and
+   * item of it at once: +25 to 50 MB of heap at 512 versions of 100,000 fragments).
+   */
   async *walk(folderKey: string, namePrefix: string): AsyncGenerator<WalkItem[]> {
     const entries = await this.entries(folderKey, namePrefix);
     let run: WalkItem[] = [];
@@ -480,6 +487,10 @@ class KeyWalker {
       const key = folderKey + entry;
       if (!isFolder) {
         if (this.startAfter === undefined || compareKeys(key, this.startAfter) > 0) run.push({ kind: "object", key });
+        if (run.length === WALK_RUN_MAX) {
+          yield run;
+          run = [];
+        }
         continue;
       }
       const after = this.startAfter;
