@@ -141,7 +141,7 @@ function startWalks(store: ObjectStore, prefixes: readonly string[], from: Listi
   return prefixes.slice(from.prefixIndex).map((prefix, i) => {
     const after = i === 0 ? from.after : null;
     // No ETags: the listing does not keep them (CompactListing), and a local store makes each from a stat.
-    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, after !== null ? { startAfter: after, withoutEtags: true } : { withoutEtags: true });
+    const listing = remote ? listRanged(store, prefix, after) : store.list(prefix, { withoutEtags: true, ...(after !== null ? { startAfter: after } : {}) });
     const pages = listing[Symbol.asyncIterator]();
     const first = pages.next();
     first.catch(() => undefined);

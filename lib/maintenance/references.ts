@@ -169,7 +169,8 @@ export class ReferenceSet {
   private addRuns(version: number, references: VersionReferences, inOrder: boolean): void {
     this.ensureCapacity(references.table.size);
     const chain = this.chain;
-    const shared = inOrder && chain !== null && chain.table === references.table && references.serial === chain.serial + 1 ? references.baseRuns : 0;
+    // Every chain is of this set's table: addAll brings runs here only from it.
+    const shared = inOrder && chain !== null && references.serial === chain.serial + 1 ? references.baseRuns : 0;
     // The chain's runs past those this version shares are not its runs: what waits on them is counted now.
     this.cutBlocks(shared);
     const block = Math.min(this.chainSettled, shared);

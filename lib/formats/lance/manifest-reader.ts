@@ -367,6 +367,13 @@ const M = {
   branch: fieldId(manifestType, "branch"),
   indexSection: fieldId(manifestType, "index_section"),
   transactionSection: fieldId(manifestType, "transaction_section"),
+} as const;
+
+/** The field numbers readCleanupField reads: every other Manifest field is skipped before it. */
+const CLEANUP_FIELDS = new Set<number>(Object.values(M));
+
+/** Timestamp field numbers (the Manifest's timestamp message). */
+const TIMESTAMP = {
   seconds: fieldId(root.lookupType("google.protobuf.Timestamp"), "seconds"),
   nanos: fieldId(root.lookupType("google.protobuf.Timestamp"), "nanos"),
 } as const;
@@ -412,8 +419,8 @@ function readCleanupField(wire: Wire, tag: number, fields: Record<string, unknow
       const timestamp: { seconds: number | bigint; nanos: number } = { seconds: 0, nanos: 0 };
       while (wire.pos < stop) {
         const inner = wire.uint32();
-        if (inner >>> 3 === M.seconds) timestamp.seconds = wire.varintField(inner & 7, "Timestamp.seconds");
-        else if (inner >>> 3 === M.nanos) {
+        if (inner >>> 3 === TIMESTAMP.seconds) timestamp.seconds = wire.varintField(inner & 7, "Timestamp.seconds");
+        else if (inner >>> 3 === TIMESTAMP.nanos) {
           wire.expect(inner & 7, WIRE_VARINT, "Timestamp.nanos");
           timestamp.nanos = wire.int32();
         } else wire.skip(inner & 7);
@@ -426,9 +433,6 @@ function readCleanupField(wire: Wire, tag: number, fields: Record<string, unknow
       wire.skip(type);
   }
 }
-
-/** The field numbers readCleanupField reads. */
-const CLEANUP_FIELDS = new Set<number>([M.version, M.readerFeatureFlags, M.indexSection, M.transactionSection, M.transactionFile, M.branch, M.config, M.timestamp]);
 
 /** Transaction field numbers, and the operation oneof's cases in declaration order. */
 const T = {
